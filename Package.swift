@@ -1,0 +1,42 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "GraphStore",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "GraphStore", targets: ["GraphStore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+    ],
+    targets: [
+        // zlib, from the system (`libz-dev` / `zlib1g-dev`).
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
+        .target(
+            name: "GraphStore",
+            dependencies: [
+                "CZlib",
+                .product(name: "HashTreeCollections", package: "swift-collections"),
+                .product(name: "OrderedCollections", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        .target(
+            name: "GraphStoreTestSupport",
+            dependencies: ["GraphStore"],
+            path: "Tests/GraphStoreTestSupport"),
+        .testTarget(
+            name: "GraphStoreTests",
+            dependencies: [
+                "GraphStore",
+                "GraphStoreTestSupport",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]),
+    ],
+    swiftLanguageModes: [.v6]
+)
