@@ -27,13 +27,17 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .target(
+            name: "ExampleModel",
+            dependencies: ["GraphStore"]),
+        .target(
             name: "GraphStoreTestSupport",
-            dependencies: ["GraphStore"],
+            dependencies: ["GraphStore", "ExampleModel"],
             path: "Tests/GraphStoreTestSupport"),
         .testTarget(
             name: "GraphStoreTests",
             dependencies: [
                 "GraphStore",
+                "ExampleModel",
                 "GraphStoreTestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]),

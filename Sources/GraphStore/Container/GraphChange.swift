@@ -1,0 +1,44 @@
+/// What one commit changed: delivered by ``GraphContainer/changes`` in commit order, after the
+/// commit is visible to every context.
+///
+/// ```swift
+/// for await change in container.changes {
+///     print(change.version, change.insertedIDs(Note.self))
+/// }
+/// ```
+public struct GraphChange: Sendable, CustomStringConvertible {
+    /// The store version this commit created.
+    public let version: UInt64
+    /// The saving context's ``GraphContext/name``.
+    public let contextName: String?
+    let inserted: [String: [ObjectKey]]
+    let updated: [String: [ObjectKey]]
+    let deleted: [String: [ObjectKey]]
+
+    /// The names of the entities with any change.
+    public var entityNames: Set<String> {
+        Set(inserted.keys).union(updated.keys).union(deleted.keys)
+    }
+
+    /// Ids of inserted objects of `type`.
+    ///
+    /// - Complexity: O(inserted objects of that entity).
+    public func insertedIDs<E: Entity>(_ type: E.Type) -> [E.ID] { ids(inserted, type) }
+    /// Ids of updated objects of `type` (including objects changed by a delete rule or merge).
+    public func updatedIDs<E: Entity>(_ type: E.Type) -> [E.ID] { ids(updated, type) }
+    /// Ids of deleted objects of `type` (including cascaded deletes).
+    public func deletedIDs<E: Entity>(_ type: E.Type) -> [E.ID] { ids(deleted, type) }
+
+    /// The number of inserted, updated and deleted objects across entities.
+    public var insertedCount: Int { inserted.values.reduce(0) { $0 + $1.count } }
+    public var updatedCount: Int { updated.values.reduce(0) { $0 + $1.count } }
+    public var deletedCount: Int { deleted.values.reduce(0) { $0 + $1.count } }
+
+    public var description: String {
+        "version \(version)\(contextName.map { " from \($0)" } ?? ""): \(insertedCount) inserted, \(updatedCount) updated, \(deletedCount) deleted"
+    }
+
+    private func ids<E: Entity>(_ map: [String: [ObjectKey]], _ type: E.Type) -> [E.ID] {
+        (map[E.entityName] ?? []).compactMap { $0.value(as: E.ID.self) }
+    }
+}

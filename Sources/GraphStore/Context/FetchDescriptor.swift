@@ -1,0 +1,31 @@
+import Foundation
+
+/// What to fetch: a predicate, a sort order, and a window.
+///
+/// ```swift
+/// let recent = try context.fetch(FetchDescriptor<Note>(
+///     predicate: #Predicate { $0.text.contains("hi") },
+///     sortBy: [SortDescriptor(\.createdAt, order: .reverse)], fetchLimit: 20))
+/// ```
+///
+/// Without `sortBy` the order is unspecified (hash order) but stable for a given state.
+public struct FetchDescriptor<E: Entity>: Sendable {
+    /// Which objects match; `nil` matches all.
+    public var predicate: Predicate<E>?
+    /// The order of the results, first descriptor first; ties fall to the next one.
+    public var sortBy: [SortDescriptor<E>]
+    /// The most objects to return; `nil` for all.
+    public var fetchLimit: Int?
+    /// How many matching objects to skip, after sorting.
+    public var fetchOffset: Int?
+
+    public init(
+        predicate: Predicate<E>? = nil, sortBy: [SortDescriptor<E>] = [],
+        fetchLimit: Int? = nil, fetchOffset: Int? = nil
+    ) {
+        self.predicate = predicate
+        self.sortBy = sortBy
+        self.fetchLimit = fetchLimit
+        self.fetchOffset = fetchOffset
+    }
+}

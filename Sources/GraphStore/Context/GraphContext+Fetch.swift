@@ -1,0 +1,146 @@
+import Foundation
+
+extension GraphContext {
+    // MARK: - Fetching
+
+    /// The objects matching `descriptor`, sorted and windowed, as this context sees them.
+    ///
+    /// - Throws: ``GraphStoreError/predicateFailed(entity:id:reason:)`` when the predicate throws.
+    /// - Complexity: O(n) predicate evaluations over the entity's n objects, plus
+    ///   O(m log k) to sort m matches when `fetchLimit` bounds the window to k, else O(m log m).
+    public func fetch<E: Entity>(_ descriptor: FetchDescriptor<E>) throws -> [E] {
+        try window(matches(descriptor), descriptor)
+    }
+
+    /// The number of objects matching `descriptor`'s predicate, within its offset and limit.
+    ///
+    /// - Throws: ``GraphStoreError/predicateFailed(entity:id:reason:)``.
+    /// - Complexity: O(n) predicate evaluations; no sorting.
+    public func fetchCount<E: Entity>(_ descriptor: FetchDescriptor<E>) throws -> Int {
+        var count = 0
+        try forEachObject(E.self) { object in
+            if try descriptor.predicate.map({ try $0.evaluate(object) }) ?? true { count += 1 }
+        }
+        count = max(0, count - (descriptor.fetchOffset ?? 0))
+        return descriptor.fetchLimit.map { min($0, count) } ?? count
+    }
+
+    /// The ids of the objects `fetch(descriptor)` would return, in the same order.
+    ///
+    /// - Throws: ``GraphStoreError/predicateFailed(entity:id:reason:)``.
+    /// - Complexity: as ``fetch(_:)``.
+    public func fetchIdentifiers<E: Entity>(_ descriptor: FetchDescriptor<E>) throws -> [E.ID] {
+        try fetch(descriptor).map(\.id)
+    }
+
+    /// The object of `type` with `id`, as this context sees it, or `nil`.
+    ///
+    /// - Complexity: O(log n) plus the depth of the context chain.
+    public func model<E: Entity>(_ type: E.Type, id: E.ID) -> E? {
+        let entity = core.schema.index(of: E.self)
+        let key = ObjectKey(id)
+        if let change = pendingChange(entity: entity, key: key) {
+            return change.upserted as? E
+        }
+        return core.currentVersion.tables[entity][key]?.value as? E
+    }
+
+    /// Deletes every object of `model` matching `predicate` (all of them when `nil`) when the
+    /// context is saved, and returns how many it marked.
+    ///
+    /// - Throws: ``GraphStoreError/predicateFailed(entity:id:reason:)``.
+    /// - Complexity: O(n) predicate evaluations.
+    @discardableResult
+    public func delete<E: Entity>(model: E.Type, where predicate: Predicate<E>? = nil) throws -> Int {
+        let ids = try fetchIdentifiers(FetchDescriptor<E>(predicate: predicate))
+        for id in ids { delete(E.self, id: id) }
+        return ids.count
+    }
+
+    // MARK: - Internal
+
+    /// Calls `body` with every object of `type` this context sees: one consistent store
+    /// version overlaid with pending changes.
+    func forEachObject<E: Entity>(_ type: E.Type, _ body: (E) throws -> Void) throws {
+        let entity = core.schema.index(of: E.self)
+        // Pending changes first, then the version: a concurrent save that moves a change from
+        // pending to the store is then seen in at least one of the two.
+        let overlay = overlay(entity: entity)
+        let table = core.currentVersion.tables[entity]
+        do {
+            if overlay.isEmpty {
+                for (_, stored) in table { try body(stored.value as! E) }
+            } else {
+                for (key, stored) in table where overlay[key] == nil { try body(stored.value as! E) }
+                for change in overlay.values {
+                    if let value = change.upserted { try body(value as! E) }
+                }
+            }
+        } catch let error as GraphStoreError {
+            throw error
+        }
+    }
+
+    private func matches<E: Entity>(_ descriptor: FetchDescriptor<E>) throws -> [E] {
+        var result: [E] = []
+        let bound = descriptor.fetchLimit.map { $0 + (descriptor.fetchOffset ?? 0) }
+        var topK = descriptor.sortBy.isEmpty ? nil : bound.map { TopK<E>(capacity: $0, sortBy: descriptor.sortBy) }
+        try forEachObject(E.self) { object in
+            if let predicate = descriptor.predicate {
+                let matched: Bool
+                do { matched = try predicate.evaluate(object) } catch {
+                    throw GraphStoreError.predicateFailed(entity: E.entityName, id: "\(object.id)", reason: "\(error)")
+                }
+                guard matched else { return }
+            }
+            if topK != nil { topK!.offer(object) } else { result.append(object) }
+        }
+        if let topK { return topK.elements }
+        if !descriptor.sortBy.isEmpty { result.sort(using: descriptor.sortBy) }
+        return result
+    }
+
+    private func window<E: Entity>(_ sorted: [E], _ descriptor: FetchDescriptor<E>) -> [E] {
+        let start = min(max(0, descriptor.fetchOffset ?? 0), sorted.count)
+        let end = descriptor.fetchLimit.map { min(sorted.count, start + max(0, $0)) } ?? sorted.count
+        return Array(sorted[start..<end])
+    }
+}
+
+/// The first k elements of a stream under a sort order, in O(log k) comparisons per element
+/// that makes the cut.
+struct TopK<E> {
+    let capacity: Int
+    let sortBy: [SortDescriptor<E>]
+    private(set) var elements: [E] = []
+
+    init(capacity: Int, sortBy: [SortDescriptor<E>]) {
+        self.capacity = max(0, capacity)
+        self.sortBy = sortBy
+        elements.reserveCapacity(self.capacity)
+    }
+
+    mutating func offer(_ element: E) {
+        guard capacity > 0 else { return }
+        if elements.count == capacity, !precedes(element, elements[capacity - 1]) { return }
+        // Insert after equal elements, so earlier arrivals stay first among ties.
+        var low = 0, high = elements.count
+        while low < high {
+            let mid = (low + high) / 2
+            if precedes(element, elements[mid]) { high = mid } else { low = mid + 1 }
+        }
+        elements.insert(element, at: low)
+        if elements.count > capacity { elements.removeLast() }
+    }
+
+    private func precedes(_ a: E, _ b: E) -> Bool {
+        for descriptor in sortBy {
+            switch descriptor.compare(a, b) {
+            case .orderedAscending: return true
+            case .orderedDescending: return false
+            case .orderedSame: continue
+            }
+        }
+        return false
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+
+extension GraphContext {
+    // MARK: - Saving
+
+    /// Commits this context's changes: to the store for a top-level context, into the parent
+    /// for a child.
+    ///
+    /// For a top-level context the change set commits atomically under a short lock covering
+    /// only in-memory work; `save()` returns once the commit is visible to every context, after
+    /// running the `onCommit` actions. It never waits for the disk.
+    ///
+    /// > Important: Visible after `save()`, durable after ``GraphContainer/flush()``.
+    ///
+    /// - Throws: ``GraphStoreError/mergeConflict(_:)`` (policy `.error`),
+    ///   ``GraphStoreError/uniqueConstraintViolation(entity:constraint:value:existingID:incomingID:)``
+    ///   (policy `.error`), ``GraphStoreError/deleteDenied(entity:id:referencingEntity:referencingID:relationship:)``,
+    ///   ``GraphStoreError/danglingReference(entity:id:relationship:targetEntity:targetID:)``,
+    ///   ``GraphStoreError/containerClosed``. When it throws nothing is committed and the
+    ///   context keeps its changes (call `rollback()` to drop them).
+    /// - Complexity: O(changed objects + their references); independent of the store's size
+    ///   up to the O(log n) cost of each persistent-map update.
+    public func save() throws {
+        try withSaveLock {
+            let (changes, actions, policy, name) = withState { state in
+                (state.pending, state.commitActions, state.mergePolicy, state.name)
+            }
+            if let parent {
+                parent.absorb(changes, actions: actions)
+            } else if !changes.isEmpty {
+                _ = try core.commit(changes, policy: policy, contextName: name)
+            }
+            withState { state in
+                state.pending.removeCommitted(changes)
+                state.commitActions.removeFirst(min(actions.count, state.commitActions.count))
+            }
+            if parent == nil {
+                for action in actions { action() }
+            }
+        }
+    }
+
+    /// Takes a child's saved changes and its `onCommit` actions.
+    private func absorb(_ changes: ChangeSet, actions: [@Sendable () -> Void]) {
+        withState { state in
+            state.pending.merge(changes)
+            state.commitActions.append(contentsOf: actions)
+        }
+    }
+}

@@ -1,0 +1,178 @@
+import Foundation
+import OrderedCollections
+import Synchronization
+
+/// A scratch pad of changes over the store's latest committed version: insert, delete, fetch,
+/// then `save()` to commit them atomically.
+///
+/// A context is `Sendable` and safe to use from any thread or task. Values it returns are
+/// plain structs, so nothing is bound to a thread. It reads the latest committed version
+/// overlaid with its own pending changes (and its parents', for a child context); each fetch
+/// sees one consistent version.
+///
+/// ```swift
+/// let context = container.newBackgroundContext()
+/// context.insert(Tag(name: "swift"))
+/// try context.save()
+/// ```
+///
+/// Delete rules are applied when the top-level context saves; until then the context's own
+/// fetches still show references to objects it deleted.
+public final class GraphContext: Sendable {
+    /// The context changes are saved into, for a child context; `nil` for a top-level one.
+    public let parent: GraphContext?
+    let core: GraphCore
+    private let state: Mutex<State>
+    /// Serializes `save()` calls on this context.
+    private let saving = Mutex(())
+    let queue: DispatchQueue
+    static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
+
+    struct State {
+        var pending: ChangeSet
+        var name: String?
+        var mergePolicy: MergePolicy
+        var commitActions: [@Sendable () -> Void] = []
+    }
+
+    init(core: GraphCore, parent: GraphContext?, name: String?, mergePolicy: MergePolicy = .error) {
+        self.core = core
+        self.parent = parent
+        state = Mutex(State(pending: ChangeSet(entityCount: core.schema.entities.count), name: name, mergePolicy: mergePolicy))
+        queue = DispatchQueue(label: "GraphStore.context.\(name ?? "unnamed")")
+        queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(self))
+    }
+
+    // MARK: - Properties
+
+    /// A name for this context, reported in ``GraphChange/contextName``.
+    public var name: String? {
+        get { state.withLock { $0.name } }
+        set { state.withLock { $0.name = newValue } }
+    }
+
+    /// How a save resolves conflicts and unique collisions; ``MergePolicy/error`` by default.
+    public var mergePolicy: MergePolicy {
+        get { state.withLock { $0.mergePolicy } }
+        set { state.withLock { $0.mergePolicy = newValue } }
+    }
+
+    /// Whether the context holds changes that are not saved.
+    ///
+    /// - Complexity: O(number of entities).
+    public var hasChanges: Bool {
+        state.withLock { !$0.pending.isEmpty }
+    }
+
+    // MARK: - Changing objects
+
+    /// Inserts `object`, or replaces the object with the same id (insert-or-replace).
+    ///
+    /// The change is visible to this context (and its children) at once, and to everyone else
+    /// after `save()`.
+    ///
+    /// - Complexity: O(1) amortized, plus O(log n) to look up the stored object's version.
+    public func insert<E: Entity>(_ object: E) {
+        record(.upsert(object), entity: core.schema.index(of: E.self), key: ObjectKey(object.id))
+    }
+
+    /// Deletes `object` (by its id) when the context is saved.
+    public func delete<E: Entity>(_ object: E) {
+        delete(E.self, id: object.id)
+    }
+
+    /// Deletes the object of `type` with `id` when the context is saved; nothing happens for an
+    /// id that names no object.
+    ///
+    /// - Complexity: O(1) amortized; delete rules run at save.
+    public func delete<E: Entity>(_ type: E.Type, id: E.ID) {
+        record(.delete, entity: core.schema.index(of: E.self), key: ObjectKey(id))
+    }
+
+    /// Discards every unsaved change and pending `onCommit` action.
+    public func rollback() {
+        state.withLock { state in
+            state.pending = ChangeSet(entityCount: core.schema.entities.count)
+            state.commitActions = []
+        }
+    }
+
+    /// Registers `action` to run once after the next successful save of this context has
+    /// committed to the store: the place to publish domain events.
+    ///
+    /// The action runs on the saving thread, after the commit is visible to every context and
+    /// before `save()` returns. For a child context it runs when the changes reach the store
+    /// (the top-level ancestor's save). It never runs for a failed save; `rollback()` drops it.
+    public func onCommit(_ action: @escaping @Sendable () -> Void) {
+        state.withLock { $0.commitActions.append(action) }
+    }
+
+    /// A new context whose saves go into this one, not to the store.
+    ///
+    /// Use it as a scratch pad: discard it (or `rollback()`) to drop its changes, or `save()`
+    /// to push them into this context.
+    public func newChildContext() -> GraphContext {
+        GraphContext(core: core, parent: self, name: nil, mergePolicy: mergePolicy)
+    }
+
+    // MARK: - Internal
+
+    private func record(_ kind: PendingChange.Kind, entity: Int, key: ObjectKey) {
+        let sequence = nextPendingSequence()
+        state.withLock { state in
+            if var existing = state.pending.entities[entity][key] {
+                existing.kind = kind
+                existing.sequence = sequence
+                state.pending.entities[entity][key] = existing
+            } else {
+                state.pending.entities[entity][key] = PendingChange(
+                    kind: kind, base: storedBase(entity: entity, key: key), sequence: sequence)
+            }
+        }
+    }
+
+    /// The store version a first change of `key` is based on: an ancestor's base if one has
+    /// changed it, else the stored object's version.
+    private func storedBase(entity: Int, key: ObjectKey) -> UInt64? {
+        if let parent, let change = parent.pendingChange(entity: entity, key: key) {
+            return change.base
+        }
+        return core.storedVersion(entity: entity, key: key)
+    }
+
+    /// This context's pending change for `key`, or its nearest ancestor's.
+    func pendingChange(entity: Int, key: ObjectKey) -> PendingChange? {
+        if let change = state.withLock({ $0.pending.entities[entity][key] }) { return change }
+        return parent?.pendingChange(entity: entity, key: key)
+    }
+
+    /// Pending changes of one entity as seen from this context: ancestors' overlaid by its own.
+    func overlay(entity: Int) -> EntityChanges {
+        let mine = state.withLock { $0.pending.entities[entity] }
+        guard var inherited = parent?.overlay(entity: entity), !inherited.isEmpty else { return mine }
+        for (key, change) in mine { inherited[key] = change }
+        return inherited
+    }
+
+    func withState<T>(_ body: (inout State) throws -> T) rethrows -> T {
+        try state.withLock { try body(&$0) }
+    }
+
+    func withSaveLock<T>(_ body: () throws -> T) rethrows -> T {
+        try saving.withLock { _ in try body() }
+    }
+}
+
+/// One entity's pending changes, in the order they were made.
+typealias EntityChanges = OrderedDictionary<ObjectKey, PendingChange>
+
+private let pendingSequence = Mutex<UInt64>(0)
+
+/// A process-wide increasing number for pending changes, so a change keeps its identity when
+/// a child pushes it into its parent.
+func nextPendingSequence() -> UInt64 {
+    pendingSequence.withLock { value in
+        value += 1
+        return value
+    }
+}

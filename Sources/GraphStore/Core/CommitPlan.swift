@@ -1,0 +1,277 @@
+import HashTreeCollections
+import OrderedCollections
+
+/// Turns a context's change set into the next graph version: conflicts, unique constraints,
+/// delete rules, reference checks, then the new tables and indexes.
+///
+/// Runs under the core's commit lock. Every step costs O(changed objects + their references),
+/// using the unique and inverse indexes for everything store-wide.
+struct CommitPlan {
+    let schema: Schema
+    let base: GraphVersion
+    let policy: MergePolicy
+    /// Objects to write, per entity index.
+    private(set) var upserts: [OrderedDictionary<ObjectKey, any Entity>]
+    /// Ids to delete, per entity index.
+    private(set) var deletes: [OrderedSet<ObjectKey>]
+
+    init(schema: Schema, base: GraphVersion, policy: MergePolicy) {
+        self.schema = schema
+        self.base = base
+        self.policy = policy
+        upserts = Array(repeating: [:], count: schema.entities.count)
+        deletes = Array(repeating: [], count: schema.entities.count)
+    }
+
+    /// Runs every step and returns the next version and what it changed.
+    ///
+    /// - Throws: `mergeConflict`, `uniqueConstraintViolation`, `identityMergeFailed`,
+    ///   `deleteDenied`, `danglingReference`; nothing is changed when it throws.
+    static func commit(
+        _ changes: ChangeSet, onto base: GraphVersion, schema: Schema, policy: MergePolicy, contextName: String?
+    ) throws -> (GraphVersion, GraphChange) {
+        var plan = CommitPlan(schema: schema, base: base, policy: policy)
+        try plan.resolveConflicts(changes)
+        try plan.enforceUniqueConstraints()
+        try plan.applyDeleteRules()
+        try plan.checkReferences()
+        return plan.apply(contextName: contextName)
+    }
+
+    // MARK: - Conflicts
+
+    /// Compares each change's base with the stored object and applies the merge policy.
+    mutating func resolveConflicts(_ changes: ChangeSet) throws {
+        var conflicts: [MergeConflict] = []
+        for (entity, entityChanges) in changes.entities.enumerated() {
+            for (key, change) in entityChanges {
+                let stored = base.tables[entity][key]
+                var kind: MergeConflict.Kind?
+                switch change.kind {
+                case .upsert:
+                    if let stored {
+                        if change.base != stored.version { kind = change.base == nil ? .insertedElsewhere : .updatedElsewhere }
+                    } else if change.base != nil {
+                        kind = .deletedElsewhere
+                    }
+                case .delete:
+                    // Deleting what is already gone is what the context wanted: not a conflict.
+                    guard let stored else { continue }
+                    if change.base != stored.version { kind = change.base == nil ? .insertedElsewhere : .updatedElsewhere }
+                }
+                if let kind {
+                    conflicts.append(MergeConflict(
+                        entity: schema.entities[entity].name, id: key.description, kind: kind,
+                        baseVersion: change.base, storedVersion: stored?.version))
+                    if policy != .contextWins { continue }
+                }
+                switch change.kind {
+                case .upsert(let value): upserts[entity][key] = value
+                case .delete: deletes[entity].append(key)
+                }
+            }
+        }
+        if policy == .error, !conflicts.isEmpty {
+            throw GraphStoreError.mergeConflict(conflicts)
+        }
+    }
+
+    // MARK: - Unique constraints
+
+    /// Checks every written object's unique values against the store and the rest of the
+    /// change set; under `.error` a collision throws, otherwise the incoming object is merged
+    /// into the existing one and references to it are moved.
+    mutating func enforceUniqueConstraints() throws {
+        var moved: [[ObjectKey: ObjectKey]] = Array(repeating: [:], count: schema.entities.count)
+        for entity in schema.entities where !entity.constraints.isEmpty && !upserts[entity.index].isEmpty {
+            let incoming = upserts[entity.index]
+            var kept = OrderedDictionary<ObjectKey, any Entity>()
+            var claimed = Array(repeating: [ObjectKey: ObjectKey](), count: entity.constraints.count)
+            for (key, value) in incoming {
+                var owner: ObjectKey?
+                var collision: (constraint: String, value: ObjectKey)?
+                for (index, constraint) in entity.constraints.enumerated() {
+                    guard let uniqueValue = constraint.key(value) else { continue }
+                    var holder = claimed[index][uniqueValue]
+                    if holder == nil, let stored = base.unique[entity.index][index][uniqueValue], stored != key,
+                       stillHolds(stored, value: uniqueValue, constraint: constraint, entity: entity.index, incoming: incoming) {
+                        holder = stored
+                    }
+                    if let holder, holder != key {
+                        owner = holder
+                        collision = (constraint.name, uniqueValue)
+                        break
+                    }
+                }
+                guard let owner, let collision else {
+                    kept[key] = value
+                    claim(value, as: key, in: &claimed, entity: entity)
+                    continue
+                }
+                if policy == .error {
+                    throw GraphStoreError.uniqueConstraintViolation(
+                        entity: entity.name, constraint: collision.constraint, value: collision.value.description,
+                        existingID: owner.description, incomingID: key.description)
+                }
+                moved[entity.index][key] = owner
+                if policy == .contextWins {
+                    let value = try entity.replacingID(value, owner)
+                    kept[owner] = value
+                    claim(value, as: owner, in: &claimed, entity: entity)
+                }
+                if base.tables[entity.index][key] != nil {
+                    // An existing object took a value another one holds: it merges into that one.
+                    deletes[entity.index].append(key)
+                }
+            }
+            upserts[entity.index] = kept
+        }
+        try moveReferences(moved)
+    }
+
+    /// Whether the stored holder of a unique value still holds it after this change set.
+    private func stillHolds(
+        _ holder: ObjectKey, value: ObjectKey, constraint: UniqueKeyDescription, entity: Int,
+        incoming: OrderedDictionary<ObjectKey, any Entity>
+    ) -> Bool {
+        if deletes[entity].contains(holder) { return false }
+        if let pending = incoming[holder] { return constraint.key(pending) == value }
+        return true
+    }
+
+    private func claim(_ value: any Entity, as key: ObjectKey, in claimed: inout [[ObjectKey: ObjectKey]], entity: EntityDescription) {
+        for (index, constraint) in entity.constraints.enumerated() {
+            if let uniqueValue = constraint.key(value) { claimed[index][uniqueValue] = key }
+        }
+    }
+
+    /// Rewrites references to merged ids, in the change set and, for merged stored objects,
+    /// in the store (found through the inverse index).
+    private mutating func moveReferences(_ moved: [[ObjectKey: ObjectKey]]) throws {
+        for (target, renames) in moved.enumerated() where !renames.isEmpty {
+            for relationshipIndex in schema.incoming[target] {
+                let relationship = schema.relationships[relationshipIndex]
+                var sources = OrderedSet(upserts[relationship.source].keys)
+                for old in renames.keys {
+                    if let referencing = base.inverse[relationshipIndex][old] { sources.append(contentsOf: referencing) }
+                }
+                for source in sources where !deletes[relationship.source].contains(source) {
+                    guard var value = upserts[relationship.source][source] ?? base.tables[relationship.source][source]?.value else { continue }
+                    let targets = relationship.targets(value)
+                    var changed = false
+                    for (old, new) in renames where targets.contains(old) {
+                        value = relationship.replacing(value, old, new)
+                        changed = true
+                    }
+                    if changed { upserts[relationship.source][source] = value }
+                }
+            }
+        }
+    }
+
+    // MARK: - Delete rules
+
+    /// Applies each deleted object's incoming relationships' delete rules, following cascades.
+    mutating func applyDeleteRules() throws {
+        var queue: [(entity: Int, key: ObjectKey)] = []
+        for (entity, keys) in deletes.enumerated() { queue.append(contentsOf: keys.map { (entity, $0) }) }
+        guard !queue.isEmpty else { return }
+        var pendingReferences: [Int: [ObjectKey: [ObjectKey]]] = [:]
+        while let (entity, key) = queue.popLast() {
+            for relationshipIndex in schema.incoming[entity] {
+                let relationship = schema.relationships[relationshipIndex]
+                if pendingReferences[relationshipIndex] == nil {
+                    pendingReferences[relationshipIndex] = referencesInChangeSet(relationship)
+                }
+                var sources = OrderedSet(base.inverse[relationshipIndex][key] ?? [])
+                sources.append(contentsOf: pendingReferences[relationshipIndex]?[key] ?? [])
+                for source in sources where !deletes[relationship.source].contains(source) {
+                    guard let value = upserts[relationship.source][source] ?? base.tables[relationship.source][source]?.value,
+                          relationship.targets(value).contains(key)
+                    else { continue }
+                    switch relationship.deleteRule {
+                    case .nullify:
+                        upserts[relationship.source][source] = relationship.removing(value, key)
+                    case .cascade:
+                        deletes[relationship.source].append(source)
+                        upserts[relationship.source][source] = nil
+                        queue.append((relationship.source, source))
+                    case .deny:
+                        throw GraphStoreError.deleteDenied(
+                            entity: schema.entities[entity].name, id: key.description,
+                            referencingEntity: schema.entities[relationship.source].name,
+                            referencingID: source.description, relationship: relationship.name)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Target id → ids of written objects that reference it through `relationship`.
+    private func referencesInChangeSet(_ relationship: RelationshipDescription) -> [ObjectKey: [ObjectKey]] {
+        var references: [ObjectKey: [ObjectKey]] = [:]
+        for (key, value) in upserts[relationship.source] {
+            for target in relationship.targets(value) { references[target, default: []].append(key) }
+        }
+        return references
+    }
+
+    // MARK: - References
+
+    /// Every reference a written object holds must name an object that exists after the commit.
+    func checkReferences() throws {
+        for entity in schema.entities where !entity.relationshipIndexes.isEmpty {
+            for (key, value) in upserts[entity.index] {
+                for relationshipIndex in entity.relationshipIndexes {
+                    let relationship = schema.relationships[relationshipIndex]
+                    for target in relationship.targets(value) where !exists(target, entity: relationship.target) {
+                        throw GraphStoreError.danglingReference(
+                            entity: entity.name, id: key.description, relationship: relationship.name,
+                            targetEntity: schema.entities[relationship.target].name, targetID: target.description)
+                    }
+                }
+            }
+        }
+    }
+
+    private func exists(_ key: ObjectKey, entity: Int) -> Bool {
+        if upserts[entity][key] != nil { return true }
+        return base.tables[entity][key] != nil && !deletes[entity].contains(key)
+    }
+
+    // MARK: - Apply
+
+    /// Builds the next version: removes deleted objects and the old index entries of rewritten
+    /// ones first, then adds the written objects, so values can move between objects in one commit.
+    func apply(contextName: String?) -> (GraphVersion, GraphChange) {
+        var next = base
+        next.number = base.number + 1
+        var inserted: [String: [ObjectKey]] = [:], updated: [String: [ObjectKey]] = [:], deleted: [String: [ObjectKey]] = [:]
+        for (entity, keys) in deletes.enumerated() {
+            for key in keys {
+                guard let old = next.tables[entity].removeValue(forKey: key) else { continue }
+                next.removeFromIndexes(old.value, key: key, entity: entity, schema: schema)
+                deleted[schema.entities[entity].name, default: []].append(key)
+            }
+        }
+        for (entity, values) in upserts.enumerated() {
+            for key in values.keys {
+                if let old = next.tables[entity][key] {
+                    next.removeFromIndexes(old.value, key: key, entity: entity, schema: schema)
+                    updated[schema.entities[entity].name, default: []].append(key)
+                } else {
+                    inserted[schema.entities[entity].name, default: []].append(key)
+                }
+            }
+        }
+        for (entity, values) in upserts.enumerated() {
+            for (key, value) in values {
+                next.tables[entity][key] = StoredObject(value: value, version: next.number)
+                next.addToIndexes(value, key: key, entity: entity, schema: schema)
+            }
+        }
+        let change = GraphChange(
+            version: next.number, contextName: contextName, inserted: inserted, updated: updated, deleted: deleted)
+        return (next, change)
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import Synchronization
+
+/// The versioned in-memory graph shared by a container's contexts.
+///
+/// Readers take the latest version under a lock held only to copy a few references, so they
+/// never wait on a commit's work. Commits are serialized by a second lock that covers only
+/// in-memory work proportional to the change set; no user closure, fetch or I/O runs under
+/// either lock.
+package final class GraphCore: Sendable {
+    package let schema: Schema
+    let backend: any StoreBackend
+    private let latest: Mutex<GraphVersion>
+    private let commits: Mutex<CommitState>
+
+    private struct CommitState {
+        var isClosed = false
+        var nextSubscriber = 0
+        var subscribers: [Int: AsyncStream<GraphChange>.Continuation] = [:]
+    }
+
+    init(schema: Schema, backend: any StoreBackend, initial: GraphVersion) {
+        self.schema = schema
+        self.backend = backend
+        latest = Mutex(initial)
+        commits = Mutex(CommitState())
+    }
+
+    /// The latest committed version.
+    ///
+    /// - Complexity: O(number of entities): a copy of a few persistent-map references.
+    package var currentVersion: GraphVersion {
+        latest.withLock { $0 }
+    }
+
+    /// Commits `changes` atomically and returns what changed, or `nil` when there was nothing
+    /// to write. Subscribers and the backend hear of the commit after it is visible.
+    ///
+    /// - Throws: see ``CommitPlan/commit(_:onto:schema:policy:contextName:)``, and
+    ///   `containerClosed`.
+    /// - Complexity: O(changed objects + their references) under the commit lock.
+    func commit(_ changes: ChangeSet, policy: MergePolicy, contextName: String?) throws -> GraphChange? {
+        try commits.withLock { state in
+            guard !state.isClosed else { throw GraphStoreError.containerClosed }
+            let base = latest.withLock { $0 }
+            let (next, change) = try CommitPlan.commit(
+                changes, onto: base, schema: schema, policy: policy, contextName: contextName)
+            guard change.insertedCount + change.updatedCount + change.deletedCount > 0 else { return nil }
+            latest.withLock { $0 = next }
+            // Still under the commit lock, so that both hear of commits in commit order;
+            // neither call blocks.
+            backend.didCommit(next, change: change)
+            for continuation in state.subscribers.values { continuation.yield(change) }
+            return change
+        }
+    }
+
+    /// A new stream of every commit from now on, in commit order.
+    func subscribe() -> AsyncStream<GraphChange> {
+        let (stream, continuation) = AsyncStream.makeStream(of: GraphChange.self, bufferingPolicy: .unbounded)
+        let id: Int? = commits.withLock { state in
+            guard !state.isClosed else { return nil }
+            let id = state.nextSubscriber
+            state.nextSubscriber += 1
+            state.subscribers[id] = continuation
+            return id
+        }
+        guard let id else {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.commits.withLock { $0.subscribers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// Refuses further commits and ends every change stream.
+    func close() {
+        let subscribers = commits.withLock { state -> [AsyncStream<GraphChange>.Continuation] in
+            state.isClosed = true
+            defer { state.subscribers = [:] }
+            return Array(state.subscribers.values)
+        }
+        for continuation in subscribers { continuation.finish() }
+    }
+
+    var isClosed: Bool {
+        commits.withLock { $0.isClosed }
+    }
+}
+
+extension GraphCore {
+    /// The version of the stored object `key`, or `nil` when there is none.
+    ///
+    /// - Complexity: O(log n), under the version lock.
+    func storedVersion(entity: Int, key: ObjectKey) -> UInt64? {
+        latest.withLock { $0.tables[entity][key]?.version }
+    }
+}

@@ -1,0 +1,167 @@
+import Foundation
+
+/// The registered entities of a container, type-erased so the core can commit any of them.
+///
+/// Built once in `GraphContainer.init`; immutable afterwards.
+package struct Schema: Sendable {
+    package let entities: [EntityDescription]
+    let relationships: [RelationshipDescription]
+    /// For each entity index, the global indexes of relationships that target it.
+    let incoming: [[Int]]
+    private let indexByName: [String: Int]
+    private let indexByType: [ObjectIdentifier: Int]
+
+    init(_ types: [any Entity.Type]) {
+        var entities: [EntityDescription] = []
+        var byName: [String: Int] = [:]
+        var byType: [ObjectIdentifier: Int] = [:]
+        for type in types {
+            let name = type.entityName
+            precondition(byName[name] == nil, "GraphStore: two entity types are named '\(name)'; give one a different entityName.")
+            precondition(byType[ObjectIdentifier(type)] == nil, "GraphStore: \(type) is registered twice.")
+            byName[name] = entities.count
+            byType[ObjectIdentifier(type)] = entities.count
+            entities.append(EntityDescription(type, index: entities.count))
+        }
+        var relationships: [RelationshipDescription] = []
+        var incoming = Array(repeating: [Int](), count: entities.count)
+        for entity in entities {
+            var globalIndexes: [Int] = []
+            for relationship in entity.makeRelationships() {
+                guard let target = byType[ObjectIdentifier(relationship.targetType)] else {
+                    preconditionFailure("GraphStore: \(entity.name).\(relationship.name) targets \(relationship.targetType), which is not registered in the container.")
+                }
+                let global = relationships.count
+                relationships.append(relationship.resolved(index: global, source: entity.index, target: target))
+                incoming[target].append(global)
+                globalIndexes.append(global)
+            }
+            entities[entity.index].relationshipIndexes = globalIndexes
+        }
+        self.entities = entities
+        self.relationships = relationships
+        self.incoming = incoming
+        self.indexByName = byName
+        self.indexByType = byType
+    }
+
+    /// The index of a registered type; a precondition failure for an unregistered one.
+    func index<E: Entity>(of type: E.Type) -> Int {
+        guard let index = indexByType[ObjectIdentifier(type)] else {
+            preconditionFailure("GraphStore: \(type) is not registered; pass it to GraphContainer(for:store:).")
+        }
+        return index
+    }
+
+    package func index(named name: String) -> Int? {
+        indexByName[name]
+    }
+}
+
+/// One entity, with its id, unique keys and relationships reachable without its static type.
+package struct EntityDescription: Sendable {
+    package let name: String
+    package let index: Int
+    package let type: any Entity.Type
+    let constraints: [UniqueKeyDescription]
+    /// Global indexes (into `Schema.relationships`) of the relationships this entity holds.
+    var relationshipIndexes: [Int] = []
+    let key: @Sendable (any Entity) -> ObjectKey
+    let makeRelationships: @Sendable () -> [RelationshipDescription]
+    let replacingID: @Sendable (any Entity, ObjectKey) throws -> any Entity
+
+    init<E: Entity>(_ type: E.Type, index: Int) {
+        name = E.entityName
+        self.index = index
+        self.type = type
+        constraints = E.uniqueConstraints.map { constraint in
+            UniqueKeyDescription(name: constraint.name, key: { constraint.key($0 as! E) })
+        }
+        key = { ObjectKey(($0 as! E).id) }
+        makeRelationships = {
+            E.relationships.map { relationship in
+                RelationshipDescription(
+                    name: relationship.name, deleteRule: relationship.deleteRule,
+                    targetType: relationship.targetType,
+                    targets: { relationship.targets($0 as! E) },
+                    removing: { object, key in
+                        var copy = object as! E
+                        relationship.removing(&copy, key)
+                        return copy
+                    },
+                    replacing: { object, old, new in
+                        var copy = object as! E
+                        relationship.replacing(&copy, old, new)
+                        return copy
+                    })
+            }
+        }
+        replacingID = { object, key in try IdentityRewriter.replacingID(of: object as! E, with: key) }
+    }
+}
+
+struct UniqueKeyDescription: Sendable {
+    let name: String
+    let key: @Sendable (any Entity) -> ObjectKey?
+}
+
+struct RelationshipDescription: Sendable {
+    let name: String
+    let deleteRule: DeleteRule
+    let targetType: any Entity.Type
+    let targets: @Sendable (any Entity) -> [ObjectKey]
+    let removing: @Sendable (any Entity, ObjectKey) -> any Entity
+    let replacing: @Sendable (any Entity, ObjectKey, ObjectKey) -> any Entity
+    var index = -1
+    var source = -1
+    var target = -1
+
+    func resolved(index: Int, source: Int, target: Int) -> RelationshipDescription {
+        var copy = self
+        copy.index = index
+        copy.source = source
+        copy.target = target
+        return copy
+    }
+}
+
+/// Moves a value to another id through its `Codable` form: used only when a unique constraint
+/// merges an incoming object into an existing one whose id differs.
+enum IdentityRewriter {
+    static func replacingID<E: Entity>(of object: E, with key: ObjectKey) throws -> E {
+        guard let newID = key.value(as: E.ID.self) else {
+            throw GraphStoreError.identityMergeFailed(entity: E.entityName, id: "\(object.id)", reason: "the existing id \(key) is not a \(E.ID.self)")
+        }
+        do {
+            let encoder = JSONEncoder()
+            encoder.dateEncodingStrategy = .custom { date, encoder in
+                var container = encoder.singleValueContainer()
+                try container.encode(date.timeIntervalSinceReferenceDate.bitPattern)
+            }
+            encoder.dataEncodingStrategy = .base64
+            encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
+            let objectData = try encoder.encode(object)
+            let idData = try encoder.encode([newID])
+            guard var fields = try JSONSerialization.jsonObject(with: objectData) as? [String: Any], fields["id"] != nil,
+                  let idArray = try JSONSerialization.jsonObject(with: idData, options: .fragmentsAllowed) as? [Any], let idValue = idArray.first
+            else {
+                throw GraphStoreError.identityMergeFailed(entity: E.entityName, id: "\(object.id)", reason: "the value does not encode its id under the key \"id\"")
+            }
+            fields["id"] = idValue
+            let decoder = JSONDecoder()
+            decoder.dateDecodingStrategy = .custom { decoder in
+                Date(timeIntervalSinceReferenceDate: Double(bitPattern: try decoder.singleValueContainer().decode(UInt64.self)))
+            }
+            decoder.nonConformingFloatDecodingStrategy = .convertFromString(positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
+            let moved = try decoder.decode(E.self, from: JSONSerialization.data(withJSONObject: fields))
+            guard ObjectKey(moved.id) == key else {
+                throw GraphStoreError.identityMergeFailed(entity: E.entityName, id: "\(object.id)", reason: "decoding with the new id gave id \(moved.id)")
+            }
+            return moved
+        } catch let error as GraphStoreError {
+            throw error
+        } catch {
+            throw GraphStoreError.identityMergeFailed(entity: E.entityName, id: "\(object.id)", reason: "\(error)")
+        }
+    }
+}

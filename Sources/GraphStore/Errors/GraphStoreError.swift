@@ -1,0 +1,117 @@
+import Foundation
+
+/// The one error type GraphStore throws. Each case says what happened and where: the file, byte
+/// offset, entity or id involved.
+///
+/// `description` is a sentence a person can act on:
+///
+/// ```swift
+/// do { try context.save() } catch let error as GraphStoreError { print(error) }
+/// ```
+public enum GraphStoreError: Error, Sendable, Equatable, CustomStringConvertible {
+    // MARK: - Saving
+
+    /// Other saves changed objects this save was based on; nothing was committed.
+    case mergeConflict([MergeConflict])
+    /// An object's unique value is already held by another object.
+    case uniqueConstraintViolation(entity: String, constraint: String, value: String, existingID: String, incomingID: String)
+    /// The save deletes an object that objects still reference through a `.deny` relationship.
+    case deleteDenied(entity: String, id: String, referencingEntity: String, referencingID: String, relationship: String)
+    /// An object references an id that names no object.
+    case danglingReference(entity: String, id: String, relationship: String, targetEntity: String, targetID: String)
+    /// Merging a duplicate into the existing object (unique constraint) could not move it to the existing id.
+    case identityMergeFailed(entity: String, id: String, reason: String)
+    /// The container was closed; nothing more can be saved.
+    case containerClosed
+
+    // MARK: - Fetching
+
+    /// A fetch's predicate threw while evaluating an object.
+    case predicateFailed(entity: String, id: String, reason: String)
+
+    // MARK: - Files
+
+    /// A store file is damaged; `offset` is the byte where reading failed, when known.
+    case damagedFile(path: String, offset: Int?, reason: String)
+    /// A store file was written by a newer GraphStore.
+    case unsupportedFormatVersion(path: String, found: Int, supported: Int)
+    /// Decompressing a store file would exceed the configured bound.
+    case decompressedSizeLimitExceeded(path: String, limit: Int)
+    /// Another container or process holds the store open.
+    case storeLocked(path: String)
+    /// A file operation failed (for example disk full or permission denied).
+    case fileOperationFailed(path: String, operation: String, reason: String)
+    /// Values in a file could not be decoded as an entity, or an object could not be encoded.
+    case codingFailed(path: String?, entity: String, id: String?, reason: String)
+
+    // MARK: - Checks
+
+    /// `_checkInvariants()` found an index or reference that does not match the objects.
+    case invariantViolation(String)
+
+    public var description: String {
+        switch self {
+        case .mergeConflict(let conflicts):
+            let list = conflicts.prefix(10).map(\.description).joined(separator: "; ")
+            let more = conflicts.count > 10 ? " (and \(conflicts.count - 10) more)" : ""
+            return "Merge conflict: \(conflicts.count) object(s) changed by another save since this context changed them: \(list)\(more). Nothing was saved; refetch and retry, or use a different merge policy."
+        case let .uniqueConstraintViolation(entity, constraint, value, existingID, incomingID):
+            return "Unique constraint \(entity).\(constraint) violated: value \(value) is held by \(entity) \(existingID), and \(entity) \(incomingID) tries to take it. Nothing was saved."
+        case let .deleteDenied(entity, id, referencingEntity, referencingID, relationship):
+            return "Cannot delete \(entity) \(id): \(referencingEntity) \(referencingID) still references it through \(relationship) (delete rule .deny). Nothing was saved."
+        case let .danglingReference(entity, id, relationship, targetEntity, targetID):
+            return "\(entity) \(id).\(relationship) references \(targetEntity) \(targetID), which does not exist. Nothing was saved."
+        case let .identityMergeFailed(entity, id, reason):
+            return "Could not merge \(entity) \(id) into the existing object with the same unique value: \(reason)."
+        case .containerClosed:
+            return "The container is closed; open a new one to save."
+        case let .predicateFailed(entity, id, reason):
+            return "The fetch predicate failed on \(entity) \(id): \(reason)."
+        case let .damagedFile(path, offset, reason):
+            let at = offset.map { " at byte \($0)" } ?? ""
+            return "The store file \(path) is damaged\(at): \(reason). The file was left untouched."
+        case let .unsupportedFormatVersion(path, found, supported):
+            return "The store file \(path) has format version \(found), newer than this GraphStore reads (\(supported)). Update GraphStore to open it; the file was left untouched."
+        case let .decompressedSizeLimitExceeded(path, limit):
+            return "The store file \(path) decompresses to more than \(limit) bytes, the configured limit. Raise the limit if the file is trusted; the file was left untouched."
+        case let .storeLocked(path):
+            return "The store \(path) is open in another container or process (its lock file is held). Close that one first."
+        case let .fileOperationFailed(path, operation, reason):
+            return "\(operation) failed for \(path): \(reason)."
+        case let .codingFailed(path, entity, id, reason):
+            let file = path.map { " in \($0)" } ?? ""
+            let object = id.map { " \($0)" } ?? ""
+            return "Could not code \(entity)\(object)\(file): \(reason)."
+        case let .invariantViolation(message):
+            return "Invariant violated: \(message)"
+        }
+    }
+}
+
+/// One object a save conflicted on.
+public struct MergeConflict: Sendable, Hashable, CustomStringConvertible {
+    /// How the stored object differs from what the saving context based its change on.
+    public enum Kind: String, Sendable, Hashable {
+        /// Another save inserted an object with this id after this context changed it.
+        case insertedElsewhere
+        /// Another save updated the object.
+        case updatedElsewhere
+        /// Another save deleted the object.
+        case deletedElsewhere
+    }
+
+    /// The entity name.
+    public let entity: String
+    /// The object's id, as text.
+    public let id: String
+    /// What the other save did.
+    public let kind: Kind
+    /// The store version the context based its change on (`nil`: the object did not exist).
+    public let baseVersion: UInt64?
+    /// The object's version in the store now (`nil`: it does not exist).
+    public let storedVersion: UInt64?
+
+    public var description: String {
+        "\(entity) \(id) \(kind.rawValue) (based on version \(baseVersion.map(String.init) ?? "none"), stored \(storedVersion.map(String.init) ?? "none"))"
+    }
+}
