@@ -33,12 +33,17 @@ let package = Package(
             name: "GraphStoreTestSupport",
             dependencies: ["GraphStore", "ExampleModel"],
             path: "Tests/GraphStoreTestSupport"),
+        .executableTarget(
+            name: "graphstore-crash-helper",
+            dependencies: ["GraphStore", "ExampleModel"],
+            path: "Tests/CrashHelper"),
         .testTarget(
             name: "GraphStoreTests",
             dependencies: [
                 "GraphStore",
                 "ExampleModel",
                 "GraphStoreTestSupport",
+                "graphstore-crash-helper",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]),
     ],

@@ -73,21 +73,48 @@ package struct GraphVersion: Sendable {
         }
     }
 
-    /// A version holding `objects` (per entity index), indexed; used when a store opens.
+    /// A version holding `objects` (per entity index) at store version `number`, indexed and
+    /// checked; used when a store opens.
     ///
+    /// - Throws: ``LoadProblem`` for a duplicate id, a unique value held twice, or a reference
+    ///   to a missing object.
     /// - Complexity: O(objects + references).
-    static func loaded(_ objects: [[any Entity]], schema: Schema) -> GraphVersion {
+    static func loaded(_ objects: [[any Entity]], number: UInt64, schema: Schema) throws(LoadProblem) -> GraphVersion {
         var version = GraphVersion(schema: schema)
+        version.number = number
         for (entity, values) in objects.enumerated() {
-            let describe = schema.entities[entity]
+            let description = schema.entities[entity]
             var table = TreeDictionary<ObjectKey, StoredObject>()
             for value in values {
-                let key = describe.key(value)
-                table[key] = StoredObject(value: value, version: 0)
+                let key = description.key(value)
+                guard table.updateValue(StoredObject(value: value, version: number), forKey: key) == nil else {
+                    throw LoadProblem(entity: description.name, id: key.description, message: "the id appears twice")
+                }
+                for (index, constraint) in description.constraints.enumerated() {
+                    if let unique = constraint.key(value), let other = version.unique[entity][index][unique] {
+                        throw LoadProblem(entity: description.name, id: key.description, message: "its \(constraint.name) \(unique) is also held by \(other)")
+                    }
+                }
                 version.addToIndexes(value, key: key, entity: entity, schema: schema)
             }
             version.tables[entity] = table
         }
+        for relationship in schema.relationships {
+            for (target, sources) in version.inverse[relationship.index] where version.tables[relationship.target][target] == nil {
+                throw LoadProblem(
+                    entity: schema.entities[relationship.source].name, id: sources.first?.description ?? "?",
+                    message: "its \(relationship.name) references \(schema.entities[relationship.target].name) \(target), which is not in the file")
+            }
+        }
         return version
     }
+}
+
+/// Why loaded objects do not form a valid graph.
+struct LoadProblem: Error, CustomStringConvertible {
+    let entity: String
+    let id: String
+    let message: String
+
+    var description: String { "\(entity) \(id): \(message)" }
 }

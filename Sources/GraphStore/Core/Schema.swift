@@ -69,6 +69,8 @@ package struct EntityDescription: Sendable {
     let key: @Sendable (any Entity) -> ObjectKey
     let makeRelationships: @Sendable () -> [RelationshipDescription]
     let replacingID: @Sendable (any Entity, ObjectKey) throws -> any Entity
+    /// Decodes one object of this entity from an array in a snapshot document.
+    let decodeOne: @Sendable (inout any UnkeyedDecodingContainer) throws -> any Entity
 
     init<E: Entity>(_ type: E.Type, index: Int) {
         name = E.entityName
@@ -97,6 +99,7 @@ package struct EntityDescription: Sendable {
             }
         }
         replacingID = { object, key in try IdentityRewriter.replacingID(of: object as! E, with: key) }
+        decodeOne = { container in try container.decode(E.self) }
     }
 }
 

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Where a container's committed versions go: memory only, a snapshot file, or SQLite.
 ///
 /// The core calls ``didCommit(_:change:)`` under its commit lock, in commit order, so an
@@ -16,12 +18,32 @@ package protocol StoreBackend: Sendable {
 
     /// Flushes, then releases files and locks.
     func close() async throws
+
+    /// What the writer has done.
+    var status: StoreStatus { get }
+
+    /// A new stream of writer events; it ends when the store closes.
+    func events() -> AsyncStream<StoreEvent>
+}
+
+extension StoreBackend {
+    package func events() -> AsyncStream<StoreEvent> {
+        AsyncStream { $0.finish() }
+    }
 }
 
 /// The store for unit tests and caches: nothing is written anywhere.
-struct InMemoryBackend: StoreBackend {
+final class InMemoryBackend: StoreBackend {
+    private let latest = Mutex<UInt64>(0)
+
     func load(schema: Schema) throws -> GraphVersion? { nil }
-    func didCommit(_ version: GraphVersion, change: GraphChange) {}
+    func didCommit(_ version: GraphVersion, change: GraphChange) { latest.withLock { $0 = version.number } }
     func flush() async throws {}
     func close() async throws {}
+
+    var status: StoreStatus {
+        var status = StoreStatus()
+        status.durableVersion = latest.withLock { $0 }
+        return status
+    }
 }

@@ -1,0 +1,46 @@
+/// What a store's background writer has done: enough to see coalescing and durability at work.
+///
+/// ```swift
+/// let status = container.storeStatus
+/// print(status.writesCompleted, status.durableVersion, status.lastError as Any)
+/// ```
+public struct StoreStatus: Sendable, Equatable {
+    /// Completed writes since the container opened.
+    public var writesCompleted: Int = 0
+    /// Failed write attempts since the container opened.
+    public var failedWrites: Int = 0
+    /// How long the last completed write took: encoding, compressing, writing and syncing.
+    public var lastWriteDuration: Duration?
+    /// The size in bytes of the last completed write.
+    public var lastWriteBytes: Int?
+    /// The newest store version known to be on disk (for the in-memory store, the latest commit).
+    public var durableVersion: UInt64 = 0
+    /// The error of the last write attempt, cleared by the next successful write. The graph in
+    /// memory is kept and the write is retried.
+    public var lastError: GraphStoreError?
+
+    public init() {}
+}
+
+/// One thing the background writer did, from ``GraphContainer/storeEvents``.
+public enum StoreEvent: Sendable, Equatable {
+    /// A write completed: the store version it holds, its size and how long it took.
+    case wrote(version: UInt64, bytes: Int, duration: Duration)
+    /// A write failed; it will be retried after `retryIn` (or at the next `flush()`).
+    case writeFailed(GraphStoreError, retryIn: Duration)
+}
+
+extension GraphContainer {
+    /// What the store's writer has done so far.
+    ///
+    /// - Complexity: O(1).
+    public var storeStatus: StoreStatus {
+        core.backend.status
+    }
+
+    /// Every write and failed write from now on. Each access returns a new stream; it ends
+    /// when the container closes.
+    public var storeEvents: AsyncStream<StoreEvent> {
+        core.backend.events()
+    }
+}

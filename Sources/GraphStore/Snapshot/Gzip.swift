@@ -1,0 +1,240 @@
+import CZlib
+import Foundation
+
+// MARK: - Gzip
+
+/// Whole-buffer gzip (RFC 1952) encoding and strict, bounded decoding for
+/// snapshot files.
+///
+/// `compress` writes one standard gzip member that `gzip -d`, `zcat` and
+/// Python's `gzip` module read. `decompress` accepts exactly **one** member:
+/// any byte after its trailer, including a second concatenated member, is
+/// rejected with ``FileLayerError/trailingGarbage(offset:)`` (GNU gzip would
+/// also decode further members; snapshot files never contain them, so extra
+/// bytes are treated as damage).
+enum Gzip {
+
+    // MARK: - Tuning
+
+    /// Minimum growth step of the output buffer and the largest slice handed
+    /// to zlib at once is bounded by `maxZlibSlice`.
+    static let chunkSize = 256 * 1024
+
+    /// zlib counts in 32-bit `uInt`; slices are kept well below that.
+    static let maxZlibSlice = 1 << 30
+
+    /// Upper bound on deflate's expansion ratio (1032:1) plus slack, used to
+    /// distrust an ISIZE hint that the compressed size cannot justify.
+    private static let maxDeflateRatio = 1032
+
+    // MARK: - Detection
+
+    /// Whether `data` starts with the gzip magic bytes `1f 8b`.
+    ///
+    /// Only the magic is checked, so a truncated or damaged gzip file is
+    /// still recognised and then reported precisely by ``decompress(_:maxOutputBytes:)``
+    /// instead of being parsed as some other format.
+    ///
+    /// - Complexity: O(1).
+    static func isGzip(_ data: Data) -> Bool {
+        data.starts(with: [GzipHeader.magic.0, GzipHeader.magic.1])
+    }
+
+    // MARK: - Compression
+
+    /// Compresses `data` into a single gzip member.
+    ///
+    /// The output buffer is sized with `deflateBound` up front, so the common
+    /// case is one zlib call and no reallocation; the unused tail is returned
+    /// to the allocator afterwards.
+    ///
+    /// - Parameters:
+    ///   - data: The bytes to compress; may be empty.
+    ///   - level: zlib level 0 (store) ... 9 (best); 6 is zlib's default.
+    /// - Throws: ``FileLayerError/zlibFailure(function:code:message:)`` for an
+    ///   invalid level or an internal zlib error, and
+    ///   ``FileLayerError/outOfMemory(requestedBytes:)``.
+    /// - Complexity: O(n) time; about `n` bytes of extra memory for
+    ///   incompressible input.
+    static func compress(_ data: Data, level: Int32 = 6) throws(FileLayerError) -> Data {
+        let stream = try ZlibStream.gzipDeflater(level: level)
+        let bound = Int(deflateBound(stream.pointer, uLong(data.count)))
+        var output = try GrowableByteBuffer(capacity: bound)
+        try data.withUnsafeBytesTyped { (input) throws(FileLayerError) in
+            try deflateAll(input, stream: stream, into: &output)
+        }
+        return output.takeData()
+    }
+
+    // MARK: - Decompression
+
+    /// Decodes one gzip member, refusing to produce more than
+    /// `maxOutputBytes` bytes.
+    ///
+    /// The header is validated (magic, method, reserved flags; FEXTRA, FNAME
+    /// and FCOMMENT are skipped; FHCRC is verified), the deflate data is
+    /// inflated into a buffer that never grows beyond `maxOutputBytes + 1`
+    /// bytes, and the CRC-32 and ISIZE trailer are checked.
+    ///
+    /// - Parameters:
+    ///   - data: The complete compressed file.
+    ///   - maxOutputBytes: The largest acceptable decompressed size (>= 0).
+    /// - Throws: A ``FileLayerError``: `.badMagic`, `.unsupportedMethod`,
+    ///   `.reservedFlags`, `.headerCRCMismatch`, `.truncated` (input ends in
+    ///   the header, the deflate data or the trailer), `.corruptDeflate`,
+    ///   `.crcMismatch`, `.lengthMismatch`, `.trailingGarbage`,
+    ///   `.decompressedSizeLimitExceeded`, `.outOfMemory` or `.zlibFailure`.
+    /// - Complexity: O(n + m) time for n compressed and m decompressed bytes;
+    ///   at most `maxOutputBytes + 1` bytes of output memory.
+    static func decompress(_ data: Data, maxOutputBytes: Int) throws(FileLayerError) -> Data {
+        precondition(maxOutputBytes >= 0, "maxOutputBytes must not be negative")
+        return try data.withUnsafeBytesTyped { (input) throws(FileLayerError) in
+            try decode(input, limit: maxOutputBytes)
+        }
+    }
+
+    // MARK: - Private: deflate
+
+    private static func deflateAll(
+        _ input: UnsafeRawBufferPointer,
+        stream: borrowing ZlibStream,
+        into output: inout GrowableByteBuffer
+    ) throws(FileLayerError) {
+        let z = stream.pointer
+        var fed = 0
+        while true {
+            if z.pointee.avail_in == 0, fed < input.count, let base = input.baseAddress {
+                let slice = min(input.count - fed, maxZlibSlice)
+                z.pointee.next_in = UnsafeMutablePointer(
+                    mutating: (base + fed).assumingMemoryBound(to: Bytef.self))
+                z.pointee.avail_in = uInt(slice)
+                fed += slice
+            }
+            if output.unusedBytes.isEmpty {
+                try output.grow(toCapacity: output.capacity + max(output.capacity, chunkSize))
+            }
+            let space = output.unusedBytes
+            let offered = min(space.count, maxZlibSlice)
+            z.pointee.next_out = space.baseAddress!.assumingMemoryBound(to: Bytef.self)
+            z.pointee.avail_out = uInt(offered)
+            let allFed = fed == input.count && z.pointee.avail_in == 0
+            let code = CZlib.deflate(z, allFed ? Z_FINISH : Z_NO_FLUSH)
+            output.commit(offered - Int(z.pointee.avail_out))
+            switch code {
+            case Z_STREAM_END:
+                return
+            case Z_OK:
+                continue
+            case Z_BUF_ERROR where z.pointee.avail_out == 0:
+                continue // Needs more output space; grown on the next pass.
+            default:
+                throw .zlibFailure(function: "deflate", code: code, message: stream.message(orCode: code))
+            }
+        }
+    }
+
+    // MARK: - Private: inflate
+
+    private static func decode(_ input: UnsafeRawBufferPointer, limit: Int) throws(FileLayerError) -> Data {
+        let header = try GzipHeader.parse(input)
+        let hardCap = limit == Int.max ? limit : limit + 1
+        var output = try GrowableByteBuffer(
+            capacity: min(initialCapacity(input, bodyStart: header.length), hardCap))
+        let stream = try ZlibStream.rawInflater()
+        let (crc, bodyEnd) = try inflateBody(
+            input, from: header.length, stream: stream, into: &output, limit: limit, hardCap: hardCap)
+        try verifyTrailer(input, at: bodyEnd, crc: crc, length: output.count)
+        return output.takeData()
+    }
+
+    /// First output allocation: the trailer's ISIZE (+1 so the end of the
+    /// stream fits without a regrow) when plausible for the compressed size,
+    /// else one chunk.
+    private static func initialCapacity(_ input: UnsafeRawBufferPointer, bodyStart: Int) -> Int {
+        let bodyAndTrailer = input.count - bodyStart
+        guard bodyAndTrailer >= GzipHeader.trailerLength else { return chunkSize }
+        let hint = Int(GzipHeader.littleEndianUInt32(input, at: input.count - 4))
+        let plausible = bodyAndTrailer.multipliedReportingOverflow(by: maxDeflateRatio)
+        let ceiling = plausible.overflow ? Int.max : plausible.partialValue + chunkSize
+        return max(min(hint + 1, ceiling), 64)
+    }
+
+    /// Inflates the deflate body; returns the output's CRC-32 and the offset
+    /// just past the deflate data.
+    private static func inflateBody(
+        _ input: UnsafeRawBufferPointer,
+        from bodyStart: Int,
+        stream: borrowing ZlibStream,
+        into output: inout GrowableByteBuffer,
+        limit: Int,
+        hardCap: Int
+    ) throws(FileLayerError) -> (crc: UInt32, end: Int) {
+        let z = stream.pointer
+        let base = input.baseAddress!  // Non-nil: the header parsed, so count >= 10.
+        var fed = bodyStart
+        var crc: UInt32 = 0
+        while true {
+            if z.pointee.avail_in == 0, fed < input.count {
+                let slice = min(input.count - fed, maxZlibSlice)
+                z.pointee.next_in = UnsafeMutablePointer(
+                    mutating: (base + fed).assumingMemoryBound(to: Bytef.self))
+                z.pointee.avail_in = uInt(slice)
+                fed += slice
+            }
+            if output.unusedBytes.isEmpty {
+                guard output.capacity < hardCap else { throw .decompressedSizeLimitExceeded(limit: limit) }
+                let grown = output.capacity + max(output.capacity, chunkSize)
+                try output.grow(toCapacity: min(grown, hardCap))
+            }
+            let space = output.unusedBytes
+            let offered = min(space.count, maxZlibSlice)
+            z.pointee.next_out = space.baseAddress!.assumingMemoryBound(to: Bytef.self)
+            z.pointee.avail_out = uInt(offered)
+            let code = inflate(z, Z_NO_FLUSH)
+            let produced = offered - Int(z.pointee.avail_out)
+            crc = CRC32.checksum(UnsafeRawBufferPointer(start: space.baseAddress, count: produced), continuing: crc)
+            output.commit(produced)
+            if output.count > limit { throw .decompressedSizeLimitExceeded(limit: limit) }
+            let consumed = fed - Int(z.pointee.avail_in)
+            switch code {
+            case Z_STREAM_END:
+                return (crc, consumed)
+            case Z_OK:
+                continue
+            case Z_BUF_ERROR where z.pointee.avail_out == 0:
+                continue  // Output full; grown (or rejected) on the next pass.
+            case Z_BUF_ERROR where consumed == input.count:
+                // All input consumed without reaching the end of the stream:
+                // at least one more deflate byte and the trailer are missing.
+                throw .truncated(expectedAtLeast: input.count + 1 + GzipHeader.trailerLength, actual: input.count)
+            case Z_DATA_ERROR, Z_NEED_DICT, Z_BUF_ERROR:
+                throw .corruptDeflate(offset: consumed, zlibMessage: stream.message(orCode: code))
+            default:
+                throw .zlibFailure(function: "inflate", code: code, message: stream.message(orCode: code))
+            }
+        }
+    }
+
+    /// Checks the CRC-32 and ISIZE trailer at `offset` and that nothing
+    /// follows it.
+    private static func verifyTrailer(
+        _ input: UnsafeRawBufferPointer, at offset: Int, crc: UInt32, length: Int
+    ) throws(FileLayerError) {
+        let end = offset + GzipHeader.trailerLength
+        guard input.count >= end else {
+            throw .truncated(expectedAtLeast: end, actual: input.count)
+        }
+        let storedCRC = GzipHeader.littleEndianUInt32(input, at: offset)
+        guard storedCRC == crc else {
+            throw .crcMismatch(expected: storedCRC, actual: crc)
+        }
+        let storedLength = GzipHeader.littleEndianUInt32(input, at: offset + 4)
+        let actualLength = UInt32(truncatingIfNeeded: length)
+        guard storedLength == actualLength else {
+            throw .lengthMismatch(expected: storedLength, actual: actualLength)
+        }
+        guard input.count == end else {
+            throw .trailingGarbage(offset: end)
+        }
+    }
+}

@@ -1,0 +1,223 @@
+import Foundation
+
+/// Encodes a graph version as a snapshot document (header, then one array per entity) and
+/// decodes one back, checking the header, the counts and the graph's integrity.
+enum SnapshotCodec {
+    // MARK: - Encoding
+
+    /// The document for `version` in `format`, uncompressed.
+    ///
+    /// - Throws: ``GraphStoreError/codingFailed(path:entity:id:reason:)`` naming the object
+    ///   that could not be encoded.
+    /// - Complexity: O(objects).
+    static func encode(
+        _ version: GraphVersion, schema: Schema, format: SnapshotFormat, modelVersion: String, savedAt: Date, path: String
+    ) throws -> Data {
+        var counts: [String: Int] = [:]
+        for entity in schema.entities { counts[entity.name] = version.tables[entity.index].count }
+        let header = SnapshotHeaderV1(modelVersion: modelVersion, savedAt: savedAt, storeVersion: version.number, counts: counts)
+        let document = EncodableDocument(header: header, version: version, schema: schema)
+        do {
+            switch format {
+            case .json: return try makeJSONEncoder().encode(document)
+            case .binaryPropertyList:
+                let encoder = PropertyListEncoder()
+                encoder.outputFormat = .binary
+                return try encoder.encode(document)
+            }
+        } catch let error as EncodingError {
+            let context: EncodingError.Context
+            switch error {
+            case .invalidValue(_, let c): context = c
+            @unknown default: throw GraphStoreError.codingFailed(path: path, entity: "?", id: nil, reason: "\(error)")
+            }
+            let (entity, index) = locate(context.codingPath)
+            throw GraphStoreError.codingFailed(
+                path: path, entity: entity ?? "header", id: index.map { "#\($0)" },
+                reason: "\(context.debugDescription) (at \(pathText(context.codingPath)))")
+        }
+    }
+
+    static func makeJSONEncoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        // `.deferredToDate` writes `timeIntervalSinceReferenceDate`: exact, and documented in
+        // the header as `secondsSince2001`.
+        encoder.dateEncodingStrategy = .deferredToDate
+        encoder.dataEncodingStrategy = .base64
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "Infinity", negativeInfinity: "-Infinity", nan: "NaN")
+        return encoder
+    }
+
+    static func makeJSONDecoder() -> JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .deferredToDate
+        decoder.dataDecodingStrategy = .base64
+        decoder.nonConformingFloatDecodingStrategy = .convertFromString(positiveInfinity: "Infinity", negativeInfinity: "-Infinity", nan: "NaN")
+        return decoder
+    }
+
+    // MARK: - Decoding
+
+    /// The format of an uncompressed document, told by its first bytes.
+    static func detectFormat(_ data: Data) -> SnapshotFormat? {
+        if data.starts(with: Array("bplist00".utf8)) { return .binaryPropertyList }
+        if let first = data.first(where: { ![0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF].contains($0) }), first == UInt8(ascii: "{") {
+            return .json
+        }
+        return nil
+    }
+
+    /// The header and graph in `data`, an uncompressed document.
+    ///
+    /// - Throws: ``GraphStoreError/damagedFile(path:offset:reason:)`` (not a snapshot, bad
+    ///   header, counts that do not match, duplicate or dangling objects),
+    ///   ``GraphStoreError/unsupportedFormatVersion(path:found:supported:)``,
+    ///   ``GraphStoreError/codingFailed(path:entity:id:reason:)`` (a value of the wrong type).
+    /// - Complexity: O(size of the document).
+    static func decode(_ data: Data, schema: Schema, path: String) throws -> (SnapshotHeaderV1, GraphVersion) {
+        guard let format = detectFormat(data) else {
+            let start = data.prefix(8).map { String(format: "%02x", $0) }.joined(separator: " ")
+            throw GraphStoreError.damagedFile(
+                path: path, offset: 0,
+                reason: data.isEmpty ? "the file is empty" : "not a GraphStore snapshot: it is neither JSON nor a binary property list (starts with \(start))")
+        }
+        let context = DecodingContext(schema: schema)
+        let document: DecodableDocument
+        do {
+            switch format {
+            case .json:
+                let decoder = makeJSONDecoder()
+                decoder.userInfo[DecodingContext.key] = context
+                document = try decoder.decode(DecodableDocument.self, from: data)
+            case .binaryPropertyList:
+                let decoder = PropertyListDecoder()
+                decoder.userInfo[DecodingContext.key] = context
+                document = try decoder.decode(DecodableDocument.self, from: data)
+            }
+        } catch let rejection as HeaderRejection {
+            switch rejection {
+            case .notGraphStore(let name):
+                throw GraphStoreError.damagedFile(path: path, offset: nil, reason: "the header names format \"\(name)\", not \(SnapshotHeaderV1.formatName)")
+            case .newerVersion(let found):
+                throw GraphStoreError.unsupportedFormatVersion(path: path, found: found, supported: SnapshotHeaderV1.currentFormatVersion)
+            case .countMismatch(let entity, let expected, let found):
+                throw GraphStoreError.damagedFile(path: path, offset: nil, reason: "the header counts \(expected) \(entity) object(s), the file holds \(found)")
+            }
+        } catch let error as DecodingError {
+            throw describe(error, format: format, path: path)
+        } catch {
+            throw GraphStoreError.damagedFile(path: path, offset: nil, reason: "\(error)")
+        }
+        do {
+            let version = try GraphVersion.loaded(document.objects, number: document.header.storeVersion, schema: schema)
+            return (document.header, version)
+        } catch {
+            throw GraphStoreError.damagedFile(path: path, offset: nil, reason: error.description)
+        }
+    }
+
+    private static func describe(_ error: DecodingError, format: SnapshotFormat, path: String) -> GraphStoreError {
+        let context: DecodingError.Context
+        switch error {
+        case .dataCorrupted(let c), .keyNotFound(_, let c), .typeMismatch(_, let c), .valueNotFound(_, let c): context = c
+        @unknown default: return .damagedFile(path: path, offset: nil, reason: "\(error)")
+        }
+        let (entity, index) = locate(context.codingPath)
+        guard let entity, context.codingPath.first?.stringValue == DocumentKey.entities.stringValue else {
+            let underlying = (context.underlyingError.map { " (\($0))" }) ?? ""
+            let at = context.codingPath.isEmpty ? "" : " at \(pathText(context.codingPath))"
+            return .damagedFile(path: path, offset: nil, reason: "not a readable \(format == .json ? "JSON" : "property list") snapshot\(at): \(context.debugDescription)\(underlying)")
+        }
+        return .codingFailed(
+            path: path, entity: entity, id: index.map { "#\($0) in the file" },
+            reason: "\(context.debugDescription) (at \(pathText(context.codingPath)))")
+    }
+
+    /// The entity name and array index in a coding path like `entities.Post[17].date`.
+    private static func locate(_ path: [any CodingKey]) -> (entity: String?, index: Int?) {
+        guard path.count >= 2, path[0].stringValue == DocumentKey.entities.stringValue else { return (nil, nil) }
+        return (path[1].stringValue, path.count >= 3 ? path[2].intValue : nil)
+    }
+
+    private static func pathText(_ path: [any CodingKey]) -> String {
+        path.map { key in key.intValue.map { "[\($0)]" } ?? ".\(key.stringValue)" }.joined().trimmingPrefix(".").description
+    }
+}
+
+// MARK: - Document
+
+enum DocumentKey: String, CodingKey {
+    case header, entities
+}
+
+struct EntityNameKey: CodingKey {
+    let stringValue: String
+    var intValue: Int? { nil }
+    init(_ name: String) { stringValue = name }
+    init?(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+}
+
+/// Why the header stops decoding before any object is read.
+enum HeaderRejection: Error {
+    case notGraphStore(String)
+    case newerVersion(Int)
+    case countMismatch(entity: String, expected: Int, found: Int)
+}
+
+/// Carries the schema into `Decodable` initializers.
+final class DecodingContext: Sendable {
+    static let key = CodingUserInfoKey(rawValue: "GraphStore.DecodingContext")!
+    let schema: Schema
+    init(schema: Schema) { self.schema = schema }
+}
+
+private struct EncodableDocument: Encodable {
+    let header: SnapshotHeaderV1
+    let version: GraphVersion
+    let schema: Schema
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: DocumentKey.self)
+        try container.encode(header, forKey: .header)
+        var entities = container.nestedContainer(keyedBy: EntityNameKey.self, forKey: .entities)
+        for entity in schema.entities {
+            var objects = entities.nestedUnkeyedContainer(forKey: EntityNameKey(entity.name))
+            for (_, stored) in version.tables[entity.index] {
+                try objects.encode(stored.value)
+            }
+        }
+    }
+}
+
+private struct DecodableDocument: Decodable {
+    let header: SnapshotHeaderV1
+    let objects: [[any Entity]]
+
+    init(from decoder: any Decoder) throws {
+        guard let context = decoder.userInfo[DecodingContext.key] as? DecodingContext else {
+            preconditionFailure("GraphStore: snapshot decoding without a schema")
+        }
+        let container = try decoder.container(keyedBy: DocumentKey.self)
+        header = try container.decode(SnapshotHeaderV1.self, forKey: .header)
+        guard header.format == SnapshotHeaderV1.formatName else { throw HeaderRejection.notGraphStore(header.format) }
+        guard header.formatVersion <= SnapshotHeaderV1.currentFormatVersion else { throw HeaderRejection.newerVersion(header.formatVersion) }
+        let entities = try container.nestedContainer(keyedBy: EntityNameKey.self, forKey: .entities)
+        var objects: [[any Entity]] = []
+        for entity in context.schema.entities {
+            let key = EntityNameKey(entity.name)
+            var decoded: [any Entity] = []
+            if entities.contains(key) {
+                var array = try entities.nestedUnkeyedContainer(forKey: key)
+                decoded.reserveCapacity(array.count ?? 0)
+                while !array.isAtEnd { decoded.append(try entity.decodeOne(&array)) }
+            }
+            let expected = header.counts[entity.name] ?? 0
+            guard decoded.count == expected else {
+                throw HeaderRejection.countMismatch(entity: entity.name, expected: expected, found: decoded.count)
+            }
+            objects.append(decoded)
+        }
+        self.objects = objects
+    }
+}

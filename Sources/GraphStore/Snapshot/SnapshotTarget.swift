@@ -1,0 +1,83 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A snapshot file and how to write it: format, compression and the previous-snapshot copy.
+struct SnapshotTarget: Sendable {
+    let url: URL
+    let format: SnapshotFormat
+    let compression: Compression
+    let modelVersion: String
+    let schema: Schema
+    let fileSystem: any FileSystem
+
+    /// The previous good snapshot, kept beside the current one.
+    var previousURL: URL { URL(fileURLWithPath: url.path + ".previous") }
+
+    /// Encodes, compresses and atomically replaces the snapshot with `version`; the replaced
+    /// snapshot is kept as ``previousURL``. Returns the bytes written.
+    ///
+    /// At every instant a complete snapshot is at `url`: the previous copy is a hard link made
+    /// (under a temporary name, then renamed) before the new file is renamed over the old.
+    ///
+    /// - Throws: ``GraphStoreError/codingFailed(path:entity:id:reason:)``,
+    ///   ``GraphStoreError/fileOperationFailed(path:operation:reason:)`` (for example `ENOSPC`).
+    /// - Complexity: O(objects) to encode, O(bytes) to compress and write.
+    func write(_ version: GraphVersion) throws -> Int {
+        let document = try SnapshotCodec.encode(
+            version, schema: schema, format: format, modelVersion: modelVersion, savedAt: Date(), path: url.path)
+        let bytes: Data
+        do {
+            bytes = compression == .gzip ? try Gzip.compress(document) : document
+        } catch {
+            throw GraphStoreError(error, path: url.path)
+        }
+        keepPrevious()
+        do {
+            try AtomicFile.write(bytes, to: url, fileSystem: fileSystem)
+        } catch {
+            throw GraphStoreError(error, path: url.path)
+        }
+        return bytes.count
+    }
+
+    /// Hard-links the current snapshot as the previous one; best effort (a missing current
+    /// file, or a file system without hard links, leaves the previous copy as it was).
+    private func keepPrevious() {
+        let staging = url.path + ".previous-staging"
+        unlink(staging)
+        guard link(url.path, staging) == 0 else { return }
+        if rename(staging, previousURL.path) != 0 { unlink(staging) }
+    }
+}
+
+extension GraphStoreError {
+    /// The store-level error for a file-layer failure at `path`.
+    init(_ error: FileLayerError, path: String) {
+        switch error {
+        case .decompressedSizeLimitExceeded(let limit):
+            self = .decompressedSizeLimitExceeded(path: path, limit: limit)
+        case .locked(let lockPath):
+            self = .storeLocked(path: lockPath)
+        case .io(let operation, let ioPath, _, let message):
+            self = .fileOperationFailed(path: ioPath, operation: operation, reason: message)
+        default:
+            self = .damagedFile(path: path, offset: error.byteOffset, reason: error.description)
+        }
+    }
+}
+
+extension FileLayerError {
+    /// The byte in the file where reading failed, when the error knows it.
+    var byteOffset: Int? {
+        switch self {
+        case .truncated(_, let actual): actual
+        case .badMagic(let offset, _), .reservedFlags(let offset, _), .corruptDeflate(let offset, _), .trailingGarbage(let offset): offset
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,217 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// The coalescing background writer of a snapshot-file store.
+///
+/// After a commit it waits `interval`, then writes the newest version; at most one write is
+/// in flight and at most one starts per interval. A write encodes, compresses and replaces the
+/// file on the writer's own queue, off every caller's thread. `flush()` starts a write at once
+/// and waits for one that covers every commit made before it. A failed write keeps its error,
+/// reports it, and is retried with back-off; the graph in memory is never dropped.
+final class SnapshotWriter: Sendable {
+    let target: SnapshotTarget
+    private let interval: Duration
+    private let clock: any WriterClock
+    private let beforeWrite: (@Sendable () -> Void)?
+    private let queue = DispatchQueue(label: "GraphStore.SnapshotWriter", qos: .utility)
+    private let state: Mutex<State>
+    private let logger = Logger(label: "GraphStore.SnapshotWriter")
+
+    private struct Waiter {
+        let version: UInt64
+        let continuation: CheckedContinuation<Void, any Error>
+    }
+
+    private struct State {
+        var newest: GraphVersion
+        var isWriting = false
+        var timerArmed = false
+        var timerGeneration = 0
+        var lastWriteStart: Duration?
+        var consecutiveFailures = 0
+        var waiters: [Waiter] = []
+        var status = StoreStatus()
+        var subscribers: [Int: AsyncStream<StoreEvent>.Continuation] = [:]
+        var nextSubscriber = 0
+        var isClosed = false
+    }
+
+    init(target: SnapshotTarget, opened: GraphVersion, interval: Duration, clock: any WriterClock, beforeWrite: (@Sendable () -> Void)?) {
+        self.target = target
+        self.interval = interval
+        self.clock = clock
+        self.beforeWrite = beforeWrite
+        var initial = State(newest: opened)
+        initial.status.durableVersion = opened.number
+        state = Mutex(initial)
+    }
+
+    /// Sets the version the store opened with (before any commit).
+    func reset(to opened: GraphVersion) {
+        state.withLock { state in
+            state.newest = opened
+            state.status.durableVersion = opened.number
+        }
+    }
+
+    // MARK: - Events from the store
+
+    /// A commit happened: remember the newest version and arm the timer. Never blocks.
+    ///
+    /// - Complexity: O(1).
+    func didCommit(_ version: GraphVersion) {
+        state.withLock { state in
+            guard version.number > state.newest.number else { return }
+            state.newest = version
+            if !state.isWriting && !state.timerArmed && !state.isClosed {
+                arm(&state, at: clock.now + interval)
+            }
+        }
+    }
+
+    /// Returns when every version committed before the call is on disk; starts a write at once
+    /// if one is needed.
+    ///
+    /// - Throws: the error of the write that was meant to cover this flush.
+    func flush() async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let ready: Bool = state.withLock { state in
+                if state.status.durableVersion >= state.newest.number { return true }
+                state.waiters.append(Waiter(version: state.newest.number, continuation: continuation))
+                if !state.isWriting { startWrite(&state) }
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    /// Flushes, then stops scheduling writes and ends the event streams.
+    func close() async throws {
+        defer {
+            let subscribers = state.withLock { state in
+                state.isClosed = true
+                state.timerGeneration += 1
+                defer { state.subscribers = [:] }
+                return Array(state.subscribers.values)
+            }
+            for subscriber in subscribers { subscriber.finish() }
+        }
+        try await flush()
+    }
+
+    var status: StoreStatus {
+        state.withLock { $0.status }
+    }
+
+    func events() -> AsyncStream<StoreEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: StoreEvent.self)
+        let id: Int? = state.withLock { state in
+            guard !state.isClosed else { return nil }
+            defer { state.nextSubscriber += 1 }
+            state.subscribers[state.nextSubscriber] = continuation
+            return state.nextSubscriber
+        }
+        guard let id else {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// Waits until the writer's queue has run everything submitted so far; a test hook.
+    func waitUntilIdle() {
+        queue.sync {}
+    }
+
+    // MARK: - Scheduling (called with the state locked)
+
+    private func arm(_ state: inout State, at deadline: Duration) {
+        state.timerArmed = true
+        state.timerGeneration += 1
+        let generation = state.timerGeneration
+        clock.schedule(at: deadline) { [weak self] in self?.timerFired(generation) }
+    }
+
+    private func timerFired(_ generation: Int) {
+        state.withLock { state in
+            guard state.timerArmed, state.timerGeneration == generation else { return }
+            state.timerArmed = false
+            if !state.isWriting && state.newest.number > state.status.durableVersion {
+                startWrite(&state)
+            }
+        }
+    }
+
+    private func startWrite(_ state: inout State) {
+        state.isWriting = true
+        state.timerArmed = false
+        state.timerGeneration += 1
+        state.lastWriteStart = clock.now
+        let version = state.newest
+        queue.async { [self] in write(version) }
+    }
+
+    // MARK: - Writing (on the writer's queue)
+
+    private func write(_ version: GraphVersion) {
+        beforeWrite?()
+        let started = ContinuousClock.now
+        let result = Result { try target.write(version) }
+        let duration = ContinuousClock.now - started
+        let (event, finished, failedError, subscribers) = state.withLock { state in
+            var event: StoreEvent
+            var finished: [Waiter]
+            var failedError: GraphStoreError?
+            state.isWriting = false
+            switch result {
+            case .success(let bytes):
+                state.consecutiveFailures = 0
+                state.status.writesCompleted += 1
+                state.status.lastWriteDuration = duration
+                state.status.lastWriteBytes = bytes
+                state.status.durableVersion = version.number
+                state.status.lastError = nil
+                finished = state.waiters.filter { $0.version <= version.number }
+                state.waiters.removeAll { $0.version <= version.number }
+                event = .wrote(version: version.number, bytes: bytes, duration: duration)
+                if state.newest.number > version.number && !state.isClosed {
+                    if state.waiters.isEmpty {
+                        arm(&state, at: max(clock.now, (state.lastWriteStart ?? clock.now) + interval))
+                    } else {
+                        startWrite(&state)
+                    }
+                }
+            case .failure(let error):
+                let error = error as? GraphStoreError ?? .fileOperationFailed(path: target.url.path, operation: "write snapshot", reason: "\(error)")
+                state.consecutiveFailures += 1
+                state.status.failedWrites += 1
+                state.status.lastError = error
+                finished = state.waiters
+                state.waiters = []
+                failedError = error
+                let delay = retryDelay(afterFailures: state.consecutiveFailures)
+                event = .writeFailed(error, retryIn: delay)
+                if !state.isClosed { arm(&state, at: clock.now + delay) }
+            }
+            return (event, finished, failedError, Array(state.subscribers.values))
+        }
+        if let failedError {
+            logger.error("Snapshot write failed; the graph stays in memory and the write will be retried", metadata: ["error": "\(failedError)"])
+            for waiter in finished { waiter.continuation.resume(throwing: failedError) }
+        } else {
+            for waiter in finished { waiter.continuation.resume() }
+        }
+        for subscriber in subscribers { subscriber.yield(event) }
+    }
+
+    /// Back-off after failures: the interval (at least 250 ms), doubled per failure, at most 60 s.
+    private func retryDelay(afterFailures failures: Int) -> Duration {
+        let base = max(interval, .milliseconds(250))
+        let factor = 1 << min(failures - 1, 8)
+        return min(base * factor, .seconds(60))
+    }
+}

@@ -1,0 +1,149 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// MARK: - AtomicFile
+
+/// Crash-safe replacement of a whole file.
+///
+/// The data goes to a new temporary file in the destination's directory,
+/// which is flushed with `fsync`, renamed over the destination and made
+/// durable by `fsync`ing the directory. Readers see either the complete old
+/// file or the complete new one, never a mixture, and a crash or a full disk
+/// leaves the old file untouched.
+enum AtomicFile {
+
+    // MARK: - Writing
+
+    /// Atomically replaces (or creates) the file at `url` with `data`.
+    ///
+    /// Steps: create `.<name>.tmp-<pid>-<random>` beside the destination
+    /// (`O_EXCL`), write all bytes (completing short writes and retrying
+    /// `EINTR`), `fsync`, `close`, `rename` over the destination, `fsync` the
+    /// directory. On failure before the rename the temporary file is removed
+    /// and the destination is unchanged. A failure of the final directory
+    /// `fsync` is still thrown: the new contents are then visible but may not
+    /// survive a power loss. File systems that cannot sync directories
+    /// (`EINVAL`) are accepted.
+    ///
+    /// - Parameters:
+    ///   - data: The complete new contents.
+    ///   - url: A file URL; its directory must exist.
+    ///   - permissions: Mode of a newly created file, before the umask.
+    ///   - fileSystem: The system-call seam; tests inject faults here.
+    /// - Throws: ``FileLayerError/io(operation:path:errno:message:)`` whose
+    ///   `operation` is `"open"`, `"write"`, `"fsync"`, `"close"`, `"rename"`
+    ///   or `"fsync directory"` and whose `path` is always the destination
+    ///   path (`url.path`), for example `ENOSPC`, `EACCES`, `EROFS`, `EDQUOT`.
+    /// - Complexity: O(n) in `data.count`, plus two device flushes.
+    static func write(
+        _ data: Data,
+        to url: URL,
+        permissions: mode_t = 0o644,
+        fileSystem: any FileSystem = PosixFileSystem()
+    ) throws(FileLayerError) {
+        let destination = url.path
+        let directory = url.deletingLastPathComponent().path
+        let (temporary, descriptor) = try createTemporaryFile(
+            for: url, permissions: permissions, fileSystem: fileSystem)
+
+        var step = "write"
+        do throws(SystemCallError) {
+            try data.withUnsafeBytesTyped { (bytes) throws(SystemCallError) in
+                try writeAll(bytes, to: descriptor, fileSystem: fileSystem)
+            }
+            step = "fsync"
+            try retryingInterrupts { () throws(SystemCallError) in try fileSystem.fsync(descriptor) }
+        } catch {
+            try? fileSystem.close(descriptor)
+            try? fileSystem.unlink(temporary)
+            throw .io(step, path: destination, errno: error.code)
+        }
+        do throws(SystemCallError) {
+            step = "close"
+            try fileSystem.close(descriptor)
+            step = "rename"
+            try fileSystem.rename(temporary, to: destination)
+        } catch {
+            try? fileSystem.unlink(temporary)
+            throw .io(step, path: destination, errno: error.code)
+        }
+        do throws(SystemCallError) {
+            try fileSystem.syncDirectory(directory)
+        } catch where error.code == EINVAL {
+            // The file system does not support syncing directories.
+        } catch {
+            throw .io("fsync directory", path: destination, errno: error.code)
+        }
+    }
+
+    // MARK: - Temporary names
+
+    /// Prefix shared by every temporary file for `url`: `.<name>.tmp-`.
+    ///
+    /// - Complexity: O(length of the name).
+    static func temporaryPrefix(for url: URL) -> String {
+        ".\(url.lastPathComponent).tmp-"
+    }
+
+    // MARK: - Private helpers
+
+    /// Creates a fresh temporary file beside `url`, retrying on the
+    /// (practically impossible) collision of random names.
+    private static func createTemporaryFile(
+        for url: URL, permissions: mode_t, fileSystem: any FileSystem
+    ) throws(FileLayerError) -> (path: String, descriptor: Int32) {
+        let directory = url.deletingLastPathComponent()
+        let flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC
+        var attempts = 0
+        while true {
+            let random = String(UInt64.random(in: 0...UInt64.max), radix: 16)
+            let name = "\(temporaryPrefix(for: url))\(getpid())-\(random)"
+            let path = directory.appendingPathComponent(name).path
+            do throws(SystemCallError) {
+                let descriptor = try retryingInterrupts { () throws(SystemCallError) in
+                    try fileSystem.open(path, flags: flags, permissions: permissions)
+                }
+                return (path, descriptor)
+            } catch where error.code == EEXIST && attempts < 8 {
+                attempts += 1
+            } catch {
+                throw .io("open", path: url.path, errno: error.code)
+            }
+        }
+    }
+
+    /// Writes every byte of `bytes`, completing short writes and retrying
+    /// `EINTR`. A write that makes no progress is reported as `EIO`.
+    private static func writeAll(
+        _ bytes: UnsafeRawBufferPointer, to descriptor: Int32, fileSystem: any FileSystem
+    ) throws(SystemCallError) {
+        var offset = 0
+        while offset < bytes.count {
+            let end = min(bytes.count, offset + (1 << 30))
+            let slice = UnsafeRawBufferPointer(rebasing: bytes[offset..<end])
+            let written = try retryingInterrupts { () throws(SystemCallError) in
+                try fileSystem.write(descriptor, from: slice)
+            }
+            guard written > 0 else { throw SystemCallError(EIO) }
+            offset += written
+        }
+    }
+
+    /// Runs `call` again for as long as it fails with `EINTR`.
+    private static func retryingInterrupts<T>(
+        _ call: () throws(SystemCallError) -> T
+    ) throws(SystemCallError) -> T {
+        while true {
+            do throws(SystemCallError) {
+                return try call()
+            } catch where error.code == EINTR {
+                continue
+            }
+        }
+    }
+}

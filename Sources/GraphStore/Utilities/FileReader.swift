@@ -1,0 +1,90 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// MARK: - FileReader
+
+/// Reads whole files, distinguishing "does not exist" from real errors.
+enum FileReader {
+
+    // MARK: - Reading
+
+    /// The complete contents of the file at `url`, or `nil` if no file
+    /// exists there (`ENOENT`).
+    ///
+    /// The buffer is sized from `fstat` up front and grows if the file turns
+    /// out longer; reads retry `EINTR` and continue until end of file.
+    ///
+    /// - Parameters:
+    ///   - url: A file URL.
+    ///   - fileSystem: The system-call seam; tests inject faults here.
+    /// - Throws: ``FileLayerError/io(operation:path:errno:message:)`` with
+    ///   operation `"open"`, `"stat"` or `"read"` and `path` set to
+    ///   `url.path`, for example `EACCES`, `EISDIR` (a directory; reported
+    ///   the same way on every platform), `ENOTDIR` or `EIO`;
+    ///   ``FileLayerError/outOfMemory(requestedBytes:)``.
+    /// - Complexity: O(n) for a file of n bytes; one allocation when the size
+    ///   does not change while reading.
+    static func readFile(at url: URL, fileSystem: any FileSystem = PosixFileSystem()) throws(FileLayerError) -> Data? {
+        let path = url.path
+        let descriptor: Int32
+        do throws(SystemCallError) {
+            descriptor = try retryingInterrupts { () throws(SystemCallError) in
+                try fileSystem.open(path, flags: O_RDONLY | O_CLOEXEC, permissions: 0)
+            }
+        } catch where error.code == ENOENT {
+            return nil
+        } catch {
+            throw .io("open", path: path, errno: error.code)
+        }
+        defer { try? fileSystem.close(descriptor) }
+
+        let status: FileStatus
+        do throws(SystemCallError) {
+            status = try fileSystem.status(descriptor)
+        } catch {
+            throw .io("stat", path: path, errno: error.code)
+        }
+        guard !status.isDirectory else {
+            throw .io("read", path: path, errno: EISDIR)
+        }
+        // One spare byte lets the end-of-file read happen without regrowing.
+        var buffer = try GrowableByteBuffer(capacity: max(status.size, 0) + 1)
+        while true {
+            if buffer.unusedBytes.isEmpty {
+                try buffer.grow(toCapacity: buffer.capacity * 2)
+            }
+            let space = buffer.unusedBytes
+            let slice = UnsafeMutableRawBufferPointer(rebasing: space[0..<min(space.count, 1 << 30)])
+            let count: Int
+            do throws(SystemCallError) {
+                count = try retryingInterrupts { () throws(SystemCallError) in
+                    try fileSystem.read(descriptor, into: slice)
+                }
+            } catch {
+                throw .io("read", path: path, errno: error.code)
+            }
+            if count == 0 { break }
+            buffer.commit(count)
+        }
+        return buffer.takeData()
+    }
+
+    // MARK: - Private helpers
+
+    private static func retryingInterrupts<T>(
+        _ call: () throws(SystemCallError) -> T
+    ) throws(SystemCallError) -> T {
+        while true {
+            do throws(SystemCallError) {
+                return try call()
+            } catch where error.code == EINTR {
+                continue
+            }
+        }
+    }
+}

@@ -1,0 +1,211 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// MARK: - SystemCallError
+
+/// A failed system call, carrying the `errno` it set.
+struct SystemCallError: Error, Sendable, Equatable {
+    /// The `errno` value, for example `ENOSPC`.
+    let code: Int32
+
+    init(_ code: Int32) {
+        self.code = code
+    }
+}
+
+// MARK: - FileStatus
+
+/// The part of `fstat` the file layer uses.
+struct FileStatus: Sendable, Equatable {
+    /// Size in bytes.
+    var size: Int
+    /// Whether the descriptor refers to a directory.
+    var isDirectory: Bool
+}
+
+// MARK: - FileSystem
+
+/// The few POSIX file operations the file layer performs, behind a seam so
+/// tests can inject failures such as a full disk.
+///
+/// Each method performs **one** system call (or, for ``syncDirectory(_:)``,
+/// open + fsync + close) and reports failure as ``SystemCallError``; it does
+/// not retry `EINTR` or complete short transfers. Callers own that policy.
+protocol FileSystem: Sendable {
+    /// `open(2)`; returns the new descriptor.
+    ///
+    /// - Throws: ``SystemCallError`` with `open`'s errno.
+    /// - Complexity: One system call.
+    func open(_ path: String, flags: Int32, permissions: mode_t) throws(SystemCallError) -> Int32
+
+    /// `read(2)` into `buffer`; returns the byte count, 0 at end of file.
+    ///
+    /// - Throws: ``SystemCallError`` (including `EINTR`).
+    /// - Complexity: One system call.
+    func read(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(SystemCallError) -> Int
+
+    /// `write(2)` from `buffer`; returns the byte count, which may be short.
+    ///
+    /// - Throws: ``SystemCallError`` (including `EINTR`).
+    /// - Complexity: One system call.
+    func write(_ descriptor: Int32, from buffer: UnsafeRawBufferPointer) throws(SystemCallError) -> Int
+
+    /// `fstat(2)`.
+    ///
+    /// - Throws: ``SystemCallError``.
+    /// - Complexity: One system call.
+    func status(_ descriptor: Int32) throws(SystemCallError) -> FileStatus
+
+    /// `fsync(2)`.
+    ///
+    /// - Throws: ``SystemCallError`` (including `EINTR`).
+    /// - Complexity: One system call; waits for the device.
+    func fsync(_ descriptor: Int32) throws(SystemCallError)
+
+    /// `close(2)`. The descriptor is released even when this throws.
+    ///
+    /// - Throws: ``SystemCallError``.
+    /// - Complexity: One system call.
+    func close(_ descriptor: Int32) throws(SystemCallError)
+
+    /// `rename(2)`, atomically replacing `destination`.
+    ///
+    /// - Throws: ``SystemCallError``.
+    /// - Complexity: One system call.
+    func rename(_ source: String, to destination: String) throws(SystemCallError)
+
+    /// `unlink(2)`.
+    ///
+    /// - Throws: ``SystemCallError``.
+    /// - Complexity: One system call.
+    func unlink(_ path: String) throws(SystemCallError)
+
+    /// Opens the directory at `path` read-only, `fsync`s it so a completed
+    /// rename inside it is durable, and closes it.
+    ///
+    /// - Throws: ``SystemCallError`` from the first step that failed.
+    /// - Complexity: Three system calls; waits for the device.
+    func syncDirectory(_ path: String) throws(SystemCallError)
+}
+
+// MARK: - PosixFileSystem
+
+/// The real file system, through the C library.
+struct PosixFileSystem: FileSystem {
+
+    init() {}
+
+    func open(_ path: String, flags: Int32, permissions: mode_t) throws(SystemCallError) -> Int32 {
+        let descriptor = systemOpen(path, flags, permissions)
+        guard descriptor >= 0 else { throw SystemCallError(errno) }
+        return descriptor
+    }
+
+    func read(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(SystemCallError) -> Int {
+        let count = systemRead(descriptor, buffer.baseAddress, buffer.count)
+        guard count >= 0 else { throw SystemCallError(errno) }
+        return count
+    }
+
+    func write(_ descriptor: Int32, from buffer: UnsafeRawBufferPointer) throws(SystemCallError) -> Int {
+        let count = systemWrite(descriptor, buffer.baseAddress, buffer.count)
+        guard count >= 0 else { throw SystemCallError(errno) }
+        return count
+    }
+
+    func status(_ descriptor: Int32) throws(SystemCallError) -> FileStatus {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw SystemCallError(errno) }
+        return FileStatus(size: Int(info.st_size), isDirectory: (info.st_mode & S_IFMT) == S_IFDIR)
+    }
+
+    func fsync(_ descriptor: Int32) throws(SystemCallError) {
+        guard systemFsync(descriptor) == 0 else { throw SystemCallError(errno) }
+    }
+
+    func close(_ descriptor: Int32) throws(SystemCallError) {
+        guard systemClose(descriptor) == 0 else { throw SystemCallError(errno) }
+    }
+
+    func rename(_ source: String, to destination: String) throws(SystemCallError) {
+        guard systemRename(source, destination) == 0 else { throw SystemCallError(errno) }
+    }
+
+    func unlink(_ path: String) throws(SystemCallError) {
+        guard systemUnlink(path) == 0 else { throw SystemCallError(errno) }
+    }
+
+    func syncDirectory(_ path: String) throws(SystemCallError) {
+        let descriptor = systemOpen(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0)
+        guard descriptor >= 0 else { throw SystemCallError(errno) }
+        defer { _ = systemClose(descriptor) }
+        while systemFsync(descriptor) != 0 {
+            let code = errno
+            guard code == EINTR else { throw SystemCallError(code) }
+        }
+    }
+}
+
+// MARK: - C library entry points
+
+// The protocol's method names shadow the C functions inside conforming
+// types, so the C functions are reached through these aliases.
+
+private func systemOpen(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 {
+    #if canImport(Glibc)
+    Glibc.open(path, flags, mode)
+    #else
+    Darwin.open(path, flags, mode)
+    #endif
+}
+
+private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
+    #if canImport(Glibc)
+    Glibc.read(descriptor, buffer, count)
+    #else
+    Darwin.read(descriptor, buffer, count)
+    #endif
+}
+
+private func systemWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int {
+    #if canImport(Glibc)
+    Glibc.write(descriptor, buffer, count)
+    #else
+    Darwin.write(descriptor, buffer, count)
+    #endif
+}
+
+private func systemFsync(_ descriptor: Int32) -> Int32 {
+    #if canImport(Glibc)
+    Glibc.fsync(descriptor)
+    #else
+    Darwin.fsync(descriptor)
+    #endif
+}
+
+private func systemClose(_ descriptor: Int32) -> Int32 {
+    #if canImport(Glibc)
+    Glibc.close(descriptor)
+    #else
+    Darwin.close(descriptor)
+    #endif
+}
+
+private func systemRename(_ source: String, _ destination: String) -> Int32 {
+    #if canImport(Glibc)
+    Glibc.rename(source, destination)
+    #else
+    Darwin.rename(source, destination)
+    #endif
+}
+
+private func systemUnlink(_ path: String) -> Int32 {
+    #if canImport(Glibc)
+    Glibc.unlink(path)
+    #else
+    Darwin.unlink(path)
+    #endif
+}
