@@ -11,6 +11,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
     ],
     targets: [
         // zlib, from the system (`libz-dev` / `zlib1g-dev`).
@@ -33,6 +34,10 @@ let package = Package(
             name: "GraphStoreTestSupport",
             dependencies: ["GraphStore", "ExampleModel"],
             path: "Tests/GraphStoreTestSupport"),
+        .executableTarget(
+            name: "graphstore-bench",
+            dependencies: ["GraphStore", "ExampleModel", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Benchmarks/graphstore-bench"),
         .executableTarget(
             name: "graphstore-crash-helper",
             dependencies: ["GraphStore", "ExampleModel"],

@@ -19,7 +19,15 @@ extension GraphContext {
     public func fetchCount<E: Entity>(_ descriptor: FetchDescriptor<E>) throws -> Int {
         var count = 0
         try forEachObject(E.self) { object in
-            if try descriptor.predicate.map({ try $0.evaluate(object) }) ?? true { count += 1 }
+            guard let predicate = descriptor.predicate else {
+                count += 1
+                return
+            }
+            do {
+                if try predicate.evaluate(object) { count += 1 }
+            } catch {
+                throw GraphStoreError.predicateFailed(entity: E.entityName, id: "\(object.id)", reason: "\(error)")
+            }
         }
         count = max(0, count - (descriptor.fetchOffset ?? 0))
         return descriptor.fetchLimit.map { min($0, count) } ?? count
@@ -142,5 +150,53 @@ struct TopK<E> {
             }
         }
         return false
+    }
+}
+
+extension GraphContext {
+    // MARK: - Related objects
+
+    /// The ids of the objects of `type` that reference the `targetType` object `id` through any
+    /// of their relationships, as this context sees them ("notes with tag X").
+    ///
+    /// Answered from the store's inverse relationship index, so the cost does not depend on the
+    /// number of objects of `type`.
+    ///
+    /// ```swift
+    /// let tagged = context.fetchIdentifiers(Note.self, referencing: swiftTag.id, of: Tag.self)
+    /// ```
+    ///
+    /// - Complexity: O(r + p): r referencing objects in the store, p pending changes of `type`
+    ///   in this context and its ancestors. Unordered.
+    public func fetchIdentifiers<E: Entity, T: Entity>(_ type: E.Type, referencing id: T.ID, of targetType: T.Type) -> [E.ID] {
+        referencingKeys(type, id: id, targetType).compactMap { $0.value(as: E.ID.self) }
+    }
+
+    /// The number of objects of `type` that reference the `targetType` object `id`.
+    ///
+    /// - Complexity: as ``fetchIdentifiers(_:referencing:of:)``.
+    public func fetchCount<E: Entity, T: Entity>(_ type: E.Type, referencing id: T.ID, of targetType: T.Type) -> Int {
+        referencingKeys(type, id: id, targetType).count
+    }
+
+    private func referencingKeys<E: Entity, T: Entity>(_ type: E.Type, id: T.ID, _ targetType: T.Type) -> Set<ObjectKey> {
+        let schema = core.schema
+        let source = schema.index(of: E.self), target = schema.index(of: T.self)
+        let relationships = schema.entities[source].relationshipIndexes.map { schema.relationships[$0] }.filter { $0.target == target }
+        let key = ObjectKey(id)
+        let overlay = overlay(entity: source)
+        let version = core.currentVersion
+        var result = Set<ObjectKey>()
+        for relationship in relationships {
+            for sourceKey in version.inverse[relationship.index][key] ?? [] where overlay[sourceKey] == nil {
+                result.insert(sourceKey)
+            }
+        }
+        for (sourceKey, change) in overlay {
+            if let value = change.upserted, relationships.contains(where: { $0.targets(value).contains(key) }) {
+                result.insert(sourceKey)
+            }
+        }
+        return result
     }
 }

@@ -22,8 +22,8 @@ extension GraphContext {
     ///   up to the O(log n) cost of each persistent-map update.
     public func save() throws {
         try withSaveLock {
-            let (changes, actions, policy, name) = withState { state in
-                (state.pending, state.commitActions, state.mergePolicy, state.name)
+            let (changes, actions, policy, name, generation) = withState { state in
+                (state.pending, state.commitActions, state.mergePolicy, state.name, state.generation)
             }
             if let parent {
                 parent.absorb(changes, actions: actions)
@@ -31,7 +31,12 @@ extension GraphContext {
                 _ = try core.commit(changes, policy: policy, contextName: name)
             }
             withState { state in
-                state.pending.removeCommitted(changes)
+                if state.generation == generation {
+                    state.pending = ChangeSet(entityCount: changes.entities.count)
+                } else {
+                    state.pending.removeCommitted(changes)
+                }
+                state.generation += 1
                 state.commitActions.removeFirst(min(actions.count, state.commitActions.count))
             }
             if parent == nil {
@@ -43,6 +48,7 @@ extension GraphContext {
     /// Takes a child's saved changes and its `onCommit` actions.
     private func absorb(_ changes: ChangeSet, actions: [@Sendable () -> Void]) {
         withState { state in
+            state.generation += 1
             state.pending.merge(changes)
             state.commitActions.append(contentsOf: actions)
         }

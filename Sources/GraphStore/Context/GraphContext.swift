@@ -33,6 +33,9 @@ public final class GraphContext: Sendable {
         var name: String?
         var mergePolicy: MergePolicy
         var commitActions: [@Sendable () -> Void] = []
+        /// Increases with every change to `pending`, so a save can tell whether anything was
+        /// changed while it committed.
+        var generation: UInt64 = 0
     }
 
     init(core: GraphCore, parent: GraphContext?, name: String?, mergePolicy: MergePolicy = .error) {
@@ -94,6 +97,7 @@ public final class GraphContext: Sendable {
         state.withLock { state in
             state.pending = ChangeSet(entityCount: core.schema.entities.count)
             state.commitActions = []
+            state.generation += 1
         }
     }
 
@@ -120,13 +124,14 @@ public final class GraphContext: Sendable {
     private func record(_ kind: PendingChange.Kind, entity: Int, key: ObjectKey) {
         let sequence = nextPendingSequence()
         state.withLock { state in
-            if var existing = state.pending.entities[entity][key] {
-                existing.kind = kind
-                existing.sequence = sequence
-                state.pending.entities[entity][key] = existing
-            } else {
-                state.pending.entities[entity][key] = PendingChange(
-                    kind: kind, base: storedBase(entity: entity, key: key), sequence: sequence)
+            state.generation += 1
+            // One hash lookup: the default (and its stored-version lookup) is evaluated only
+            // for an id this context has not changed yet.
+            state.pending.entities[entity].updateValue(
+                forKey: key, default: PendingChange(kind: kind, base: storedBase(entity: entity, key: key), sequence: sequence)
+            ) { change in
+                change.kind = kind
+                change.sequence = sequence
             }
         }
     }
@@ -166,13 +171,10 @@ public final class GraphContext: Sendable {
 /// One entity's pending changes, in the order they were made.
 typealias EntityChanges = OrderedDictionary<ObjectKey, PendingChange>
 
-private let pendingSequence = Mutex<UInt64>(0)
+private let pendingSequence = Atomic<UInt64>(0)
 
 /// A process-wide increasing number for pending changes, so a change keeps its identity when
 /// a child pushes it into its parent.
 func nextPendingSequence() -> UInt64 {
-    pendingSequence.withLock { value in
-        value += 1
-        return value
-    }
+    pendingSequence.wrappingAdd(1, ordering: .relaxed).newValue
 }

@@ -49,10 +49,10 @@ struct ChangeSet: Sendable {
 
     /// Removes the entries of `committed` that have not been changed again since.
     mutating func removeCommitted(_ committed: ChangeSet) {
+        // Rebuilt rather than removed from one by one: removing from an ordered dictionary
+        // shifts its storage, which would make a large save quadratic.
         for (entity, changes) in committed.entities.enumerated() where !changes.isEmpty {
-            for (key, change) in changes where entities[entity][key]?.sequence == change.sequence {
-                entities[entity][key] = nil
-            }
+            entities[entity] = entities[entity].filter { key, change in changes[key]?.sequence != change.sequence }
         }
     }
 }

@@ -43,7 +43,20 @@ struct CommitPlan {
     /// Compares each change's base with the stored object and applies the merge policy.
     mutating func resolveConflicts(_ changes: ChangeSet) throws {
         var conflicts: [MergeConflict] = []
-        for (entity, entityChanges) in changes.entities.enumerated() {
+        for (entity, entityChanges) in changes.entities.enumerated() where !entityChanges.isEmpty {
+            // The common case, only upserts and no conflicts, reuses the change set's keys
+            // instead of hashing every key again.
+            var isPlain = true
+            for (key, change) in entityChanges {
+                guard case .upsert = change.kind, base.tables[entity][key]?.version == change.base else {
+                    isPlain = false
+                    break
+                }
+            }
+            if isPlain {
+                upserts[entity] = entityChanges.mapValues { $0.upserted! }
+                continue
+            }
             for (key, change) in entityChanges {
                 let stored = base.tables[entity][key]
                 var kind: MergeConflict.Kind?
@@ -177,6 +190,9 @@ struct CommitPlan {
         for (entity, keys) in deletes.enumerated() { queue.append(contentsOf: keys.map { (entity, $0) }) }
         guard !queue.isEmpty else { return }
         var pendingReferences: [Int: [ObjectKey: [ObjectKey]]] = [:]
+        // `.deny` is checked once every cascade has run, so that a reference from an object this
+        // save deletes anyway never denies, whatever order the deletes are visited in.
+        var denied: [(entity: Int, key: ObjectKey, relationship: Int, source: ObjectKey)] = []
         while let (entity, key) = queue.popLast() {
             for relationshipIndex in schema.incoming[entity] {
                 let relationship = schema.relationships[relationshipIndex]
@@ -197,13 +213,21 @@ struct CommitPlan {
                         upserts[relationship.source][source] = nil
                         queue.append((relationship.source, source))
                     case .deny:
-                        throw GraphStoreError.deleteDenied(
-                            entity: schema.entities[entity].name, id: key.description,
-                            referencingEntity: schema.entities[relationship.source].name,
-                            referencingID: source.description, relationship: relationship.name)
+                        denied.append((entity, key, relationshipIndex, source))
                     }
                 }
             }
+        }
+        for (entity, key, relationshipIndex, source) in denied {
+            let relationship = schema.relationships[relationshipIndex]
+            guard !deletes[relationship.source].contains(source),
+                  let value = upserts[relationship.source][source] ?? base.tables[relationship.source][source]?.value,
+                  relationship.targets(value).contains(key)
+            else { continue }
+            throw GraphStoreError.deleteDenied(
+                entity: schema.entities[entity].name, id: key.description,
+                referencingEntity: schema.entities[relationship.source].name,
+                referencingID: source.description, relationship: relationship.name)
         }
     }
 
@@ -247,28 +271,48 @@ struct CommitPlan {
         var next = base
         next.number = base.number + 1
         var inserted: [String: [ObjectKey]] = [:], updated: [String: [ObjectKey]] = [:], deleted: [String: [ObjectKey]] = [:]
-        for (entity, keys) in deletes.enumerated() {
+        for (entity, keys) in deletes.enumerated() where !keys.isEmpty {
+            if keys.count == next.tables[entity].count, upserts[entity].isEmpty,
+               keys.allSatisfy({ next.tables[entity][$0] != nil }) {
+                // Every object of the entity goes: drop the table and its own indexes whole
+                // instead of removing entry by entry. (References into it were handled by
+                // the delete rules.)
+                next.tables[entity] = [:]
+                next.unique[entity] = next.unique[entity].map { _ in [:] }
+                for relationshipIndex in schema.entities[entity].relationshipIndexes { next.inverse[relationshipIndex] = [:] }
+                deleted[schema.entities[entity].name] = Array(keys)
+                continue
+            }
             for key in keys {
                 guard let old = next.tables[entity].removeValue(forKey: key) else { continue }
                 next.removeFromIndexes(old.value, key: key, entity: entity, schema: schema)
                 deleted[schema.entities[entity].name, default: []].append(key)
             }
         }
-        for (entity, values) in upserts.enumerated() {
-            for key in values.keys {
-                if let old = next.tables[entity][key] {
-                    next.removeFromIndexes(old.value, key: key, entity: entity, schema: schema)
-                    updated[schema.entities[entity].name, default: []].append(key)
-                } else {
-                    inserted[schema.entities[entity].name, default: []].append(key)
+        for (entity, values) in upserts.enumerated() where !values.isEmpty {
+            let description = schema.entities[entity]
+            let isIndexed = !description.constraints.isEmpty || !description.relationshipIndexes.isEmpty
+            var insertedKeys: [ObjectKey] = [], updatedKeys: [ObjectKey] = []
+            if isIndexed {
+                // Old index entries go first, so values can move between objects in one commit.
+                for key in values.keys {
+                    if let old = next.tables[entity][key] {
+                        next.removeFromIndexes(old.value, key: key, entity: entity, schema: schema)
+                    }
                 }
             }
-        }
-        for (entity, values) in upserts.enumerated() {
             for (key, value) in values {
-                next.tables[entity][key] = StoredObject(value: value, version: next.number)
-                next.addToIndexes(value, key: key, entity: entity, schema: schema)
+                if next.tables[entity].updateValue(StoredObject(value: value, version: next.number), forKey: key) == nil {
+                    insertedKeys.append(key)
+                } else {
+                    updatedKeys.append(key)
+                }
             }
+            if isIndexed {
+                for (key, value) in values { next.addToIndexes(value, key: key, entity: entity, schema: schema) }
+            }
+            if !insertedKeys.isEmpty { inserted[description.name] = insertedKeys }
+            if !updatedKeys.isEmpty { updated[description.name] = updatedKeys }
         }
         let change = GraphChange(
             version: next.number, contextName: contextName, inserted: inserted, updated: updated, deleted: deleted)

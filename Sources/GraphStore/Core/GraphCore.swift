@@ -12,6 +12,7 @@ package final class GraphCore: Sendable {
     let backend: any StoreBackend
     private let latest: Mutex<GraphVersion>
     private let commits: Mutex<CommitState>
+    private static let reclaimer = DispatchQueue(label: "GraphStore.reclaimer", qos: .background)
 
     private struct CommitState {
         var isClosed = false
@@ -46,7 +47,13 @@ package final class GraphCore: Sendable {
             let (next, change) = try CommitPlan.commit(
                 changes, onto: base, schema: schema, policy: policy, contextName: contextName)
             guard change.insertedCount + change.updatedCount + change.deletedCount > 0 else { return nil }
-            latest.withLock { $0 = next }
+            let replaced = latest.withLock { current in
+                defer { current = next }
+                return current
+            }
+            // Objects only the replaced version held (say, a deleted table) are freed on a
+            // background queue, not on the saving thread.
+            Self.reclaimer.async { withExtendedLifetime(replaced) {} }
             // Still under the commit lock, so that both hear of commits in commit order;
             // neither call blocks.
             backend.didCommit(next, change: change)

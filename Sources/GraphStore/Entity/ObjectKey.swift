@@ -1,37 +1,95 @@
+import Foundation
+
 /// A type-erased, hashable, sendable identifier: the core's key for any entity's id.
 ///
 /// Two keys are equal only when their wrapped values have the same type and are equal, so an
-/// `Int` id `1` and an `Int64` id `1` are different keys.
+/// `Int` id `1` and an `Int64` id `1` are different keys. The common id types (`UUID`, `Int`,
+/// `Int64`, `Int32`, `String`) are stored unboxed, so hashing and comparing them needs no
+/// dynamic cast.
 package struct ObjectKey: Hashable, Sendable, CustomStringConvertible {
-    package let base: any Hashable & Sendable
+    private enum Storage: Hashable, Sendable {
+        case uuid(UUID)
+        case int(Int)
+        case int64(Int64)
+        case int32(Int32)
+        case string(String)
+        case other(Boxed)
+    }
 
-    package init(_ base: some Hashable & Sendable) {
-        if let key = base as? ObjectKey {
-            self = key
+    private let storage: Storage
+
+    package init<T: Hashable & Sendable>(_ value: T) {
+        // Metatype comparisons, not dynamic casts: this runs for every id in every change, in
+        // generic code that is not specialized for the caller's id type.
+        if T.self == UUID.self {
+            storage = .uuid(unsafeBitCast(value, to: UUID.self))
+        } else if T.self == Int64.self {
+            storage = .int64(unsafeBitCast(value, to: Int64.self))
+        } else if T.self == Int.self {
+            storage = .int(unsafeBitCast(value, to: Int.self))
+        } else if T.self == Int32.self {
+            storage = .int32(unsafeBitCast(value, to: Int32.self))
+        } else if T.self == String.self {
+            storage = .string(unsafeBitCast(value, to: String.self))
+        } else if T.self == ObjectKey.self {
+            storage = unsafeBitCast(value, to: ObjectKey.self).storage
         } else {
-            self.base = base
+            storage = .other(Boxed(value))
         }
     }
 
-    package static func == (lhs: ObjectKey, rhs: ObjectKey) -> Bool {
-        func equals<T: Hashable>(_ value: T, _ other: any Hashable & Sendable) -> Bool {
-            guard let other = other as? T else { return false }
-            return value == other
+    /// The wrapped value.
+    package var base: any Hashable & Sendable {
+        switch storage {
+        case .uuid(let value): value
+        case .int(let value): value
+        case .int64(let value): value
+        case .int32(let value): value
+        case .string(let value): value
+        case .other(let boxed): boxed.base
         }
-        return equals(lhs.base, rhs.base)
-    }
-
-    package func hash(into hasher: inout Hasher) {
-        base.hash(into: &hasher)
     }
 
     /// The wrapped value as `T`, or nil when it has another type.
     package func value<T>(as type: T.Type) -> T? {
-        base as? T
+        switch storage {
+        case .uuid(let value): value as? T
+        case .int(let value): value as? T
+        case .int64(let value): value as? T
+        case .int32(let value): value as? T
+        case .string(let value): value as? T
+        case .other(let boxed): boxed.base as? T
+        }
     }
 
     package var description: String {
-        String(describing: base)
+        switch storage {
+        case .uuid(let value): value.uuidString
+        case .string(let value): value
+        default: String(describing: base)
+        }
+    }
+
+    /// Any other hashable id, compared by type and value. A class, so that the key stays small
+    /// (one pointer) and cheap to copy.
+    private final class Boxed: Hashable, Sendable {
+        let base: any Hashable & Sendable
+
+        init(_ base: some Hashable & Sendable) {
+            self.base = base
+        }
+
+        static func == (lhs: Boxed, rhs: Boxed) -> Bool {
+            func equals<T: Hashable>(_ value: T, _ other: any Hashable & Sendable) -> Bool {
+                guard let other = other as? T else { return false }
+                return value == other
+            }
+            return equals(lhs.base, rhs.base)
+        }
+
+        func hash(into hasher: inout Hasher) {
+            base.hash(into: &hasher)
+        }
     }
 }
 

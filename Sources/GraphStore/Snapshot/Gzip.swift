@@ -16,15 +16,16 @@ enum Gzip {
 
     // MARK: - Tuning
 
-    /// Minimum growth step of the output buffer and the largest slice handed
-    /// to zlib at once is bounded by `maxZlibSlice`.
+    /// Minimum growth step of an output buffer (and the first allocation when
+    /// the trailer gives no usable size hint).
     static let chunkSize = 256 * 1024
 
-    /// zlib counts in 32-bit `uInt`; slices are kept well below that.
+    /// Largest slice of input or output handed to zlib in one call; zlib
+    /// counts in 32-bit `uInt`, so slices are kept well below that.
     static let maxZlibSlice = 1 << 30
 
-    /// Upper bound on deflate's expansion ratio (1032:1) plus slack, used to
-    /// distrust an ISIZE hint that the compressed size cannot justify.
+    /// Deflate's maximum expansion ratio (1032:1), used to distrust an ISIZE
+    /// hint that the compressed size cannot justify.
     private static let maxDeflateRatio = 1032
 
     // MARK: - Detection
@@ -78,7 +79,8 @@ enum Gzip {
     ///
     /// - Parameters:
     ///   - data: The complete compressed file.
-    ///   - maxOutputBytes: The largest acceptable decompressed size (>= 0).
+    ///   - maxOutputBytes: The largest acceptable decompressed size.
+    /// - Precondition: `maxOutputBytes >= 0`.
     /// - Throws: A ``FileLayerError``: `.badMagic`, `.unsupportedMethod`,
     ///   `.reservedFlags`, `.headerCRCMismatch`, `.truncated` (input ends in
     ///   the header, the deflate data or the trailer), `.corruptDeflate`,

@@ -1,0 +1,42 @@
+// graphstore-bench: GraphStore side by side with raw SQLite (GRDB) in one process run.
+//
+//   swift run -c release graphstore-bench [--json PATH] [--scale X] [--repetitions N] [--only 1,2,...]
+import Foundation
+
+var arguments = Array(CommandLine.arguments.dropFirst())
+@MainActor func option(_ name: String) -> String? {
+    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return nil }
+    return arguments[index + 1]
+}
+
+if let index = arguments.firstIndex(of: "--memory-probe") {
+    try await memoryProbe(arguments[index + 1], arguments[index + 2])
+    exit(0)
+}
+
+let scale = option("--scale").flatMap(Double.init) ?? 1
+let repetitions = option("--repetitions").flatMap(Int.init) ?? 5
+let only = Set((option("--only") ?? "1,2,3,4,5,6,7").split(separator: ",").compactMap { Int($0) })
+let scenarios = Scenarios(harness: Harness(repetitions: repetitions, warmups: 1), scale: scale)
+var rows: [Row] = []
+
+@MainActor func run(_ number: Int, _ name: String, _ body: () async throws -> [Row]) async throws {
+    guard only.contains(number) else { return }
+    FileHandle.standardError.write(Data("running \(number). \(name)…\n".utf8))
+    rows += try await body()
+}
+
+try await run(1, "write and delete items") { try await scenarios.writeAndDelete() }
+try await run(2, "cold open") { try await scenarios.coldOpen() }
+try await run(3, "fetch") { try scenarios.fetch() }
+try await run(4, "small saves") { try scenarios.smallSaves() }
+try await run(5, "main-context latency") { try await scenarios.latency() }
+try await run(6, "coalescing") { try await scenarios.coalescing() }
+try await run(7, "size and memory") { try await scenarios.sizeAndMemory(executable: CommandLine.arguments[0]) }
+
+print(markdown(rows))
+if let path = option("--json") {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+    try encoder.encode(rows).write(to: URL(fileURLWithPath: path))
+}

@@ -1,0 +1,185 @@
+import CZlib
+import Foundation
+import Testing
+
+@testable import GraphStore
+
+// MARK: - Round trips and interoperability
+
+@Suite("Gzip round trips, interoperability and bounds")
+struct GzipTests {
+
+    static let unlimited = 1 << 40
+
+    // MARK: - Round trips
+
+    @Test("Empty input round-trips and is a valid gzip member")
+    func emptyRoundTrip() throws {
+        let compressed = try Gzip.compress(Data())
+        #expect(Gzip.isGzip(compressed))
+        #expect(compressed.count == 20)  // 10-byte header, 2-byte empty block, 8-byte trailer.
+        #expect(try Gzip.decompress(compressed, maxOutputBytes: 0) == Data())
+    }
+
+    @Test("Small input round-trips at every level")
+    func smallRoundTrip() throws {
+        let data = Data("Hello, GraphStore! Hello, GraphStore! 🚀".utf8)
+        for level: Int32 in 0...9 {
+            let compressed = try Gzip.compress(data, level: level)
+            #expect(try Gzip.decompress(compressed, maxOutputBytes: data.count) == data)
+        }
+    }
+
+    @Test("5 MB of random and of compressible data round-trip")
+    func largeRoundTrip() throws {
+        let random = FileLayerFixtures.randomBytes(5_000_000)
+        let compressedRandom = try Gzip.compress(random)
+        #expect(try Gzip.decompress(compressedRandom, maxOutputBytes: random.count) == random)
+
+        let text = FileLayerFixtures.compressibleText(atLeast: 5_000_000)
+        let compressedText = try Gzip.compress(text)
+        #expect(compressedText.count < text.count / 5)
+        #expect(try Gzip.decompress(compressedText, maxOutputBytes: text.count) == text)
+    }
+
+    @Test("A Data slice with a non-zero start index is handled")
+    func sliceInput() throws {
+        let text = FileLayerFixtures.compressibleText(atLeast: 10_000)
+        let padded = Data([0xAA, 0xBB, 0xCC]) + (try Gzip.compress(text))
+        let slice = padded.dropFirst(3)
+        #expect(slice.startIndex == 3)
+        #expect(Gzip.isGzip(slice))
+        #expect(try Gzip.decompress(slice, maxOutputBytes: Self.unlimited) == text)
+    }
+
+    @Test("An invalid compression level is a zlib failure")
+    func invalidLevel() {
+        let error = #expect(throws: FileLayerError.self) { try Gzip.compress(Data([1, 2, 3]), level: 42) }
+        guard case .zlibFailure(let function, let code, _) = error else {
+            Issue.record("expected zlibFailure, got \(String(describing: error))")
+            return
+        }
+        #expect(function == "deflateInit2")
+        #expect(code == Z_STREAM_ERROR)
+    }
+
+    // MARK: - Interoperability
+
+    @Test("Python's gzip module and gzip -d read our output")
+    func standardToolsReadOurOutput() throws {
+        let scratch = try FileLayerScratch()
+        defer { scratch.remove() }
+        let inputs = [
+            Data(),
+            Data("small".utf8),
+            FileLayerFixtures.randomBytes(5_000_000),
+            FileLayerFixtures.compressibleText(atLeast: 5_000_000),
+        ]
+        for (index, data) in inputs.enumerated() {
+            let file = scratch.file("out-\(index).gz")
+            try Gzip.compress(data).write(to: file)
+            #expect(try FileLayerProcess.pythonGunzip(file) == data, "python, input \(index)")
+            let gunzip = try FileLayerProcess.run(["gzip", "-dc", file.path])
+            #expect(gunzip.status == 0)
+            #expect(gunzip.output == data, "gzip -dc, input \(index)")
+        }
+    }
+
+    @Test("Files made by Python and by gzip (with FNAME) decompress to the same bytes")
+    func weReadStandardToolsOutput() throws {
+        let scratch = try FileLayerScratch()
+        defer { scratch.remove() }
+        let original = FileLayerFixtures.compressibleText(atLeast: 300_000)
+            + FileLayerFixtures.randomBytes(100_000)
+        let source = scratch.file("snapshot.json")
+        try original.write(to: source)
+
+        let pythonFile = scratch.file("python.gz")
+        let script = #"import gzip,sys; open(sys.argv[2],"wb").write(gzip.compress(open(sys.argv[1],"rb").read(), 9))"#
+        #expect(try FileLayerProcess.run(["python3", "-c", script, source.path, pythonFile.path]).status == 0)
+        let fromPython = try Data(contentsOf: pythonFile)
+        #expect(try Gzip.decompress(fromPython, maxOutputBytes: original.count) == original)
+
+        let fromGzip = try FileLayerProcess.run(["gzip", "-c", "-N", source.path])
+        #expect(fromGzip.status == 0)
+        let gzipped = fromGzip.output
+        #expect(gzipped.count > 3 && gzipped[gzipped.startIndex + 3] & GzipHeader.Flag.name != 0)
+        #expect(try Gzip.decompress(gzipped, maxOutputBytes: original.count) == original)
+    }
+
+    // MARK: - Output bound
+
+    @Test("The size limit is inclusive")
+    func limitIsInclusive() throws {
+        let data = FileLayerFixtures.compressibleText(atLeast: 1_000_000)
+        let compressed = try Gzip.compress(data)
+        #expect(try Gzip.decompress(compressed, maxOutputBytes: data.count) == data)
+        #expect(throws: FileLayerError.decompressedSizeLimitExceeded(limit: data.count - 1)) {
+            try Gzip.decompress(compressed, maxOutputBytes: data.count - 1)
+        }
+    }
+
+    @Test("The bomb construction is valid gzip (32 MiB of zeros)")
+    func bombConstructionIsValid() throws {
+        let bomb = try Self.zeroBomb(mebibytes: 32)
+        let output = try Gzip.decompress(bomb, maxOutputBytes: 32 << 20)
+        #expect(output.count == 32 << 20)
+        #expect(output.allSatisfy { $0 == 0 })
+    }
+
+    @Test("A 1 GiB gzip bomb hits a 16 MiB limit")
+    func gzipBombIsRejected() throws {
+        let bomb = try Self.zeroBomb(mebibytes: 1024)
+        #expect(bomb.count < 2 << 20)
+        #expect(throws: FileLayerError.decompressedSizeLimitExceeded(limit: 16 << 20)) {
+            try Gzip.decompress(bomb, maxOutputBytes: 16 << 20)
+        }
+    }
+
+    // MARK: - Helpers
+
+    /// A gzip member holding `mebibytes` MiB of zeros, built without
+    /// compressing them all: one full-flushed deflate segment for 1 MiB is
+    /// repeated, then a final empty block and the trailer are appended.
+    static func zeroBomb(mebibytes: Int) throws -> Data {
+        let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
+        stream.initialize(to: z_stream())
+        defer { deflateEnd(stream); stream.deinitialize(count: 1); stream.deallocate() }
+        let initCode = deflateInit2_(
+            stream, 9, Z_DEFLATED, -15, 9, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
+        try #require(initCode == Z_OK)
+
+        var zeros = [UInt8](repeating: 0, count: 1 << 20)
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        func run(_ flush: Int32, input: UnsafeMutablePointer<UInt8>?, count: Int) -> Data {
+            var produced = Data()
+            stream.pointee.next_in = input
+            stream.pointee.avail_in = uInt(count)
+            repeat {
+                buffer.withUnsafeMutableBufferPointer { out in
+                    stream.pointee.next_out = out.baseAddress
+                    stream.pointee.avail_out = uInt(out.count)
+                    _ = deflate(stream, flush)
+                    produced.append(out.baseAddress!, count: out.count - Int(stream.pointee.avail_out))
+                }
+            } while stream.pointee.avail_out == 0
+            return produced
+        }
+        let segment = zeros.withUnsafeMutableBufferPointer { run(Z_FULL_FLUSH, input: $0.baseAddress, count: $0.count) }
+        let final = run(Z_FINISH, input: nil, count: 0)
+
+        let chunkCRC = zeros.withUnsafeBufferPointer { crc32(0, $0.baseAddress, uInt($0.count)) }
+        var crc: uLong = 0
+        for _ in 0..<mebibytes { crc = crc32_combine(crc, chunkCRC, off_t(1 << 20)) }
+        let length = UInt32(truncatingIfNeeded: mebibytes << 20)
+
+        var bomb = Data([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3])
+        bomb.reserveCapacity(10 + segment.count * mebibytes + final.count + 8)
+        for _ in 0..<mebibytes { bomb.append(segment) }
+        bomb.append(final)
+        withUnsafeBytes(of: UInt32(truncatingIfNeeded: crc).littleEndian) { bomb.append(contentsOf: $0) }
+        withUnsafeBytes(of: length.littleEndian) { bomb.append(contentsOf: $0) }
+        zeros.removeAll()
+        return bomb
+    }
+}
