@@ -6,12 +6,14 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "GraphStore", targets: ["GraphStore"]),
+        .executable(name: "dashboard", targets: ["dashboard"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
     ],
     targets: [
         // zlib, from the system (`libz-dev` / `zlib1g-dev`).
@@ -34,6 +36,14 @@ let package = Package(
             name: "GraphStoreTestSupport",
             dependencies: ["GraphStore", "ExampleModel"],
             path: "Tests/GraphStoreTestSupport"),
+        .target(
+            name: "DashboardCore",
+            dependencies: ["GraphStore", "ExampleModel"],
+            path: "Examples/Dashboard/DashboardCore"),
+        .executableTarget(
+            name: "dashboard",
+            dependencies: ["DashboardCore", "ExampleModel", "GraphStore", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Examples/Dashboard/dashboard"),
         .executableTarget(
             name: "graphstore-bench",
             dependencies: ["GraphStore", "ExampleModel", .product(name: "GRDB", package: "GRDB.swift")],
@@ -51,6 +61,10 @@ let package = Package(
                 "graphstore-crash-helper",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]),
+        .testTarget(
+            name: "DashboardTests",
+            dependencies: ["DashboardCore", "ExampleModel", "GraphStore", "GraphStoreTestSupport"],
+            exclude: ["Fixtures"]),
     ],
     swiftLanguageModes: [.v6]
 )
