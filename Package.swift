@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "GraphStore", targets: ["GraphStore"]),
         .executable(name: "dashboard", targets: ["dashboard"]),
+        .executable(name: "notes", targets: ["notes"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
@@ -44,6 +45,14 @@ let package = Package(
             name: "dashboard",
             dependencies: ["DashboardCore", "ExampleModel", "GraphStore", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Examples/Dashboard/dashboard"),
+        .target(
+            name: "NotesCore",
+            dependencies: ["GraphStore", "ExampleModel"],
+            path: "Examples/Notes/NotesCore"),
+        .executableTarget(
+            name: "notes",
+            dependencies: ["NotesCore", "ExampleModel", "GraphStore", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Examples/Notes/notes"),
         .executableTarget(
             name: "graphstore-bench",
             dependencies: ["GraphStore", "ExampleModel", .product(name: "GRDB", package: "GRDB.swift")],
@@ -65,6 +74,9 @@ let package = Package(
             name: "DashboardTests",
             dependencies: ["DashboardCore", "ExampleModel", "GraphStore", "GraphStoreTestSupport"],
             exclude: ["Fixtures"]),
+        .testTarget(
+            name: "NotesTests",
+            dependencies: ["NotesCore", "ExampleModel", "GraphStore", "GraphStoreTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

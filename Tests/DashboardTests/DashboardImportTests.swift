@@ -5,6 +5,8 @@ import GraphStore
 import GraphStoreTestSupport
 import Testing
 
+private typealias Tag = ExampleModel.Tag
+
 @Suite struct DashboardImportTests {
     static let fixtureNames = ["legacy-text", "legacy-photo", "npf-text"]
 
