@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "GraphStore", targets: ["GraphStore"]),
         .executable(name: "dashboard", targets: ["dashboard"]),
         .executable(name: "notes", targets: ["notes"]),
+        .executable(name: "news-import", targets: ["news-import"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
@@ -53,6 +54,14 @@ let package = Package(
             name: "notes",
             dependencies: ["NotesCore", "ExampleModel", "GraphStore", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Examples/Notes/notes"),
+        .target(
+            name: "NewsCore",
+            dependencies: ["GraphStore"],
+            path: "Examples/NewsImport/NewsCore"),
+        .executableTarget(
+            name: "news-import",
+            dependencies: ["NewsCore", "GraphStore", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Examples/NewsImport/news-import"),
         .executableTarget(
             name: "graphstore-bench",
             dependencies: ["GraphStore", "ExampleModel", .product(name: "GRDB", package: "GRDB.swift")],
@@ -77,6 +86,10 @@ let package = Package(
         .testTarget(
             name: "NotesTests",
             dependencies: ["NotesCore", "ExampleModel", "GraphStore", "GraphStoreTestSupport"]),
+        .testTarget(
+            name: "NewsImportTests",
+            dependencies: ["NewsCore", "GraphStore", "GraphStoreTestSupport"],
+            exclude: ["Fixtures"]),
     ],
     swiftLanguageModes: [.v6]
 )
