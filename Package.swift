@@ -6,6 +6,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "GraphStore", targets: ["GraphStore"]),
+        .library(name: "GraphStoreSQLite", targets: ["GraphStoreSQLite"]),
+        .executable(name: "graphstore", targets: ["graphstore"]),
         .executable(name: "dashboard", targets: ["dashboard"]),
         .executable(name: "notes", targets: ["notes"]),
         .executable(name: "news-import", targets: ["news-import"]),
@@ -29,6 +31,13 @@ let package = Package(
                 "CZlib",
                 .product(name: "HashTreeCollections", package: "swift-collections"),
                 .product(name: "OrderedCollections", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        .target(
+            name: "GraphStoreSQLite",
+            dependencies: [
+                "GraphStore",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .target(
@@ -63,6 +72,9 @@ let package = Package(
             dependencies: ["NewsCore", "GraphStore", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Examples/NewsImport/news-import"),
         .executableTarget(
+            name: "graphstore",
+            dependencies: ["GraphStore", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+        .executableTarget(
             name: "graphstore-bench",
             dependencies: ["GraphStore", "ExampleModel", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Benchmarks/graphstore-bench"),
@@ -80,6 +92,15 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]),
         .testTarget(
+            name: "GraphStoreSQLiteTests",
+            dependencies: [
+                "GraphStoreSQLite",
+                "GraphStore",
+                "ExampleModel",
+                "GraphStoreTestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]),
+        .testTarget(
             name: "DashboardTests",
             dependencies: ["DashboardCore", "ExampleModel", "GraphStore", "GraphStoreTestSupport"],
             exclude: ["Fixtures"]),
@@ -90,6 +111,9 @@ let package = Package(
             name: "NewsImportTests",
             dependencies: ["NewsCore", "GraphStore", "GraphStoreTestSupport"],
             exclude: ["Fixtures"]),
+        .testTarget(
+            name: "graphstoreTests",
+            dependencies: ["graphstore", "GraphStore", "ExampleModel", "GraphStoreTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

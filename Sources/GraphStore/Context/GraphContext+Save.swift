@@ -21,28 +21,33 @@ extension GraphContext {
     /// - Complexity: O(changed objects + their references); independent of the store's size
     ///   up to the O(log n) cost of each persistent-map update.
     public func save() throws {
-        try withSaveLock {
+        // The actions run after the save lock is released: they are user code, and may save
+        // this context again.
+        let committedActions = try withSaveLock { () throws -> [@Sendable () -> Void] in
             let (changes, actions, policy, name, generation) = withState { state in
                 (state.pending, state.commitActions, state.mergePolicy, state.name, state.generation)
             }
+            var written: GraphChange?
             if let parent {
                 parent.absorb(changes, actions: actions)
             } else if !changes.isEmpty {
-                _ = try core.commit(changes, policy: policy, contextName: name)
+                written = try core.commit(changes, policy: policy, contextName: name)
             }
             withState { state in
                 if state.generation == generation {
                     state.pending = ChangeSet(entityCount: changes.entities.count)
                 } else {
                     state.pending.removeCommitted(changes)
+                    // Objects changed again while this save committed are now based on what it
+                    // wrote, so the next save does not conflict with this one.
+                    if let written { state.pending.rebase(changes, onto: written, schema: core.schema) }
                 }
                 state.generation += 1
                 state.commitActions.removeFirst(min(actions.count, state.commitActions.count))
             }
-            if parent == nil {
-                for action in actions { action() }
-            }
+            return parent == nil ? actions : []
         }
+        for action in committedActions { action() }
     }
 
     /// Takes a child's saved changes and its `onCommit` actions.

@@ -55,4 +55,23 @@ struct ChangeSet: Sendable {
             entities[entity] = entities[entity].filter { key, change in changes[key]?.sequence != change.sequence }
         }
     }
+
+    /// Bases the entries of `committed` that were changed again while it was being saved on
+    /// the version that save wrote (`nil` for an object it deleted). Entries the save did not
+    /// write (dropped by `.storeWins`, merged away by a unique constraint) keep their base.
+    ///
+    /// - Complexity: O(committed changes).
+    mutating func rebase(_ committed: ChangeSet, onto written: GraphChange, schema: Schema) {
+        for (entity, changes) in committed.entities.enumerated() where !changes.isEmpty && !entities[entity].isEmpty {
+            let name = schema.entities[entity].name
+            var versions: [ObjectKey: UInt64?] = [:]
+            for key in written.inserted[name] ?? [] { versions[key] = .some(written.version) }
+            for key in written.updated[name] ?? [] { versions[key] = .some(written.version) }
+            for key in written.deleted[name] ?? [] { versions[key] = .some(nil) }
+            for key in changes.keys {
+                guard entities[entity][key] != nil, let version = versions[key] else { continue }
+                entities[entity][key]?.base = version
+            }
+        }
+    }
 }

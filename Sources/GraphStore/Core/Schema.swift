@@ -56,6 +56,20 @@ package struct Schema: Sendable {
     package func index(named name: String) -> Int? {
         indexByName[name]
     }
+
+    /// A version holding `objects` (per entity index) at store version `number`, indexed and
+    /// checked as when a snapshot opens; how the stores of other GraphStore modules open.
+    ///
+    /// - Throws: ``GraphStoreError/damagedFile(path:offset:reason:)`` naming `path` for a
+    ///   duplicate id, a unique value held twice, or a reference to a missing object.
+    /// - Complexity: O(objects + references).
+    package func loadedVersion(_ objects: [[any Entity]], number: UInt64, path: String) throws(GraphStoreError) -> GraphVersion {
+        do {
+            return try GraphVersion.loaded(objects, number: number, schema: self)
+        } catch {
+            throw .damagedFile(path: path, offset: nil, reason: error.description)
+        }
+    }
 }
 
 /// One entity, with its id, unique keys and relationships reachable without its static type.

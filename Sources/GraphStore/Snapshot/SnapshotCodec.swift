@@ -14,8 +14,14 @@ enum SnapshotCodec {
         _ version: GraphVersion, schema: Schema, format: SnapshotFormat, modelVersion: String, savedAt: Date, path: String
     ) throws -> Data {
         var counts: [String: Int] = [:]
-        for entity in schema.entities { counts[entity.name] = version.tables[entity.index].count }
-        let header = SnapshotHeaderV1(modelVersion: modelVersion, savedAt: savedAt, storeVersion: version.number, counts: counts)
+        var fieldTypes: [String: [String: String]] = [:]
+        for entity in schema.entities {
+            counts[entity.name] = version.tables[entity.index].count
+            let types = FieldTypeProbe.fieldTypes(of: version.tables[entity.index].lazy.map(\.value.value))
+            if !types.isEmpty { fieldTypes[entity.name] = types }
+        }
+        let header = SnapshotHeaderV1(
+            modelVersion: modelVersion, savedAt: savedAt, storeVersion: version.number, counts: counts, fieldTypes: fieldTypes)
         let document = EncodableDocument(header: header, version: version, schema: schema)
         do {
             switch format {
@@ -100,6 +106,10 @@ enum SnapshotCodec {
                 throw GraphStoreError.damagedFile(path: path, offset: nil, reason: "the header names format \"\(name)\", not \(SnapshotHeaderV1.formatName)")
             case .newerVersion(let found):
                 throw GraphStoreError.unsupportedFormatVersion(path: path, found: found, supported: SnapshotHeaderV1.currentFormatVersion)
+            case .unregisteredEntity(let name, let count):
+                throw GraphStoreError.codingFailed(
+                    path: path, entity: name, id: nil,
+                    reason: "the file holds \(count) \(name) object(s), but the container does not register \(name); register the type (or migrate the file with the graphstore tool) so they are not lost. The file was left untouched")
             case .countMismatch(let entity, let expected, let found):
                 throw GraphStoreError.damagedFile(path: path, offset: nil, reason: "the header counts \(expected) \(entity) object(s), the file holds \(found)")
             }
@@ -163,6 +173,9 @@ enum HeaderRejection: Error {
     case notGraphStore(String)
     case newerVersion(Int)
     case countMismatch(entity: String, expected: Int, found: Int)
+    /// The file holds objects of an entity the container does not register: opening would
+    /// drop them at the next write.
+    case unregisteredEntity(name: String, count: Int)
 }
 
 /// Carries the schema into `Decodable` initializers.
@@ -203,6 +216,10 @@ private struct DecodableDocument: Decodable {
         guard header.format == SnapshotHeaderV1.formatName else { throw HeaderRejection.notGraphStore(header.format) }
         guard header.formatVersion <= SnapshotHeaderV1.currentFormatVersion else { throw HeaderRejection.newerVersion(header.formatVersion) }
         let entities = try container.nestedContainer(keyedBy: EntityNameKey.self, forKey: .entities)
+        for key in entities.allKeys where context.schema.index(named: key.stringValue) == nil {
+            let count = (try? entities.nestedUnkeyedContainer(forKey: key))?.count ?? header.counts[key.stringValue] ?? 0
+            if count > 0 { throw HeaderRejection.unregisteredEntity(name: key.stringValue, count: count) }
+        }
         var objects: [[any Entity]] = []
         for entity in context.schema.entities {
             let key = EntityNameKey(entity.name)

@@ -23,6 +23,8 @@ final class SnapshotFileBackend: StoreBackend {
         } catch {
             throw GraphStoreError(error, path: url.path)
         }
+        // A process killed while writing leaves its temporary file; the lock says it is gone.
+        target.removeLeftovers()
         writer = SnapshotWriter(
             target: target, opened: GraphVersion(schema: schema), interval: interval,
             clock: options.clock, beforeWrite: options.beforeWrite)
@@ -116,9 +118,21 @@ final class SnapshotFileBackend: StoreBackend {
             lock.unlock()
             throw damage
         }
-        // Keep the damaged file for inspection; the next write replaces it.
-        let aside = target.url.path + ".damaged-\(Int(Date().timeIntervalSince1970))"
-        try? FileManager.default.copyItem(atPath: target.url.path, toPath: aside)
+        // Keep the damaged file for inspection, under a name no earlier recovery took; the next
+        // write replaces it. Without that copy the damaged file stays where it is.
+        let stamp = target.url.path + ".damaged-\(Int(Date().timeIntervalSince1970))"
+        var aside = stamp
+        var attempt = 1
+        while FileManager.default.fileExists(atPath: aside) {
+            attempt += 1
+            aside = stamp + "-\(attempt)"
+        }
+        do {
+            try FileManager.default.copyItem(atPath: target.url.path, toPath: aside)
+        } catch {
+            lock.unlock()
+            throw damage
+        }
         // The damaged file must not become the previous snapshot: put the good one back first.
         try? FileManager.default.removeItem(at: target.url)
         try? FileManager.default.copyItem(at: previous, to: target.url)
@@ -130,10 +144,11 @@ final class SnapshotFileBackend: StoreBackend {
 }
 
 extension GraphStoreError {
-    /// Whether this error says a file's content is bad (as opposed to I/O or locking).
+    /// Whether this error says a file's content is bad (as opposed to I/O or locking). A file
+    /// of a newer format version is not damaged: it is refused, never replaced by recovery.
     var isDamage: Bool {
         switch self {
-        case .damagedFile, .unsupportedFormatVersion, .codingFailed, .decompressedSizeLimitExceeded: true
+        case .damagedFile, .codingFailed, .decompressedSizeLimitExceeded: true
         default: false
         }
     }

@@ -53,13 +53,18 @@ public struct SnapshotHeaderV1: Codable, Sendable, Equatable {
     public var counts: [String: Int]
     /// How dates are written: `secondsSince2001`.
     public var dateEncoding: String
+    /// Per entity, where its objects hold dates and data (`"createdAt": "date"`,
+    /// `"attachments[].bytes": "data"`), found on a sample of objects when the snapshot is
+    /// written. Lets tools without the app's types convert between JSON and property lists.
+    public var fieldTypes: [String: [String: String]]?
 
     /// The format name every snapshot carries.
     public static let formatName = "GraphStore"
     /// The newest layout this version of GraphStore reads and the one it writes.
     public static let currentFormatVersion = 1
 
-    public init(modelVersion: String, savedAt: Date, storeVersion: UInt64, counts: [String: Int]) {
+    public init(modelVersion: String, savedAt: Date, storeVersion: UInt64, counts: [String: Int], fieldTypes: [String: [String: String]]? = nil) {
+        self.fieldTypes = fieldTypes
         format = Self.formatName
         formatVersion = Self.currentFormatVersion
         self.modelVersion = modelVersion
@@ -77,7 +82,9 @@ public struct SnapshotOptions: Sendable {
     public var maxDecompressedBytes: Int
     /// Open the previous good snapshot (kept beside the current one as `<file>.previous`)
     /// when the current one is damaged. The damaged file is first copied to
-    /// `<file>.damaged-<unix time>`. Off by default: a damaged file is an error.
+    /// `<file>.damaged-<unix time>` (with `-2`, `-3`… when that name is taken); when it cannot
+    /// be copied, nothing is recovered. Off by default: a damaged file is an error. A file of a
+    /// newer format version is not damaged and is always refused.
     public var recoverFromPreviousSnapshot: Bool
     /// The application's model version, written into every header.
     public var modelVersion: String

@@ -45,13 +45,34 @@ struct SnapshotTarget: Sendable {
         return bytes.count
     }
 
+    /// Removes what writes killed midway left beside the snapshot: `AtomicFile`'s temporary
+    /// files and the staging link of the previous copy. Call it only while holding the store's
+    /// lock, when no other writer can be at work. Best effort.
+    func removeLeftovers() {
+        let directory = url.deletingLastPathComponent()
+        let prefix = AtomicFile.temporaryPrefix(for: url)
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        for name in names where name.hasPrefix(prefix) {
+            // Only AtomicFile's own names, `<prefix><pid>-<hex>`, never another store's files.
+            let parts = name.dropFirst(prefix.count).split(separator: "-", omittingEmptySubsequences: false)
+            guard parts.count == 2, Int32(parts[0]) != nil, UInt64(parts[1], radix: 16) != nil else { continue }
+            unlink(directory.appendingPathComponent(name).path)
+        }
+        unlink(stagingPath)
+    }
+
+    private var stagingPath: String { url.path + ".previous-staging" }
+
     /// Hard-links the current snapshot as the previous one; best effort (a missing current
     /// file, or a file system without hard links, leaves the previous copy as it was).
     private func keepPrevious() {
-        let staging = url.path + ".previous-staging"
+        let staging = stagingPath
         unlink(staging)
         guard link(url.path, staging) == 0 else { return }
-        if rename(staging, previousURL.path) != 0 { unlink(staging) }
+        // When the previous copy already is this file (a write failed after the last link),
+        // rename(2) succeeds without doing anything and the staging name would stay behind.
+        _ = rename(staging, previousURL.path)
+        unlink(staging)
     }
 }
 

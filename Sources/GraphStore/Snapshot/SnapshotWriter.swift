@@ -88,16 +88,27 @@ final class SnapshotWriter: Sendable {
 
     /// Flushes, then stops scheduling writes and ends the event streams.
     func close() async throws {
-        defer {
-            let subscribers = state.withLock { state in
-                state.isClosed = true
-                state.timerGeneration += 1
-                defer { state.subscribers = [:] }
-                return Array(state.subscribers.values)
-            }
-            for subscriber in subscribers { subscriber.finish() }
+        let flushed: Result<Void, any Error>
+        do {
+            try await flush()
+            flushed = .success(())
+        } catch {
+            flushed = .failure(error)
         }
-        try await flush()
+        let subscribers = state.withLock { state in
+            state.isClosed = true
+            state.timerGeneration += 1
+            defer { state.subscribers = [:] }
+            return Array(state.subscribers.values)
+        }
+        // A write may still be announcing itself on the queue (one the timer started, whose
+        // version a concurrent flush already saw as durable): let it finish first, so no
+        // stream ends before the last write's event is in it.
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            queue.async { continuation.resume() }
+        }
+        for subscriber in subscribers { subscriber.finish() }
+        try flushed.get()
     }
 
     var status: StoreStatus {
@@ -199,13 +210,15 @@ final class SnapshotWriter: Sendable {
             }
             return (event, finished, failedError, Array(state.subscribers.values))
         }
+        // Announce before resuming the flushes this write covers: once `flush()` returns, the
+        // event is in every stream (and `close()` cannot end a stream before it).
+        for subscriber in subscribers { subscriber.yield(event) }
         if let failedError {
             logger.error("Snapshot write failed; the graph stays in memory and the write will be retried", metadata: ["error": "\(failedError)"])
             for waiter in finished { waiter.continuation.resume(throwing: failedError) }
         } else {
             for waiter in finished { waiter.continuation.resume() }
         }
-        for subscriber in subscribers { subscriber.yield(event) }
     }
 
     /// Back-off after failures: the interval (at least 250 ms), doubled per failure, at most 60 s.

@@ -1,0 +1,151 @@
+import Foundation
+
+/// Finds where an entity's values hold `Date` and `Data`, so tools without the app's types can
+/// tell a JSON number that is a date, or a JSON string that is Base64 data, from the others.
+///
+/// Paths are keys joined by `.`, with `[]` for array elements: `createdAt`, `attachments[].bytes`.
+/// The result goes into ``SnapshotHeaderV1/fieldTypes``.
+enum FieldTypeProbe {
+    /// `path → "date" | "data"` found in `objects` (at most `limit` of them are probed).
+    ///
+    /// - Complexity: O(size of the probed objects).
+    static func fieldTypes(of objects: some Sequence<any Entity>, limit: Int = 64) -> [String: String] {
+        let recorder = Recorder()
+        for object in objects.prefix(limit) {
+            try? object.encode(to: ProbeEncoder(recorder: recorder, path: ""))
+        }
+        return recorder.types
+    }
+
+    /// Collects paths while one probe runs; used on one thread only.
+    final class Recorder {
+        var types: [String: String] = [:]
+    }
+
+    /// The types every encoder handles itself.
+    static let primitives: Set<ObjectIdentifier> = [
+        ObjectIdentifier(String.self), ObjectIdentifier(Bool.self), ObjectIdentifier(Double.self), ObjectIdentifier(Float.self),
+        ObjectIdentifier(Int.self), ObjectIdentifier(Int8.self), ObjectIdentifier(Int16.self), ObjectIdentifier(Int32.self),
+        ObjectIdentifier(Int64.self), ObjectIdentifier(UInt.self), ObjectIdentifier(UInt8.self), ObjectIdentifier(UInt16.self),
+        ObjectIdentifier(UInt32.self), ObjectIdentifier(UInt64.self),
+    ]
+
+    struct ProbeEncoder: Encoder {
+        let recorder: Recorder
+        let path: String
+        var codingPath: [any CodingKey] { [] }
+        var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+        func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+            KeyedEncodingContainer(Keyed<Key>(recorder: recorder, path: path))
+        }
+
+        func unkeyedContainer() -> any UnkeyedEncodingContainer { Unkeyed(recorder: recorder, path: path + "[]") }
+        func singleValueContainer() -> any SingleValueEncodingContainer { Single(recorder: recorder, path: path) }
+
+        /// Records `value` at `path` when it is a date or data; otherwise probes inside it.
+        static func probe<T: Encodable>(_ value: T, recorder: Recorder, path: String) throws {
+            if T.self == Date.self {
+                recorder.types[path] = "date"
+            } else if T.self == Data.self {
+                recorder.types[path] = "data"
+            } else if primitives.contains(ObjectIdentifier(T.self)) {
+                // Leaves: encoding them again would only call back here.
+                return
+            } else {
+                try value.encode(to: ProbeEncoder(recorder: recorder, path: path))
+            }
+        }
+    }
+
+    struct Keyed<Key: CodingKey>: KeyedEncodingContainerProtocol {
+        let recorder: Recorder
+        let path: String
+        var codingPath: [any CodingKey] { [] }
+
+        private func child(_ key: Key) -> String { path.isEmpty ? key.stringValue : path + "." + key.stringValue }
+
+        mutating func encodeNil(forKey key: Key) throws {}
+        mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+            try ProbeEncoder.probe(value, recorder: recorder, path: child(key))
+        }
+        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
+            KeyedEncodingContainer(Keyed<NestedKey>(recorder: recorder, path: child(key)))
+        }
+        mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+            Unkeyed(recorder: recorder, path: child(key) + "[]")
+        }
+        mutating func superEncoder() -> any Encoder { ProbeEncoder(recorder: recorder, path: path) }
+        mutating func superEncoder(forKey key: Key) -> any Encoder { ProbeEncoder(recorder: recorder, path: child(key)) }
+    }
+
+    struct Unkeyed: UnkeyedEncodingContainer {
+        let recorder: Recorder
+        let path: String
+        var codingPath: [any CodingKey] { [] }
+        var count = 0
+
+        mutating func encodeNil() throws { count += 1 }
+        mutating func encode<T: Encodable>(_ value: T) throws {
+            count += 1
+            try ProbeEncoder.probe(value, recorder: recorder, path: path)
+        }
+        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+            count += 1
+            return KeyedEncodingContainer(Keyed<NestedKey>(recorder: recorder, path: path))
+        }
+        mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
+            count += 1
+            return Unkeyed(recorder: recorder, path: path + "[]")
+        }
+        mutating func superEncoder() -> any Encoder { ProbeEncoder(recorder: recorder, path: path) }
+    }
+
+    struct Single: SingleValueEncodingContainer {
+        let recorder: Recorder
+        let path: String
+        var codingPath: [any CodingKey] { [] }
+
+        mutating func encodeNil() throws {}
+        mutating func encode<T: Encodable>(_ value: T) throws {
+            try ProbeEncoder.probe(value, recorder: recorder, path: path)
+        }
+    }
+}
+
+extension SnapshotValue {
+    /// The value with the numbers at `date` paths turned into dates and the Base64 strings at
+    /// `data` paths into data, following ``SnapshotHeaderV1/fieldTypes``. Used when a JSON
+    /// document becomes a property list.
+    func typed(by fieldTypes: [String: String]) -> SnapshotValue {
+        fieldTypes.reduce(self) { value, entry in
+            value.converting(at: entry.key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)[...], to: entry.value)
+        }
+    }
+
+    private func converting(at path: ArraySlice<String>, to type: String) -> SnapshotValue {
+        guard let first = path.first else {
+            switch (self, type) {
+            case (.double(let seconds), "date"): return .date(Date(timeIntervalSinceReferenceDate: seconds))
+            case (.integer(let seconds), "date"): return .date(Date(timeIntervalSinceReferenceDate: Double(seconds)))
+            case (.string(let text), "data"): return Data(base64Encoded: text).map(SnapshotValue.data) ?? self
+            default: return self
+            }
+        }
+        let isArray = first.hasSuffix("[]")
+        let key = isArray ? String(first.dropLast(2)) : first
+        var target = self
+        if !key.isEmpty {
+            guard case .object(var fields) = self, let inner = fields[key] else { return self }
+            fields[key] = isArray ? inner.convertingElements(at: path.dropFirst(), to: type) : inner.converting(at: path.dropFirst(), to: type)
+            return .object(fields)
+        }
+        if isArray { target = convertingElements(at: path.dropFirst(), to: type) }
+        return target
+    }
+
+    private func convertingElements(at path: ArraySlice<String>, to type: String) -> SnapshotValue {
+        guard case .array(let values) = self else { return self }
+        return .array(values.map { $0.converting(at: path, to: type) })
+    }
+}

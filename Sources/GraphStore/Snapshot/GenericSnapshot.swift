@@ -1,0 +1,187 @@
+import Foundation
+
+/// A snapshot file read as generic values: its header and, per entity, its objects, without
+/// the app's Swift types. The basis of the `graphstore` tool's `inspect`, `dump`, `verify`,
+/// `convert` and `migrate`.
+///
+/// ```swift
+/// let snapshot = try GenericSnapshot.read(from: url)
+/// print(snapshot.header.counts)
+/// try snapshot.write(to: other, format: .binaryPropertyList, compression: .gzip)
+/// ```
+public struct GenericSnapshot: Sendable {
+    /// The header; ``write(to:format:compression:)`` recomputes its counts.
+    public var header: SnapshotHeaderV1
+    /// Objects per entity name, in the order the file holds them.
+    public var entities: [(name: String, objects: [SnapshotValue])]
+    /// The document format the file was read in.
+    public var format: SnapshotFormat
+    /// The compression the file was read with.
+    public var compression: Compression
+
+    public init(header: SnapshotHeaderV1, entities: [(name: String, objects: [SnapshotValue])], format: SnapshotFormat = .json, compression: Compression = .gzip) {
+        self.header = header
+        self.entities = entities
+        self.format = format
+        self.compression = compression
+    }
+
+    /// The objects of the entity `name`, or an empty array.
+    public func objects(of name: String) -> [SnapshotValue] {
+        entities.first { $0.name == name }?.objects ?? []
+    }
+
+    // MARK: - Reading
+
+    /// Reads and checks the snapshot at `url`: gzip CRC and length, header, format version,
+    /// counts, and that each object has an `id` that is unique within its entity.
+    ///
+    /// - Throws: ``GraphStoreError/damagedFile(path:offset:reason:)``,
+    ///   ``GraphStoreError/unsupportedFormatVersion(path:found:supported:)``,
+    ///   ``GraphStoreError/decompressedSizeLimitExceeded(path:limit:)``,
+    ///   ``GraphStoreError/fileOperationFailed(path:operation:reason:)`` (including a missing file).
+    /// - Complexity: O(file size).
+    public static func read(from url: URL, maxDecompressedBytes: Int = 4 << 30) throws -> GenericSnapshot {
+        let raw: Data?
+        do { raw = try FileReader.readFile(at: url) } catch { throw GraphStoreError(error, path: url.path) }
+        guard let raw else {
+            throw GraphStoreError.fileOperationFailed(path: url.path, operation: "open", reason: "no such file")
+        }
+        let compression: Compression = Gzip.isGzip(raw) ? .gzip : .none
+        guard let document = try SnapshotFileBackend.readDocument(url, limit: maxDecompressedBytes) else {
+            throw GraphStoreError.fileOperationFailed(path: url.path, operation: "open", reason: "no such file")
+        }
+        return try decode(document, compression: compression, path: url.path)
+    }
+
+    /// Decodes an uncompressed document.
+    static func decode(_ document: Data, compression: Compression, path: String) throws -> GenericSnapshot {
+        guard let format = SnapshotCodec.detectFormat(document) else {
+            throw GraphStoreError.damagedFile(
+                path: path, offset: 0,
+                reason: document.isEmpty ? "the file is empty" : "not a GraphStore snapshot: neither JSON nor a binary property list")
+        }
+        let root: SnapshotValue
+        do {
+            switch format {
+            case .json: root = try SnapshotCodec.makeJSONDecoder().decode(SnapshotValue.self, from: document)
+            case .binaryPropertyList:
+                let decoder = PropertyListDecoder()
+                decoder.userInfo[SnapshotValue.propertyListKey] = true
+                root = try decoder.decode(SnapshotValue.self, from: document)
+            }
+        } catch {
+            throw GraphStoreError.damagedFile(path: path, offset: nil, reason: "not readable as \(format == .json ? "JSON" : "a property list"): \(error)")
+        }
+        guard case .object(let fields) = root, let headerValue = fields["header"] else {
+            throw GraphStoreError.damagedFile(path: path, offset: nil, reason: "the document has no header")
+        }
+        let header = try decodeHeader(headerValue, format: format, path: path)
+        guard case .object(let entityFields)? = fields["entities"] else {
+            throw GraphStoreError.damagedFile(path: path, offset: nil, reason: "the document has no entities object")
+        }
+        var entities: [(name: String, objects: [SnapshotValue])] = []
+        for name in entityFields.keys.sorted() {
+            guard case .array(let objects) = entityFields[name]! else {
+                throw GraphStoreError.damagedFile(path: path, offset: nil, reason: "entities.\(name) is not an array")
+            }
+            guard objects.count == header.counts[name] ?? 0 else {
+                throw GraphStoreError.damagedFile(path: path, offset: nil, reason: "the header counts \(header.counts[name] ?? 0) \(name) object(s), the file holds \(objects.count)")
+            }
+            var ids = Set<SnapshotValue>()
+            for (index, object) in objects.enumerated() {
+                guard let id = object["id"] else {
+                    throw GraphStoreError.damagedFile(path: path, offset: nil, reason: "entities.\(name)[\(index)] has no id")
+                }
+                guard ids.insert(id).inserted else {
+                    throw GraphStoreError.damagedFile(path: path, offset: nil, reason: "\(name) id \(id.jsonObject) appears twice")
+                }
+            }
+            entities.append((name, objects))
+        }
+        for (name, count) in header.counts where count > 0 && entityFields[name] == nil {
+            throw GraphStoreError.damagedFile(path: path, offset: nil, reason: "the header counts \(count) \(name) object(s), the file has none")
+        }
+        return GenericSnapshot(header: header, entities: entities, format: format, compression: compression)
+    }
+
+    private static func decodeHeader(_ value: SnapshotValue, format: SnapshotFormat, path: String) throws -> SnapshotHeaderV1 {
+        do {
+            let data = try SnapshotCodec.makeJSONEncoder().encode(value)
+            let probe = try JSONDecoder().decode(VersionProbe.self, from: data)
+            guard probe.format == SnapshotHeaderV1.formatName else {
+                throw GraphStoreError.damagedFile(path: path, offset: nil, reason: "the header names format \"\(probe.format)\", not \(SnapshotHeaderV1.formatName)")
+            }
+            guard probe.formatVersion <= SnapshotHeaderV1.currentFormatVersion else {
+                throw GraphStoreError.unsupportedFormatVersion(path: path, found: probe.formatVersion, supported: SnapshotHeaderV1.currentFormatVersion)
+            }
+            return try SnapshotCodec.makeJSONDecoder().decode(SnapshotHeaderV1.self, from: data)
+        } catch let error as GraphStoreError {
+            throw error
+        } catch {
+            throw GraphStoreError.damagedFile(path: path, offset: nil, reason: "the header is not readable: \(error)")
+        }
+    }
+
+    private struct VersionProbe: Decodable {
+        let format: String
+        let formatVersion: Int
+    }
+
+    // MARK: - Writing
+
+    /// The document, uncompressed, in `format`, with the header's counts recomputed.
+    ///
+    /// - Throws: ``GraphStoreError/codingFailed(path:entity:id:reason:)``.
+    public func encoded(as format: SnapshotFormat) throws -> Data {
+        var header = self.header
+        header.counts = Dictionary(uniqueKeysWithValues: entities.map { ($0.name, $0.objects.count) })
+        var entityFields: [String: SnapshotValue] = [:]
+        for (name, objects) in entities {
+            // A JSON document's dates are numbers and its data strings: a property list holds
+            // them natively, where the header says they are.
+            if format == .binaryPropertyList, self.format == .json, let types = header.fieldTypes?[name], !types.isEmpty {
+                entityFields[name] = .array(objects.map { $0.typed(by: types) })
+            } else {
+                entityFields[name] = .array(objects)
+            }
+        }
+        let headerValue: SnapshotValue
+        do {
+            headerValue = try SnapshotCodec.makeJSONDecoder().decode(SnapshotValue.self, from: SnapshotCodec.makeJSONEncoder().encode(header))
+        } catch {
+            throw GraphStoreError.codingFailed(path: nil, entity: "header", id: nil, reason: "\(error)")
+        }
+        var headerFields: [String: SnapshotValue] = [:]
+        if case .object(let fields) = headerValue { headerFields = fields }
+        if format == .binaryPropertyList { headerFields["savedAt"] = .date(header.savedAt) }
+        let root = SnapshotValue.object(["header": .object(headerFields), "entities": .object(entityFields)])
+        do {
+            switch format {
+            case .json: return try SnapshotCodec.makeJSONEncoder().encode(root)
+            case .binaryPropertyList:
+                let encoder = PropertyListEncoder()
+                encoder.outputFormat = .binary
+                return try encoder.encode(root)
+            }
+        } catch {
+            throw GraphStoreError.codingFailed(path: nil, entity: "document", id: nil, reason: "\(error)")
+        }
+    }
+
+    /// Writes the snapshot to `url` atomically (temporary file, fsync, rename, fsync of the
+    /// directory), in `format` and `compression`.
+    ///
+    /// - Throws: ``GraphStoreError/codingFailed(path:entity:id:reason:)``,
+    ///   ``GraphStoreError/fileOperationFailed(path:operation:reason:)``.
+    /// - Complexity: O(objects) to encode, O(bytes) to compress and write.
+    public func write(to url: URL, format: SnapshotFormat, compression: Compression) throws {
+        let document = try encoded(as: format)
+        do {
+            let bytes = compression == .gzip ? try Gzip.compress(document) : document
+            try AtomicFile.write(bytes, to: url)
+        } catch {
+            throw GraphStoreError(error, path: url.path)
+        }
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+
+/// A value in a snapshot document, read without the app's Swift types: what migration and
+/// inspection tools work with.
+///
+/// JSON cannot tell a date or `Data` from a number or a string, so a JSON snapshot reads dates
+/// as ``double(_:)`` (seconds since 2001) and data as ``string(_:)`` (Base64); a property-list
+/// snapshot reads them as ``date(_:)`` and ``data(_:)``. Writing a value back in the same
+/// format gives the same document.
+public enum SnapshotValue: Sendable, Hashable {
+    case null
+    case bool(Bool)
+    case integer(Int64)
+    /// An unsigned integer above `Int64.max`.
+    case unsigned(UInt64)
+    case double(Double)
+    case string(String)
+    case data(Data)
+    case date(Date)
+    case array([SnapshotValue])
+    case object([String: SnapshotValue])
+
+    /// The value under `key` of an object, or `nil`.
+    public subscript(key: String) -> SnapshotValue? {
+        if case .object(let fields) = self { return fields[key] }
+        return nil
+    }
+
+    /// The value as JSON-compatible Foundation objects (for `JSONSerialization`): dates become
+    /// seconds since 2001, data Base64, non-finite doubles the strings the snapshot uses.
+    public var jsonObject: Any {
+        switch self {
+        case .null: NSNull()
+        case .bool(let value): value
+        case .integer(let value): value
+        case .unsigned(let value): value
+        case .double(let value): value.isFinite ? value : (value.isNaN ? "NaN" : (value > 0 ? "Infinity" : "-Infinity")) as Any
+        case .string(let value): value
+        case .data(let value): value.base64EncodedString()
+        case .date(let value): value.timeIntervalSinceReferenceDate
+        case .array(let values): values.map(\.jsonObject)
+        case .object(let fields): fields.mapValues(\.jsonObject)
+        }
+    }
+}
+
+extension SnapshotValue: Codable {
+    /// Set in a decoder's `userInfo` when the document is a property list, whose dates and data
+    /// are native values.
+    static let propertyListKey = CodingUserInfoKey(rawValue: "GraphStore.SnapshotValue.propertyList")!
+
+    public init(from decoder: any Decoder) throws {
+        if var array = try? decoder.unkeyedContainer() {
+            var values: [SnapshotValue] = []
+            values.reserveCapacity(array.count ?? 0)
+            while !array.isAtEnd { values.append(try array.decode(SnapshotValue.self)) }
+            self = .array(values)
+            return
+        }
+        if let object = try? decoder.container(keyedBy: AnyKey.self) {
+            var fields: [String: SnapshotValue] = [:]
+            for key in object.allKeys { fields[key.stringValue] = try object.decode(SnapshotValue.self, forKey: key) }
+            self = .object(fields)
+            return
+        }
+        let single = try decoder.singleValueContainer()
+        let isPropertyList = decoder.userInfo[Self.propertyListKey] as? Bool ?? false
+        if single.decodeNil() {
+            self = .null
+        } else if let value = try? single.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? single.decode(Int64.self) {
+            self = .integer(value)
+        } else if let value = try? single.decode(UInt64.self) {
+            self = .unsigned(value)
+        } else if isPropertyList, let value = try? single.decode(Date.self) {
+            self = .date(value)
+        } else if isPropertyList, let value = try? single.decode(Data.self) {
+            self = .data(value)
+        } else if let value = try? single.decode(Double.self) {
+            self = .double(value)
+        } else {
+            self = .string(try single.decode(String.self))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        switch self {
+        case .array(let values):
+            var container = encoder.unkeyedContainer()
+            for value in values { try container.encode(value) }
+        case .object(let fields):
+            var container = encoder.container(keyedBy: AnyKey.self)
+            for (key, value) in fields { try container.encode(value, forKey: AnyKey(key)) }
+        default:
+            var container = encoder.singleValueContainer()
+            switch self {
+            case .null: try container.encodeNil()
+            case .bool(let value): try container.encode(value)
+            case .integer(let value): try container.encode(value)
+            case .unsigned(let value): try container.encode(value)
+            case .double(let value): try container.encode(value)
+            case .string(let value): try container.encode(value)
+            case .data(let value): try container.encode(value)
+            case .date(let value): try container.encode(value)
+            case .array, .object: break
+            }
+        }
+    }
+}
+
+/// Any string key.
+struct AnyKey: CodingKey {
+    let stringValue: String
+    var intValue: Int? { nil }
+    init(_ string: String) { stringValue = string }
+    init?(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { stringValue = String(intValue) }
+}

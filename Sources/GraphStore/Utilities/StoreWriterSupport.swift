@@ -1,0 +1,109 @@
+import Synchronization
+
+// The bookkeeping every background store writer shares: who waits in `flush()`, who listens to
+// `events()`, and how long to wait before retrying a failed write. Package access so that the
+// stores in other GraphStore modules (SQLite) report exactly like the snapshot-file store.
+
+// MARK: - StoreEventBroadcaster
+
+/// The subscribers of a store's ``StoreEvent`` streams: each ``stream()`` is a new stream that
+/// receives every event broadcast after it was made, until ``finish()``.
+///
+/// Call ``broadcast(_:)`` from one thread at a time (a writer's queue) so that every stream
+/// sees the events in the same order.
+package final class StoreEventBroadcaster: Sendable {
+    private struct State {
+        var subscribers: [Int: AsyncStream<StoreEvent>.Continuation] = [:]
+        var next = 0
+        var isFinished = false
+    }
+
+    private let state = Mutex(State())
+
+    package init() {}
+
+    /// A new stream of the events broadcast from now on; already finished after ``finish()``.
+    ///
+    /// - Complexity: O(1).
+    package func stream() -> AsyncStream<StoreEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: StoreEvent.self)
+        let id: Int? = state.withLock { state in
+            guard !state.isFinished else { return nil }
+            defer { state.next += 1 }
+            state.subscribers[state.next] = continuation
+            return state.next
+        }
+        guard let id else {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// Delivers `event` to every stream.
+    ///
+    /// - Complexity: O(subscribers).
+    package func broadcast(_ event: StoreEvent) {
+        let subscribers = state.withLock { Array($0.subscribers.values) }
+        for subscriber in subscribers { subscriber.yield(event) }
+    }
+
+    /// Ends every stream; later streams end at once.
+    ///
+    /// - Complexity: O(subscribers).
+    package func finish() {
+        let subscribers = state.withLock { state in
+            state.isFinished = true
+            defer { state.subscribers = [:] }
+            return Array(state.subscribers.values)
+        }
+        for subscriber in subscribers { subscriber.finish() }
+    }
+}
+
+// MARK: - FlushWaiters
+
+/// The `flush()` calls waiting for a store version to become durable. A value kept inside the
+/// writer's own lock; the continuations it hands back are resumed after the lock is released.
+package struct FlushWaiters: Sendable {
+    private var waiters: [(version: UInt64, continuation: CheckedContinuation<Void, any Error>)] = []
+
+    package init() {}
+
+    package var isEmpty: Bool { waiters.isEmpty }
+
+    /// Adds a flush that returns once `version` is durable.
+    package mutating func add(_ continuation: CheckedContinuation<Void, any Error>, until version: UInt64) {
+        waiters.append((version, continuation))
+    }
+
+    /// Removes and returns the flushes covered by a write that made `version` durable.
+    ///
+    /// - Complexity: O(waiters).
+    package mutating func takeCovered(by version: UInt64) -> [CheckedContinuation<Void, any Error>] {
+        let covered = waiters.filter { $0.version <= version }.map(\.continuation)
+        waiters.removeAll { $0.version <= version }
+        return covered
+    }
+
+    /// Removes and returns every waiting flush (a write failed: each of them throws).
+    package mutating func takeAll() -> [CheckedContinuation<Void, any Error>] {
+        defer { waiters = [] }
+        return waiters.map(\.continuation)
+    }
+}
+
+// MARK: - Retry
+
+/// How long a writer waits before retrying after `failures` consecutive failed writes: `minimum`
+/// (at least 250 ms), doubled per failure, at most 60 s.
+///
+/// - Complexity: O(1).
+package func storeWriteRetryDelay(afterFailures failures: Int, minimum: Duration) -> Duration {
+    let base = max(minimum, .milliseconds(250))
+    let factor = 1 << min(max(failures - 1, 0), 8)
+    return min(base * factor, .seconds(60))
+}

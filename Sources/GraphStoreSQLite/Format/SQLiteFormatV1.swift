@@ -1,0 +1,118 @@
+import GRDB
+import GraphStore
+
+/// The layout of a GraphStore SQLite file, format version 1.
+///
+/// - `graphstore_metadata(key TEXT PRIMARY KEY, value)`: `format` ("GraphStore SQLite"),
+///   `formatVersion` (1), `modelVersion`, `storeVersion` (the commit the file holds) and
+///   `dateEncoding` ("secondsSince2001").
+/// - `graphstore_columns(entity, column, kind)`: the ``ColumnKind`` of every column of every
+///   entity table.
+/// - A table per entity, named by its `entityName`, with a column per top-level Codable key and
+///   `id` as the primary key. A table is created when the first object of its entity is
+///   written; a column when the first non-nil value of its key is.
+enum SQLiteFormatV1 {
+    static let formatName = "GraphStore SQLite"
+    /// The newest layout this version of GraphStore reads, and the one it writes.
+    static let formatVersion = 1
+    static let metadataTable = "graphstore_metadata"
+    static let columnsTable = "graphstore_columns"
+    static let idColumn = "id"
+    static let dateEncoding = "secondsSince2001"
+
+    /// The keys of `graphstore_metadata`.
+    enum MetadataKey: String {
+        case format, formatVersion, modelVersion, storeVersion, dateEncoding
+    }
+
+    /// The metadata a store opens with.
+    struct Metadata {
+        var modelVersion: String
+        var storeVersion: UInt64
+    }
+
+    /// Whether `name` is a table name SQLite or this format keeps for itself.
+    static func isReserved(_ name: String) -> Bool {
+        let lowercased = name.lowercased()
+        return lowercased.hasPrefix("sqlite_") || lowercased.hasPrefix("graphstore_")
+    }
+
+    // MARK: - Creating
+
+    /// Creates the metadata and column-kind tables of a new, empty store.
+    static func create(in db: Database, modelVersion: String) throws {
+        try db.execute(sql: "CREATE TABLE \(metadataTable) (key TEXT PRIMARY KEY NOT NULL, value)")
+        try db.execute(sql: """
+            CREATE TABLE \(columnsTable) (entity TEXT NOT NULL, "column" TEXT NOT NULL, kind TEXT NOT NULL, \
+            PRIMARY KEY (entity, "column"))
+            """)
+        try setMetadata(.format, to: formatName, in: db)
+        try setMetadata(.formatVersion, to: Int64(formatVersion), in: db)
+        try setMetadata(.modelVersion, to: modelVersion, in: db)
+        try setMetadata(.storeVersion, to: Int64(0), in: db)
+        try setMetadata(.dateEncoding, to: dateEncoding, in: db)
+    }
+
+    /// Sets one metadata value.
+    static func setMetadata(_ key: MetadataKey, to value: some DatabaseValueConvertible, in db: Database) throws {
+        try db.cachedStatement(sql: "INSERT INTO \(metadataTable) (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
+            .execute(arguments: [key.rawValue, value])
+    }
+
+    /// Records the kind of a new column.
+    static func recordColumn(_ column: String, kind: ColumnKind, entity: String, in db: Database) throws {
+        try db.cachedStatement(sql: "INSERT INTO \(columnsTable) (entity, \"column\", kind) VALUES (?, ?, ?)")
+            .execute(arguments: [entity, column, kind.rawValue])
+    }
+
+    // MARK: - Reading
+
+    /// The metadata of the store in `db`, checked.
+    ///
+    /// - Throws: ``GraphStoreError/damagedFile(path:offset:reason:)`` for a missing or wrong
+    ///   value, ``GraphStoreError/unsupportedFormatVersion(path:found:supported:)`` for a
+    ///   newer format.
+    static func readMetadata(in db: Database, path: String) throws -> Metadata {
+        var values: [String: DatabaseValue] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT key, value FROM \(metadataTable)") {
+            if let key = row[0] as String? { values[key] = row[1] as DatabaseValue }
+        }
+        func damaged(_ reason: String) -> GraphStoreError {
+            .damagedFile(path: path, offset: nil, reason: "\(metadataTable) \(reason)")
+        }
+        guard let format = values[MetadataKey.format.rawValue] else { throw damaged("has no \"format\"") }
+        guard String.fromDatabaseValue(format) == formatName else {
+            throw damaged("names format \(ColumnDecoding.describe(format)), not \"\(formatName)\"")
+        }
+        guard let versionValue = values[MetadataKey.formatVersion.rawValue], case .int64(let version) = versionValue.storage else {
+            throw damaged("has no integer \"formatVersion\"")
+        }
+        guard version <= formatVersion else {
+            throw GraphStoreError.unsupportedFormatVersion(path: path, found: Int(clamping: version), supported: formatVersion)
+        }
+        guard version >= 1 else { throw damaged("has format version \(version)") }
+        guard let storeValue = values[MetadataKey.storeVersion.rawValue], case .int64(let store) = storeValue.storage, let storeVersion = UInt64(exactly: store) else {
+            throw damaged("has no valid \"storeVersion\"")
+        }
+        let modelVersion = values[MetadataKey.modelVersion.rawValue].flatMap { String.fromDatabaseValue($0) } ?? ""
+        return Metadata(modelVersion: modelVersion, storeVersion: storeVersion)
+    }
+
+    /// Column name → kind, per entity name, from `graphstore_columns`.
+    ///
+    /// - Throws: ``GraphStoreError/damagedFile(path:offset:reason:)`` for an unknown kind.
+    static func readColumnKinds(in db: Database, path: String) throws -> [String: [String: ColumnKind]] {
+        var kinds: [String: [String: ColumnKind]] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT entity, \"column\", kind FROM \(columnsTable)") {
+            let entity: String = row[0]
+            let column: String = row[1]
+            let name: String = row[2]
+            guard let kind = ColumnKind(rawValue: name) else {
+                throw GraphStoreError.damagedFile(
+                    path: path, offset: nil, reason: "\(columnsTable) gives column \(entity).\(column) the unknown kind \"\(name)\"")
+            }
+            kinds[entity, default: [:]][column] = kind
+        }
+        return kinds
+    }
+}

@@ -1,0 +1,78 @@
+import GRDB
+
+/// The columns of one entity's table, in table order, with their kinds; and the SQL that reads
+/// and writes its rows.
+struct TableLayout: Sendable {
+    /// The table name: the entity name.
+    let name: String
+    private(set) var columns: [String] = []
+    private(set) var kinds: [ColumnKind] = []
+    /// Column name → kind, for the row encoder.
+    private(set) var kindByName: [String: ColumnKind] = [:]
+    private var indexByName: [String: Int] = [:]
+
+    init(name: String) {
+        self.name = name
+    }
+
+    /// The position of `column` in ``columns``.
+    ///
+    /// - Complexity: O(1).
+    func index(of column: String) -> Int? {
+        indexByName[column]
+    }
+
+    /// Adds a column at the end.
+    mutating func append(_ column: String, kind: ColumnKind) {
+        precondition(indexByName[column] == nil, "GraphStoreSQLite: column \(column) added twice")
+        indexByName[column] = columns.count
+        kindByName[column] = kind
+        columns.append(column)
+        kinds.append(kind)
+    }
+
+    // MARK: - SQL
+
+    private var quotedName: String { name.quotedDatabaseIdentifier }
+
+    /// `CREATE TABLE` with the current columns; `id` is the primary key.
+    var createSQL: String {
+        let definitions = zip(columns, kinds).map { column, kind in
+            let key = column == SQLiteFormatV1.idColumn ? " PRIMARY KEY NOT NULL" : ""
+            return "\(column.quotedDatabaseIdentifier) \(kind.declaredType)\(key)"
+        }
+        return "CREATE TABLE \(quotedName) (\(definitions.joined(separator: ", ")))"
+    }
+
+    /// `ALTER TABLE … ADD COLUMN` for the column at `index`.
+    func addColumnSQL(at index: Int) -> String {
+        "ALTER TABLE \(quotedName) ADD COLUMN \(columns[index].quotedDatabaseIdentifier) \(kinds[index].declaredType)"
+    }
+
+    /// Every column of every row, in column order.
+    var selectSQL: String {
+        "SELECT \(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", ")) FROM \(quotedName)"
+    }
+
+    /// Inserts a row, or updates every column of the row with its id. An upsert rather than
+    /// `INSERT OR REPLACE`, so SQLite (and its update hook) sees one update, not a delete and
+    /// an insert.
+    var upsertSQL: String {
+        let names = columns.map(\.quotedDatabaseIdentifier)
+        let id = SQLiteFormatV1.idColumn.quotedDatabaseIdentifier
+        let updates = names.filter { $0 != id }.map { "\($0) = excluded.\($0)" }
+        let action = updates.isEmpty ? "NOTHING" : "UPDATE SET \(updates.joined(separator: ", "))"
+        return "INSERT INTO \(quotedName) (\(names.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ", "))) ON CONFLICT(\(id)) DO \(action)"
+    }
+
+    /// Deletes the row with an id.
+    var deleteSQL: String {
+        "DELETE FROM \(quotedName) WHERE \(SQLiteFormatV1.idColumn.quotedDatabaseIdentifier) = ?"
+    }
+}
+
+/// The tables of a store as they are on disk, by entity name, plus the model version recorded.
+struct StoreLayout: Sendable {
+    var tables: [String: TableLayout] = [:]
+    var modelVersion: String
+}

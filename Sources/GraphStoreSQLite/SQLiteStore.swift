@@ -1,0 +1,104 @@
+import Foundation
+import GRDB
+import GraphStore
+
+extension StoreConfiguration {
+    /// A store kept in a SQLite database: a table per entity, a column per top-level property,
+    /// and a save writes only the rows it changed.
+    ///
+    /// ```swift
+    /// import GraphStore
+    /// import GraphStoreSQLite
+    ///
+    /// let container = try GraphContainer(
+    ///     for: [Post.self, Note.self, Tag.self],
+    ///     store: .sqlite(url))
+    /// container.mainContext.insert(Tag(name: "swift"))
+    /// try container.mainContext.save()     // visible now; its row is written in the background
+    /// try await container.flush()          // durable
+    /// ```
+    ///
+    /// Opening loads the whole graph into memory, as every GraphStore store does; fetches never
+    /// touch the file. A missing file (or an empty SQLite database) becomes a new store.
+    ///
+    /// Each entity has a table named by its `entityName`, with `id` as the primary key and a
+    /// column per top-level `Codable` key: integers as INTEGER, `Bool` as INTEGER 0/1, `Double`
+    /// as REAL, `Date` as REAL seconds since 2001-01-01 (exactly `timeIntervalSinceReferenceDate`),
+    /// `String` and `UUID` as TEXT, `Data` as BLOB, and nested values and arrays as JSON TEXT
+    /// written like the snapshot file's JSON. A key seen for the first time (an optional that
+    /// was always `nil`) adds its column. The tables `graphstore_metadata` (format, format
+    /// version, model version, store version) and `graphstore_columns` (the kind of every
+    /// column) make the file readable without the app's types.
+    ///
+    /// After a commit, a background writer upserts the inserted and updated objects and deletes
+    /// the deleted ones, in commit order, in one transaction per write; commits made while a
+    /// write runs are grouped into the next transaction. The caller never waits for the disk.
+    /// A failed write (disk full, I/O error) is reported through ``GraphContainer/storeStatus``,
+    /// ``GraphContainer/storeEvents`` and the log, rolled back, and retried; the graph in memory
+    /// is kept.
+    ///
+    /// While the container is open it holds an exclusive SQLite lock on the file: another
+    /// container or process, including the `sqlite3` shell, cannot read or write it until
+    /// ``GraphContainer/close()``.
+    ///
+    /// > Important: Visible after `save()`, durable after ``GraphContainer/flush()``.
+    ///
+    /// Values SQLite would change are kept as BLOBs in their column: NaN and -0.0 (a REAL
+    /// column turns them into NULL and 0), a `UInt64` above `Int64.max`, a string containing
+    /// NUL. Round trips are lossless: dates to the bit, `Data`, optionals, nested `Codable`,
+    /// integer extremes, Unicode.
+    ///
+    /// Limits: an entity must encode its properties with `encode(_:forKey:)` in a keyed
+    /// container, including a top-level `id` (synthesized `Codable` does), and a column keeps
+    /// the kind of its first value. A violation fails the write with
+    /// ``GraphStoreError/codingFailed(path:entity:id:reason:)``.
+    ///
+    /// - Parameters:
+    ///   - url: The database file, such as `store.sqlite`. SQLite keeps `<file>-wal` beside it
+    ///     while the store is open.
+    ///   - options: Model version and checks at open.
+    /// - Returns: A configuration for ``GraphContainer/init(for:store:)``, which throws:
+    ///   ``GraphStoreError/damagedFile(path:offset:reason:)`` for a file that is not a SQLite
+    ///   database, is truncated or malformed, is a SQLite database without GraphStore's
+    ///   metadata, or holds duplicate ids or dangling references;
+    ///   ``GraphStoreError/unsupportedFormatVersion(path:found:supported:)`` for a file of a newer
+    ///   format; ``GraphStoreError/codingFailed(path:entity:id:reason:)`` for a row that does
+    ///   not decode as its entity; ``GraphStoreError/storeLocked(path:)`` while another
+    ///   container or process has the store open;
+    ///   ``GraphStoreError/fileOperationFailed(path:operation:reason:)`` when the file cannot
+    ///   be opened. A file that fails to open is left unchanged.
+    /// - Complexity: Opening is O(rows) (plus O(file size) with
+    ///   ``SQLiteStoreOptions/checksIntegrityOnOpen``); a write is O(changed rows × log(rows)).
+    public static func sqlite(_ url: URL, options: SQLiteStoreOptions = SQLiteStoreOptions()) -> StoreConfiguration {
+        StoreConfiguration(description: url.path) { schema in
+            try SQLiteBackend(url: url, options: options, schema: schema)
+        }
+    }
+}
+
+/// Choices for a SQLite store.
+public struct SQLiteStoreOptions: Sendable {
+    /// The application's model version, recorded in `graphstore_metadata` at the next write.
+    public var modelVersion: String
+    /// Runs SQLite's `PRAGMA quick_check` when the store opens, so damage anywhere in the file
+    /// (not only in the rows read) is found before the first write. Costs a pass over the
+    /// file. Off by default: the header, the metadata and every row are checked anyway.
+    public var checksIntegrityOnOpen: Bool
+    /// The clock the writer schedules retries by; tests inject a manual one.
+    package var clock: any WriterClock
+    /// Runs inside every write transaction, before the rows are written; a test hook (it may
+    /// throw to fail the write, or set `PRAGMA max_page_count` to make SQLite run out of room).
+    package var beforeTransaction: (@Sendable (Database) throws -> Void)?
+    /// Runs once on the writer's connection after the store opened; a test hook (for example
+    /// to add a `TransactionObserver` that counts the rows SQLite changes).
+    package var didOpen: (@Sendable (Database) throws -> Void)?
+
+    /// Options with the given model version.
+    public init(modelVersion: String = "1", checksIntegrityOnOpen: Bool = false) {
+        self.modelVersion = modelVersion
+        self.checksIntegrityOnOpen = checksIntegrityOnOpen
+        clock = SystemWriterClock()
+        beforeTransaction = nil
+        didOpen = nil
+    }
+}

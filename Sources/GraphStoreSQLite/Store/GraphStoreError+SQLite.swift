@@ -1,0 +1,57 @@
+import GRDB
+import GraphStore
+
+extension GraphStoreError {
+    /// The store error for a failure while doing `operation` on the SQLite store at `path`.
+    ///
+    /// SQLite's "busy" and "locked" mean another connection holds the file (the store keeps
+    /// an exclusive lock while open), "not a database" and "corrupt" mean a damaged file, and
+    /// everything else (disk full, I/O, permissions) is a failed file operation.
+    static func sqlite(_ error: any Error, path: String, operation: String) -> GraphStoreError {
+        if let error = error as? GraphStoreError { return error }
+        guard let error = error as? DatabaseError else {
+            return .fileOperationFailed(path: path, operation: operation, reason: "\(error)")
+        }
+        let message = error.message ?? "SQLite error \(error.extendedResultCode.rawValue)"
+        switch error.resultCode {
+        case .SQLITE_BUSY, .SQLITE_LOCKED:
+            return .storeLocked(path: path)
+        case .SQLITE_NOTADB:
+            return .damagedFile(path: path, offset: nil, reason: "SQLite does not read it as a database (\(message))")
+        case .SQLITE_CORRUPT:
+            return .damagedFile(path: path, offset: nil, reason: "SQLite reports it malformed (\(message))")
+        case .SQLITE_FULL:
+            return .fileOperationFailed(path: path, operation: operation, reason: "the disk or the database is full (\(message))")
+        default:
+            return .fileOperationFailed(path: path, operation: operation, reason: "\(message) (SQLite code \(error.extendedResultCode.rawValue))")
+        }
+    }
+
+    /// The store error for an object of `entity` that could not be encoded or decoded.
+    static func sqliteCoding(_ error: any Error, path: String, entity: String, id: String?) -> GraphStoreError {
+        if let error = error as? GraphStoreError { return error }
+        let reason: String
+        switch error {
+        case let error as EncodingError:
+            switch error {
+            case .invalidValue(_, let context): reason = describe(context.codingPath, context.debugDescription)
+            @unknown default: reason = "\(error)"
+            }
+        case let error as DecodingError:
+            switch error {
+            case .dataCorrupted(let context), .keyNotFound(_, let context), .typeMismatch(_, let context), .valueNotFound(_, let context):
+                reason = describe(context.codingPath, context.debugDescription)
+            @unknown default: reason = "\(error)"
+            }
+        default:
+            reason = "\(error)"
+        }
+        return .codingFailed(path: path, entity: entity, id: id, reason: reason)
+    }
+
+    private static func describe(_ codingPath: [any CodingKey], _ message: String) -> String {
+        guard !codingPath.isEmpty else { return message }
+        let path = codingPath.map { key in key.intValue.map { "[\($0)]" } ?? ".\(key.stringValue)" }.joined()
+        return "\(message) (at \(path.hasPrefix(".") ? String(path.dropFirst()) : path))"
+    }
+}

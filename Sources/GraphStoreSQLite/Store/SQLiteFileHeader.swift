@@ -1,0 +1,69 @@
+import Foundation
+import GraphStore
+
+/// Checks the first 100 bytes of an existing store file before SQLite opens it, so a file that
+/// is not a SQLite database, or was cut short, gets an error naming the byte where it goes
+/// wrong, and SQLite never touches it.
+///
+/// See <https://www.sqlite.org/fileformat.html#the_database_header>.
+enum SQLiteFileHeader {
+    /// "SQLite format 3" and a NUL.
+    static let magic: [UInt8] = Array("SQLite format 3".utf8) + [0]
+    static let size = 100
+
+    /// Checks the file at `path`, if there is one. An empty file passes: SQLite treats it as an
+    /// empty database, which the store initializes.
+    ///
+    /// - Throws: ``GraphStoreError/damagedFile(path:offset:reason:)`` for a file that does not
+    ///   start with the SQLite magic, ends inside the header, or is shorter than the page count
+    ///   its header records; ``GraphStoreError/fileOperationFailed(path:operation:reason:)``
+    ///   when it cannot be read.
+    /// - Complexity: reads 100 bytes.
+    static func check(path: String) throws(GraphStoreError) {
+        guard FileManager.default.fileExists(atPath: path) else { return }
+        let fileSize: Int
+        let header: Data
+        do {
+            fileSize = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0
+            guard fileSize > 0 else { return }
+            let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
+            defer { try? handle.close() }
+            header = try handle.read(upToCount: size) ?? Data()
+        } catch {
+            throw .fileOperationFailed(path: path, operation: "read the SQLite header", reason: "\(error)")
+        }
+        guard header.count >= magic.count, header.starts(with: magic) else {
+            let start = header.prefix(16).map { String(format: "%02x", $0) }.joined(separator: " ")
+            throw .damagedFile(path: path, offset: 0, reason: "not a SQLite database: it starts with \(start), not \"SQLite format 3\"")
+        }
+        guard header.count == size else {
+            throw .damagedFile(path: path, offset: header.count, reason: "the file ends inside the \(size)-byte SQLite header")
+        }
+        let rawPageSize = Int(header.bigEndian(UInt16.self, at: 16))
+        let pageSize = rawPageSize == 1 ? 65_536 : rawPageSize
+        let changeCounter = header.bigEndian(UInt32.self, at: 24)
+        let pageCount = Int(header.bigEndian(UInt32.self, at: 28))
+        let validFor = header.bigEndian(UInt32.self, at: 92)
+        // The page count is trusted only when written by the same change as the counter, and
+        // only without a write-ahead log, whose frames may hold pages the file does not yet.
+        guard changeCounter == validFor, pageCount > 0, !hasContent(path + "-wal") else { return }
+        let expected = pageCount * pageSize
+        if fileSize < expected {
+            throw .damagedFile(
+                path: path, offset: fileSize,
+                reason: "the file is truncated: its header counts \(pageCount) page(s) of \(pageSize) bytes (\(expected) bytes), the file has \(fileSize)")
+        }
+    }
+
+    private static func hasContent(_ path: String) -> Bool {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else { return false }
+        return ((attributes[.size] as? NSNumber)?.intValue ?? 0) > 0
+    }
+}
+
+extension Data {
+    /// The big-endian integer at byte `offset`.
+    fileprivate func bigEndian<T: FixedWidthInteger>(_ type: T.Type, at offset: Int) -> T {
+        self[(startIndex + offset)..<(startIndex + offset + MemoryLayout<T>.size)].reduce(T(0)) { $0 << 8 | T($1) }
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import GRDB
+import GraphStore
+
+/// Opens the store inside a SQLite database: initializes an empty database, or checks the
+/// metadata and column kinds of an existing store and loads every entity table.
+enum SQLiteStoreReader {
+    /// The graph and table layout of the store in `db`. Run it inside a transaction: it only
+    /// reads, except that a database with no tables at all gets the two metadata tables.
+    ///
+    /// - Throws: ``GraphStoreError/damagedFile(path:offset:reason:)`` for a database that is
+    ///   not a GraphStore store or whose tables disagree with `graphstore_columns`, duplicate ids
+    ///   or dangling references; ``GraphStoreError/unsupportedFormatVersion(path:found:supported:)``;
+    ///   ``GraphStoreError/codingFailed(path:entity:id:reason:)`` for a row that does not decode
+    ///   as its entity; SQLite's errors as thrown.
+    /// - Complexity: O(rows in the entity tables).
+    static func open(_ db: Database, schema: Schema, path: String, modelVersion: String) throws -> (GraphVersion, StoreLayout) {
+        let tables = Set(try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'"))
+        if tables.isEmpty {
+            try SQLiteFormatV1.create(in: db, modelVersion: modelVersion)
+            let empty = try schema.loadedVersion(Array(repeating: [], count: schema.entities.count), number: 0, path: path)
+            return (empty, StoreLayout(modelVersion: modelVersion))
+        }
+        guard tables.contains(SQLiteFormatV1.metadataTable) else {
+            let names = tables.sorted().prefix(10).joined(separator: ", ")
+            throw GraphStoreError.damagedFile(
+                path: path, offset: nil,
+                reason: "it is a SQLite database but not a GraphStore store: it has no \(SQLiteFormatV1.metadataTable) table (its tables: \(names))")
+        }
+        let metadata = try SQLiteFormatV1.readMetadata(in: db, path: path)
+        guard tables.contains(SQLiteFormatV1.columnsTable) else {
+            throw GraphStoreError.damagedFile(path: path, offset: nil, reason: "it has no \(SQLiteFormatV1.columnsTable) table")
+        }
+        var kinds = try SQLiteFormatV1.readColumnKinds(in: db, path: path)
+        var layout = StoreLayout(modelVersion: metadata.modelVersion)
+        var objects: [[any Entity]] = []
+        let json = SQLiteJSON.makeDecoder()
+        for entity in schema.entities {
+            let recorded = kinds.removeValue(forKey: entity.name) ?? [:]
+            guard tables.contains(entity.name) else {
+                guard recorded.isEmpty else {
+                    throw GraphStoreError.damagedFile(
+                        path: path, offset: nil, reason: "\(SQLiteFormatV1.columnsTable) lists columns of \(entity.name), which has no table")
+                }
+                objects.append([])
+                continue
+            }
+            let table = try tableLayout(entity.name, recorded: recorded, db: db, path: path)
+            layout.tables[entity.name] = table
+            objects.append(try readObjects(of: entity, table: table, db: db, path: path, json: json))
+        }
+        let version = try schema.loadedVersion(objects, number: metadata.storeVersion, path: path)
+        return (version, layout)
+    }
+
+    // MARK: - Private
+
+    /// The layout of an existing table: its columns in table order, each with the kind recorded
+    /// in `graphstore_columns`.
+    private static func tableLayout(_ name: String, recorded: [String: ColumnKind], db: Database, path: String) throws -> TableLayout {
+        var table = TableLayout(name: name)
+        for column in try db.columns(in: name) {
+            guard let kind = recorded[column.name] else {
+                throw GraphStoreError.damagedFile(
+                    path: path, offset: nil, reason: "column \(name).\(column.name) has no kind in \(SQLiteFormatV1.columnsTable)")
+            }
+            table.append(column.name, kind: kind)
+        }
+        if let missing = recorded.keys.sorted().first(where: { table.index(of: $0) == nil }) {
+            throw GraphStoreError.damagedFile(
+                path: path, offset: nil, reason: "\(SQLiteFormatV1.columnsTable) lists column \(name).\(missing), which the table does not have")
+        }
+        guard table.index(of: SQLiteFormatV1.idColumn) != nil else {
+            throw GraphStoreError.damagedFile(path: path, offset: nil, reason: "table \(name) has no \(SQLiteFormatV1.idColumn) column")
+        }
+        return table
+    }
+
+    private static func readObjects(of entity: EntityDescription, table: TableLayout, db: Database, path: String, json: JSONDecoder) throws -> [any Entity] {
+        let idIndex = table.index(of: SQLiteFormatV1.idColumn)
+        let count = table.columns.count
+        var objects: [any Entity] = []
+        let rows = try Row.fetchCursor(db, sql: table.selectSQL)
+        while let row = try rows.next() {
+            let values = (0..<count).map { index -> DatabaseValue in row[index] }
+            do {
+                objects.append(try RowDecoder.decode(entity.type, table: table, values: values, json: json))
+            } catch {
+                let id = idIndex.map { idText(values[$0]) }
+                throw GraphStoreError.sqliteCoding(error, path: path, entity: entity.name, id: id)
+            }
+        }
+        return objects
+    }
+
+    private static func idText(_ value: DatabaseValue) -> String {
+        switch value.storage {
+        case .string(let text): text
+        case .int64(let number): String(number)
+        default: ColumnDecoding.describe(value)
+        }
+    }
+}

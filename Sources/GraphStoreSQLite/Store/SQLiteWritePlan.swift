@@ -1,0 +1,189 @@
+import Foundation
+import GRDB
+import GraphStore
+
+/// One write of the SQLite store: the rows a run of consecutive commits changed, encoded,
+/// with the tables and columns they need, ready to run in one transaction.
+///
+/// The rows come from the newest of the commits: every object any of them inserted or
+/// updated is upserted with its value in that version, every object absent from it is
+/// deleted. That leaves the tables exactly as applying each commit's changes in order would,
+/// with each row written once.
+struct SQLiteWritePlan {
+    /// The writes to one entity table.
+    struct TableWrite {
+        /// The table after this write.
+        var table: TableLayout
+        /// Whether the table must be created.
+        var isNew: Bool
+        /// The first column this write adds.
+        var firstNewColumn: Int
+        /// Full rows, in ``TableLayout/columns`` order.
+        var upserts: [[DatabaseValue]] = []
+        /// Ids of rows to delete.
+        var deletes: [DatabaseValue] = []
+    }
+
+    private(set) var writes: [TableWrite] = []
+    /// The store version the write makes durable.
+    let storeVersion: UInt64
+    /// The model version to record, when it differs from the file's.
+    let modelVersion: String?
+    /// The approximate number of bytes of row data written.
+    private(set) var byteCount = 0
+    /// The number of rows upserted or deleted.
+    private(set) var rowCount = 0
+
+    /// Encodes the objects `changes` touched, as they are in `version`, against `layout`.
+    ///
+    /// - Returns: the plan, and the layout the file will have after it.
+    /// - Throws: ``GraphStoreError/codingFailed(path:entity:id:reason:)`` naming the object that
+    ///   cannot be stored.
+    /// - Complexity: O(changed objects × their size).
+    static func make(
+        version: GraphVersion, changes: [GraphChange], schema: Schema, layout: StoreLayout, modelVersion: String, path: String
+    ) throws -> (SQLiteWritePlan, StoreLayout) {
+        var plan = SQLiteWritePlan(storeVersion: version.number, modelVersion: layout.modelVersion == modelVersion ? nil : modelVersion)
+        var newLayout = layout
+        newLayout.modelVersion = modelVersion
+        let json = SQLiteJSON.makeEncoder()
+        for (entityIndex, keys) in changedKeys(changes, schema: schema) {
+            let entity = schema.entities[entityIndex]
+            let existing = layout.tables[entity.name]
+            var table = existing ?? TableLayout(name: entity.name)
+            let firstNewColumn = table.columns.count
+            var rows: [[EncodedField]] = []
+            var deletes: [DatabaseValue] = []
+            for key in keys {
+                if let stored = version.tables[entityIndex][key] {
+                    do {
+                        let fields = try RowEncoder.encode(stored.value, existingKinds: table.kindByName, json: json)
+                        try register(fields, in: &table)
+                        rows.append(fields)
+                    } catch {
+                        throw GraphStoreError.sqliteCoding(error, path: path, entity: entity.name, id: key.description)
+                    }
+                } else if existing != nil {
+                    do {
+                        deletes.append(try idValue(key, table: table, json: json))
+                    } catch {
+                        throw GraphStoreError.sqliteCoding(error, path: path, entity: entity.name, id: key.description)
+                    }
+                }
+            }
+            guard !rows.isEmpty || !deletes.isEmpty else { continue }
+            var write = TableWrite(table: table, isNew: existing == nil, firstNewColumn: existing == nil ? 0 : firstNewColumn, deletes: deletes)
+            write.upserts.reserveCapacity(rows.count)
+            for fields in rows {
+                var values = Array(repeating: DatabaseValue.null, count: table.columns.count)
+                for field in fields {
+                    guard let index = table.index(of: field.name) else { continue }
+                    values[index] = field.value.value
+                    plan.byteCount += field.value.byteCount
+                }
+                write.upserts.append(values)
+            }
+            plan.rowCount += rows.count + deletes.count
+            plan.writes.append(write)
+            newLayout.tables[entity.name] = table
+        }
+        return (plan, newLayout)
+    }
+
+    /// Runs the plan in `db`, inside the caller's transaction.
+    ///
+    /// - Throws: SQLite's errors.
+    func execute(in db: Database) throws {
+        for write in writes {
+            let table = write.table
+            if write.isNew {
+                try db.execute(sql: table.createSQL)
+            } else {
+                for index in write.firstNewColumn..<table.columns.count {
+                    try db.execute(sql: table.addColumnSQL(at: index))
+                }
+            }
+            for index in write.firstNewColumn..<table.columns.count {
+                try SQLiteFormatV1.recordColumn(table.columns[index], kind: table.kinds[index], entity: table.name, in: db)
+            }
+            if !write.upserts.isEmpty {
+                let statement = try db.cachedStatement(sql: table.upsertSQL)
+                for values in write.upserts {
+                    try statement.execute(arguments: StatementArguments(values))
+                }
+            }
+            if !write.deletes.isEmpty {
+                let statement = try db.cachedStatement(sql: table.deleteSQL)
+                for id in write.deletes {
+                    try statement.execute(arguments: [id])
+                }
+            }
+        }
+        try SQLiteFormatV1.setMetadata(.storeVersion, to: Int64(truncatingIfNeeded: storeVersion), in: db)
+        if let modelVersion {
+            try SQLiteFormatV1.setMetadata(.modelVersion, to: modelVersion, in: db)
+        }
+    }
+
+    // MARK: - Private
+
+    private init(storeVersion: UInt64, modelVersion: String?) {
+        self.storeVersion = storeVersion
+        self.modelVersion = modelVersion
+    }
+
+    /// The ids every change touched, per entity index (in schema order), each once, in the
+    /// order first touched.
+    private static func changedKeys(_ changes: [GraphChange], schema: Schema) -> [(Int, [ObjectKey])] {
+        var ordered: [Int: [ObjectKey]] = [:]
+        var seen: [Int: Set<ObjectKey>] = [:]
+        for change in changes {
+            for name in change.entityNames {
+                guard let index = schema.index(named: name) else { continue }
+                for key in keys(of: schema.entities[index].type, in: change) where seen[index, default: []].insert(key).inserted {
+                    ordered[index, default: []].append(key)
+                }
+            }
+        }
+        return ordered.sorted { $0.key < $1.key }
+    }
+
+    private static func keys<E: Entity>(of type: E.Type, in change: GraphChange) -> [ObjectKey] {
+        (change.insertedIDs(type) + change.updatedIDs(type) + change.deletedIDs(type)).map { ObjectKey($0) }
+    }
+
+    /// Checks the kinds of a row's fields against the table and adds the columns it brings.
+    private static func register(_ fields: [EncodedField], in table: inout TableLayout) throws {
+        var hasID = false
+        for field in fields {
+            guard let kind = field.value.kind else { continue }
+            if field.name == SQLiteFormatV1.idColumn { hasID = true }
+            if let current = table.kindByName[field.name] {
+                guard current == kind else {
+                    throw EncodingError.invalidValue(field.name, EncodingError.Context(
+                        codingPath: [],
+                        debugDescription: "its \"\(field.name)\" encodes a \(kind.rawValue) value, but column \(table.name).\(field.name) holds \(current.rawValue) values; a column keeps the kind of its first value"))
+                }
+            } else {
+                table.append(field.name, kind: kind)
+            }
+        }
+        guard hasID else {
+            throw EncodingError.invalidValue(fields.map(\.name), EncodingError.Context(
+                codingPath: [],
+                debugDescription: "it encodes no \"\(SQLiteFormatV1.idColumn)\" value; the SQLite store keys every row by its top-level \"\(SQLiteFormatV1.idColumn)\""))
+        }
+    }
+
+    /// The stored form of a deleted object's id: what its row's `id` column holds.
+    private static func idValue(_ key: ObjectKey, table: TableLayout, json: JSONEncoder) throws -> DatabaseValue {
+        guard let id = key.base as? any Encodable else {
+            throw EncodingError.invalidValue(key.description, EncodingError.Context(codingPath: [], debugDescription: "its id is not Encodable"))
+        }
+        var column = try ColumnEncoding.encode(id, codingPath: [], json: json)
+        if table.kindByName[SQLiteFormatV1.idColumn] == .json, column.kind != .json {
+            column = try ColumnEncoding.jsonValue(id, json: json)
+        }
+        return column.value
+    }
+}

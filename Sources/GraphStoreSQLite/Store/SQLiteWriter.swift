@@ -1,0 +1,227 @@
+import Foundation
+import GRDB
+import GraphStore
+import Logging
+import Synchronization
+
+/// The background writer of a SQLite store: writes each commit's changed rows in commit
+/// order, on its own serial queue, in one transaction per write.
+///
+/// A commit starts a write at once unless one is running; the commits made while a write runs
+/// are grouped into the next one. `flush()` waits for a write that covers every commit before
+/// it. A failed write keeps its error (``status``, ``events()``, the log), rolls back, and is
+/// retried with back-off with the same commits and any newer ones; the graph in memory is
+/// never dropped.
+final class SQLiteWriter: Sendable {
+    private let database: DatabaseQueue
+    private let path: String
+    private let schema: Schema
+    private let modelVersion: String
+    private let clock: any WriterClock
+    private let beforeTransaction: (@Sendable (Database) throws -> Void)?
+    private let queue = DispatchQueue(label: "GraphStoreSQLite.SQLiteWriter", qos: .utility)
+    private let state: Mutex<State>
+    /// The tables as they are on disk. Read and replaced only by writes on `queue`, so the
+    /// lock is never contended; it makes the sharing visible to the compiler.
+    private let layout: Mutex<StoreLayout>
+    private let broadcaster = StoreEventBroadcaster()
+    private let logger = Logger(label: "GraphStoreSQLite.SQLiteWriter")
+
+    /// Commits waiting for a write, over the newest version.
+    private struct Batch: Sendable {
+        let version: GraphVersion
+        let changes: [GraphChange]
+    }
+
+    private struct State {
+        var newest: GraphVersion
+        /// The changes of the commits after the last successful write, not being written now.
+        var pending: [GraphChange] = []
+        var isWriting = false
+        var retryArmed = false
+        var retryGeneration = 0
+        var consecutiveFailures = 0
+        var waiters = FlushWaiters()
+        var status = StoreStatus()
+        var isClosed = false
+    }
+
+    init(database: DatabaseQueue, path: String, schema: Schema, opened: GraphVersion, layout: StoreLayout, options: SQLiteStoreOptions) {
+        self.database = database
+        self.path = path
+        self.schema = schema
+        modelVersion = options.modelVersion
+        clock = options.clock
+        beforeTransaction = options.beforeTransaction
+        var initial = State(newest: opened)
+        initial.status.durableVersion = opened.number
+        state = Mutex(initial)
+        self.layout = Mutex(layout)
+    }
+
+    // MARK: - Events from the store
+
+    /// A commit happened: queue its changes and start a write unless one is running or a
+    /// retry is waiting. Never blocks.
+    ///
+    /// - Complexity: O(1) amortized.
+    func didCommit(_ version: GraphVersion, change: GraphChange) {
+        state.withLock { state in
+            guard !state.isClosed, version.number > state.newest.number else { return }
+            state.newest = version
+            state.pending.append(change)
+            if !state.isWriting && !state.retryArmed { startWrite(&state) }
+        }
+    }
+
+    /// Returns when every version committed before the call is written; starts a write at once
+    /// if one is needed (also instead of waiting for a retry).
+    ///
+    /// - Throws: the error of the write that was meant to cover this flush.
+    func flush() async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let outcome: Result<Bool, GraphStoreError> = state.withLock { state in
+                if state.status.durableVersion >= state.newest.number { return .success(true) }
+                if state.isClosed { return .failure(state.status.lastError ?? .containerClosed) }
+                state.waiters.add(continuation, until: state.newest.number)
+                if !state.isWriting { startWrite(&state) }
+                return .success(false)
+            }
+            switch outcome {
+            case .success(true): continuation.resume()
+            case .success(false): break
+            case .failure(let error): continuation.resume(throwing: error)
+            }
+        }
+    }
+
+    /// Flushes, stops writing, ends the event streams and closes the database, which releases
+    /// its lock.
+    ///
+    /// - Throws: the flush's error (the unwritten commits are lost), or the error closing the database.
+    func close() async throws {
+        let flushed: Result<Void, any Error>
+        do {
+            try await flush()
+            flushed = .success(())
+        } catch {
+            flushed = .failure(error)
+        }
+        state.withLock { state in
+            state.isClosed = true
+            state.retryArmed = false
+            state.retryGeneration += 1
+        }
+        // A write a retry timer started may still run: let it finish and announce itself.
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            queue.async { continuation.resume() }
+        }
+        broadcaster.finish()
+        do {
+            try database.close()
+        } catch {
+            if case .success = flushed { throw GraphStoreError.sqlite(error, path: path, operation: "close the database") }
+        }
+        try flushed.get()
+    }
+
+    var status: StoreStatus {
+        state.withLock { $0.status }
+    }
+
+    func events() -> AsyncStream<StoreEvent> {
+        broadcaster.stream()
+    }
+
+    // MARK: - Scheduling (called with the state locked)
+
+    private func startWrite(_ state: inout State) {
+        state.isWriting = true
+        state.retryArmed = false
+        state.retryGeneration += 1
+        let batch = Batch(version: state.newest, changes: state.pending)
+        state.pending = []
+        queue.async { [self] in write(batch) }
+    }
+
+    private func armRetry(_ state: inout State, after delay: Duration) {
+        state.retryArmed = true
+        state.retryGeneration += 1
+        let generation = state.retryGeneration
+        clock.schedule(at: clock.now + delay) { [weak self] in self?.retryFired(generation) }
+    }
+
+    private func retryFired(_ generation: Int) {
+        state.withLock { state in
+            guard state.retryArmed, state.retryGeneration == generation else { return }
+            state.retryArmed = false
+            if !state.isWriting && !state.isClosed && state.newest.number > state.status.durableVersion {
+                startWrite(&state)
+            }
+        }
+    }
+
+    // MARK: - Writing (on the writer's queue)
+
+    private func write(_ batch: Batch) {
+        let started = ContinuousClock.now
+        let result = Result { () throws(GraphStoreError) -> Int in try apply(batch) }
+        let duration = ContinuousClock.now - started
+        let (event, finished, failure) = state.withLock { state -> (StoreEvent, [CheckedContinuation<Void, any Error>], GraphStoreError?) in
+            state.isWriting = false
+            switch result {
+            case .success(let bytes):
+                state.consecutiveFailures = 0
+                state.status.writesCompleted += 1
+                state.status.lastWriteDuration = duration
+                state.status.lastWriteBytes = bytes
+                state.status.durableVersion = batch.version.number
+                state.status.lastError = nil
+                let finished = state.waiters.takeCovered(by: batch.version.number)
+                if !state.pending.isEmpty && !state.isClosed && !state.retryArmed { startWrite(&state) }
+                return (.wrote(version: batch.version.number, bytes: bytes, duration: duration), finished, nil)
+            case .failure(let error):
+                state.consecutiveFailures += 1
+                state.status.failedWrites += 1
+                state.status.lastError = error
+                // The failed commits go back in front of the newer ones, in order.
+                state.pending = batch.changes + state.pending
+                let delay = storeWriteRetryDelay(afterFailures: state.consecutiveFailures, minimum: .zero)
+                if !state.isClosed { armRetry(&state, after: delay) }
+                return (.writeFailed(error, retryIn: delay), state.waiters.takeAll(), error)
+            }
+        }
+        // Announce before resuming the flushes this write covers: once `flush()` returns, the
+        // event is in every stream.
+        broadcaster.broadcast(event)
+        if let failure {
+            logger.error("SQLite write failed; the graph stays in memory and the write will be retried", metadata: [
+                "path": "\(path)", "error": "\(failure)",
+            ])
+            for waiter in finished { waiter.resume(throwing: failure) }
+        } else {
+            for waiter in finished { waiter.resume() }
+        }
+    }
+
+    /// Encodes the batch's rows and writes them in one transaction; returns the bytes of row
+    /// data written.
+    private func apply(_ batch: Batch) throws(GraphStoreError) -> Int {
+        let current = layout.withLock { $0 }
+        do {
+            let (plan, next) = try SQLiteWritePlan.make(
+                version: batch.version, changes: batch.changes, schema: schema, layout: current, modelVersion: modelVersion, path: path)
+            try database.writeWithoutTransaction { db in
+                try db.inTransaction(.immediate) {
+                    try beforeTransaction?(db)
+                    try plan.execute(in: db)
+                    return .commit
+                }
+            }
+            layout.withLock { $0 = next }
+            return plan.byteCount
+        } catch {
+            throw GraphStoreError.sqlite(error, path: path, operation: "write changed rows")
+        }
+    }
+}

@@ -1,0 +1,38 @@
+import ArgumentParser
+import Foundation
+import GraphStore
+
+struct Convert: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Rewrite a snapshot in another format or compression.")
+
+    @Argument(help: "A snapshot file.") var file: String
+    @Option(help: "json or plist.") var format: SnapshotFormat
+    @Option(help: "gzip or none.") var compression: Compression = .gzip
+    @Option(name: .shortAndLong, help: "Where to write (default: the input's name with the new extension).") var output: String?
+    @Flag(help: "Overwrite an existing destination.") var force = false
+
+    func run() async throws {
+        try await reportingErrors {
+            let source = URL(fileURLWithPath: file)
+            let destination = output.map { URL(fileURLWithPath: $0) } ?? Self.defaultDestination(for: source, format: format, compression: compression)
+            try checkDestination(destination, force: force)
+            let snapshot = try GenericSnapshot.read(from: source)
+            try snapshot.write(to: destination, format: format, compression: compression)
+            writeOut("wrote \(destination.path) (\(format == .json ? "JSON" : "binary property list"), \(compression.rawValue))\n")
+        }
+    }
+
+    /// `store.json.gz` → `store.plist` etc.
+    static func defaultDestination(for source: URL, format: SnapshotFormat, compression: Compression) -> URL {
+        var base = source.lastPathComponent
+        for suffix in [".gz", ".json", ".plist"] where base.hasSuffix(suffix) { base = String(base.dropLast(suffix.count)) }
+        return source.deletingLastPathComponent().appendingPathComponent(base + "." + format.fileExtension + (compression == .gzip ? ".gz" : ""))
+    }
+}
+
+/// Refuses to replace an existing file unless forced.
+func checkDestination(_ url: URL, force: Bool) throws {
+    if FileManager.default.fileExists(atPath: url.path) && !force {
+        throw ToolError("\(url.path) exists; pass --force to overwrite it")
+    }
+}

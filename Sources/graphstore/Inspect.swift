@@ -1,0 +1,49 @@
+import ArgumentParser
+import Foundation
+import GraphStore
+
+struct Inspect: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show a store's format, versions and entities with counts and sizes.")
+
+    @Argument(help: "A snapshot file.") var file: String
+
+    func run() async throws {
+        try await reportingErrors {
+            let url = URL(fileURLWithPath: file)
+            let snapshot = try GenericSnapshot.read(from: url)
+            let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.intValue ?? 0
+            let header = snapshot.header
+            var lines = [
+                "file:            \(url.path) (\(size) bytes)",
+                "kind:            snapshot, \(snapshot.format == .json ? "JSON" : "binary property list"), \(snapshot.compression == .gzip ? "gzip" : "uncompressed")",
+                "format:          \(header.format) \(header.formatVersion)",
+                "model version:   \(header.modelVersion)",
+                "store version:   \(header.storeVersion)",
+                "saved at:        \(header.savedAt.formatted(.iso8601))",
+                "",
+                "entity                objects        bytes",
+            ]
+            for (name, objects) in snapshot.entities {
+                let bytes = try SnapshotJSON.encode(.array(objects)).count
+                lines.append("\(name.padding(toLength: 20, withPad: " ", startingAt: 0)) \(String(objects.count).leftPadded(8)) \(String(bytes).leftPadded(12))")
+            }
+            writeOut(lines.joined(separator: "\n") + "\n")
+        }
+    }
+}
+
+extension String {
+    func leftPadded(_ width: Int) -> String {
+        count >= width ? self : String(repeating: " ", count: width - count) + self
+    }
+}
+
+/// JSON text for generic values, as the snapshot writes it.
+enum SnapshotJSON {
+    static func encode(_ value: SnapshotValue, pretty: Bool = false) throws -> Data {
+        let object = value.jsonObject
+        var options: JSONSerialization.WritingOptions = [.sortedKeys, .fragmentsAllowed]
+        if pretty { options.insert(.prettyPrinted) }
+        return try JSONSerialization.data(withJSONObject: object, options: options)
+    }
+}

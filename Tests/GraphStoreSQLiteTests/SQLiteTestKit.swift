@@ -1,0 +1,198 @@
+import ExampleModel
+import Foundation
+import GRDB
+import GraphStore
+import GraphStoreSQLite
+import GraphStoreTestSupport
+import Testing
+
+/// Shared helpers for the SQLite store's tests.
+enum SQLiteTestKit {
+    /// The example model plus the edge-value entity.
+    static let model: [any Entity.Type] = exampleModel + [SQLiteEdgeValues.self]
+
+    /// Opens a container on the SQLite file at `url`.
+    static func open(_ url: URL, options: SQLiteStoreOptions = SQLiteStoreOptions(), model: [any Entity.Type] = model) throws -> GraphContainer {
+        try GraphContainer(for: model, store: .sqlite(url, options: options))
+    }
+
+    /// Every object of `type`, sorted by `order`.
+    static func fetchAll<E: Entity, Key: Comparable>(_ type: E.Type, from container: GraphContainer, by order: (E) -> Key) throws -> [E] {
+        try container.mainContext.fetch(FetchDescriptor<E>()).sorted { order($0) < order($1) }
+    }
+
+    /// A small graph of the example model: tags, posts tagged with them, notes.
+    static func exampleGraph(posts postCount: Int = 30, notes noteCount: Int = 10) -> (tags: [ExampleModel.Tag], posts: [Post], notes: [Note]) {
+        let tags = Fixtures.tagNames.map { ExampleModel.Tag(name: $0) }
+        let posts = Fixtures.posts(postCount, tags: tags.map(\.id))
+        let notes = (0..<noteCount).map { index in
+            Note(
+                text: "Note \(index) — ünïcödé 🎉", createdAt: Fixtures.epoch.addingTimeInterval(Double(index) + 0.123_456_789),
+                isArchived: index % 2 == 0, tagIDs: Array(tags.map(\.id).prefix(index % 3)))
+        }
+        return (tags, posts, notes)
+    }
+
+    /// Inserts the objects and saves.
+    static func insert(_ graph: (tags: [ExampleModel.Tag], posts: [Post], notes: [Note]), into container: GraphContainer) throws {
+        let context = container.mainContext
+        for tag in graph.tags { context.insert(tag) }
+        for post in graph.posts { context.insert(post) }
+        for note in graph.notes { context.insert(note) }
+        try context.save()
+    }
+
+    // MARK: - Files
+
+    /// The names in `directory`.
+    static func entries(of directory: URL) -> Set<String> {
+        Set((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [])
+    }
+
+    /// The file's bytes, or `nil` when it does not exist.
+    static func contents(_ url: URL) -> Data? {
+        try? Data(contentsOf: url)
+    }
+
+    // MARK: - Python
+
+    /// Runs `script` with `python3`, passing `arguments` as `sys.argv[1...]`.
+    ///
+    /// - Returns: the exit status, standard output and standard error.
+    static func python(_ script: String, _ arguments: [String] = []) throws -> (status: Int32, output: String, error: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", script] + arguments
+        let output = Pipe()
+        let error = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        // Read both pipes to the end before waiting, so a full pipe cannot stall the child.
+        let errorData = Locked(Data())
+        let readers = DispatchGroup()
+        DispatchQueue.global().async(group: readers) {
+            let data = error.fileHandleForReading.readDataToEndOfFile()
+            errorData.withLock { $0 = data }
+        }
+        let outputData = output.fileHandleForReading.readDataToEndOfFile()
+        readers.wait()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: outputData, as: UTF8.self), String(decoding: errorData.value, as: UTF8.self))
+    }
+
+    /// Runs `script` with `python3` and decodes its standard output as JSON.
+    static func pythonJSON(_ script: String, _ arguments: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) throws -> Any {
+        let result = try python(script, arguments)
+        try #require(result.status == 0, "python3 failed: \(result.error)", sourceLocation: sourceLocation)
+        return try JSONSerialization.jsonObject(with: Data(result.output.utf8))
+    }
+
+    // MARK: - Errors
+
+    /// The error `body` throws, as a `GraphStoreError`.
+    static func storeError(sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void) -> GraphStoreError? {
+        do {
+            try body()
+            Issue.record("expected a GraphStoreError, nothing was thrown", sourceLocation: sourceLocation)
+            return nil
+        } catch let error as GraphStoreError {
+            return error
+        } catch {
+            Issue.record("expected a GraphStoreError, got \(error)", sourceLocation: sourceLocation)
+            return nil
+        }
+    }
+}
+
+// MARK: - RowChangeLog
+
+/// Counts the rows SQLite itself reports changed, through its update hook (a GRDB
+/// `TransactionObserver` on the writer's connection); only committed transactions count.
+final class RowChangeLog: TransactionObserver, Sendable {
+    struct Change: Hashable, Sendable, CustomStringConvertible {
+        let table: String
+        let kind: String
+        var description: String { "\(kind) \(table)" }
+    }
+
+    private let pending = Locked<[Change]>([])
+    private let committed = Locked<[[Change]]>([])
+
+    /// Options whose writer connection reports to this log.
+    func installing(in options: SQLiteStoreOptions = SQLiteStoreOptions()) -> SQLiteStoreOptions {
+        var options = options
+        options.didOpen = { [self] db in db.add(transactionObserver: self, extent: .databaseLifetime) }
+        return options
+    }
+
+    /// The changes of each committed transaction, in order.
+    var transactions: [[Change]] { committed.value }
+
+    /// How many rows of `table` committed transactions changed, by kind.
+    func counts(in table: String, transactions range: Range<Int>? = nil) -> [String: Int] {
+        let all = committed.value
+        let chosen = range.map { Array(all[$0]) } ?? all
+        return chosen.joined().filter { $0.table == table }.reduce(into: [:]) { $0[$1.kind, default: 0] += 1 }
+    }
+
+    func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool { true }
+
+    func databaseDidChange(with event: DatabaseEvent) {
+        let kind = switch event.kind {
+        case .insert: "insert"
+        case .update: "update"
+        case .delete: "delete"
+        }
+        pending.withLock { $0.append(Change(table: event.tableName, kind: kind)) }
+    }
+
+    func databaseDidCommit(_ db: Database) {
+        let changes = pending.withLock { pending in
+            defer { pending = [] }
+            return pending
+        }
+        committed.withLock { $0.append(changes) }
+    }
+
+    func databaseDidRollback(_ db: Database) {
+        pending.withLock { $0 = [] }
+    }
+}
+
+// MARK: - Gate
+
+/// A gate the writer's `beforeTransaction` hook waits at while it is closed: holds a write
+/// without sleeping, so a test can commit while the writer is busy.
+final class WriterGate: Sendable {
+    private let isOpen = Locked(true)
+    private let reached = DispatchSemaphore(value: 0)
+    private let opened = DispatchSemaphore(value: 0)
+
+    func close() { isOpen.withLock { $0 = false } }
+
+    func open() {
+        let wasClosed = isOpen.withLock { isOpen in
+            defer { isOpen = true }
+            return !isOpen
+        }
+        if wasClosed { opened.signal() }
+    }
+
+    /// Called by the hook on the writer's thread.
+    func pass() {
+        guard !isOpen.value else { return }
+        reached.signal()
+        opened.wait()
+    }
+
+    /// Waits until the writer is held at the gate.
+    func waitUntilReached() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                self.reached.wait()
+                continuation.resume()
+            }
+        }
+    }
+}

@@ -1,0 +1,136 @@
+import Foundation
+
+@testable import GraphStore
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// MARK: - The crash helper
+
+/// The `graphstore-crash-helper` executable saving in a loop to a store, printing
+/// "acked N" after each flush that made saves 1...N durable.
+final class CrashHelperProcess: @unchecked Sendable {
+    private let process = Process()
+    private let output: FileHandle
+    private let errorURL: URL
+    private let lock = NSLock()
+    private var pending = Data()
+    private var killed = false
+
+    /// Starts the helper on `store` (`format` json|plist, `compression` gzip|none), numbering
+    /// its saves from `start + 1`.
+    init(store: URL, format: String, compression: String, start: Int) throws {
+        process.executableURL = try SnapshotTestKit.productsDirectory().appendingPathComponent("graphstore-crash-helper")
+        process.arguments = [store.path, format, compression, String(start)]
+        let pipe = Pipe()
+        errorURL = store.deletingLastPathComponent().appendingPathComponent("helper-\(UUID().uuidString).stderr")
+        _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
+        let errorHandle = try FileHandle(forWritingTo: errorURL)
+        defer { try? errorHandle.close() }
+        process.standardOutput = pipe
+        process.standardError = errorHandle
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        output = pipe.fileHandleForReading
+    }
+
+    /// Reads until `count` more acknowledgements arrived and returns the last acknowledged
+    /// number, or `nil` when the helper's output ended first or nothing came for `timeout`
+    /// seconds.
+    func waitForAcks(_ count: Int, timeout: Int32 = 30) async throws -> Int? {
+        try await SnapshotTestKit.offload { self.readAcks(count, timeout: timeout) }
+    }
+
+    private func readAcks(_ count: Int, timeout: Int32) -> Int? {
+        lock.lock()
+        defer { lock.unlock() }
+        var seen = 0
+        var last: Int?
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while seen < count {
+            // Whole lines first.
+            while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
+                pending.removeSubrange(pending.startIndex...newline)
+                if line.hasPrefix("acked "), let number = Int(line.dropFirst(6)) {
+                    last = number
+                    seen += 1
+                    if seen == count { return last }
+                }
+            }
+            var poller = pollfd(fd: output.fileDescriptor, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, timeout * 1000)
+            if ready < 0 && errno == EINTR { continue }
+            guard ready > 0 else { return nil }
+            let read = buffer.withUnsafeMutableBytes { systemRead(output.fileDescriptor, $0.baseAddress, $0.count) }
+            if read < 0 && errno == EINTR { continue }
+            guard read > 0 else { return nil }
+            pending.append(contentsOf: buffer[0..<read])
+        }
+        return last
+    }
+
+    /// Kills the helper as soon as a temporary file of `store` appears (that is, in the middle
+    /// of a write), or after `deadline` when none does; returns whether it caught a write.
+    func killDuringWrite(of store: URL, deadline: Duration = .seconds(5)) async throws -> Bool {
+        let caught = try await SnapshotTestKit.offload {
+            let clock = ContinuousClock()
+            let end = clock.now + deadline
+            let directory = store.deletingLastPathComponent().path
+            let prefix = AtomicFile.temporaryPrefix(for: store) + "\(self.process.processIdentifier)-"
+            while clock.now < end {
+                let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+                if names.contains(where: { $0.hasPrefix(prefix) }) { return true }
+            }
+            return false
+        }
+        kill()
+        return caught
+    }
+
+    /// Kills the helper with `SIGKILL` (if it still runs) and waits until it is gone.
+    func kill() {
+        lock.lock()
+        defer { lock.unlock() }
+        if !killed {
+            killed = true
+            _ = systemKill(process.processIdentifier, SIGKILL)
+        }
+        process.waitUntilExit()
+    }
+
+    /// Whether the helper ended by `SIGKILL` (rather than exiting by itself).
+    var diedOfSIGKILL: Bool {
+        process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL
+    }
+
+    /// What the helper wrote to standard error.
+    func standardError() -> String {
+        (try? String(contentsOf: errorURL, encoding: .utf8)) ?? ""
+    }
+
+    deinit {
+        kill()
+        try? output.close()
+        try? FileManager.default.removeItem(at: errorURL)
+    }
+}
+
+private func systemKill(_ pid: pid_t, _ signal: Int32) -> Int32 {
+    #if canImport(Glibc)
+    Glibc.kill(pid, signal)
+    #else
+    Darwin.kill(pid, signal)
+    #endif
+}
+
+private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
+    #if canImport(Glibc)
+    Glibc.read(descriptor, buffer, count)
+    #else
+    Darwin.read(descriptor, buffer, count)
+    #endif
+}

@@ -1,0 +1,304 @@
+import ExampleModel
+import Foundation
+import GraphStoreTestSupport
+import Testing
+
+@testable import GraphStore
+
+/// Damaged files are refused with the right error, naming the file, and are never changed;
+/// recovery opens the previous snapshot only when asked to.
+@Suite struct SnapshotDamagedFileTests {
+    // MARK: - Fixtures
+
+    /// A real snapshot of tags, notes that reference every tag, and posts.
+    private static func writeRealSnapshot(_ url: URL, format: SnapshotFormat, compression: Compression) async throws -> Data {
+        let container = try GraphContainer(for: exampleModel, store: .file(url, format: format, compression: compression))
+        let context = container.mainContext
+        let tags = Fixtures.tagNames.map { ExampleModel.Tag(name: $0) }
+        for tag in tags { context.insert(tag) }
+        for number in 0..<30 {
+            context.insert(Note(text: "note \(number) — ünïcödé ✓", createdAt: Fixtures.epoch.addingTimeInterval(Double(number)), tagIDs: tags.map(\.id)))
+        }
+        for post in Fixtures.posts(20, tags: tags.map(\.id)) { context.insert(post) }
+        try context.save()
+        try await container.close()
+        return try Data(contentsOf: url)
+    }
+
+    /// The snapshot's uncompressed document.
+    private static func document(of file: Data) throws -> Data {
+        Gzip.isGzip(file) ? try Gzip.decompress(file, maxOutputBytes: 1 << 30) : file
+    }
+
+    // MARK: - Checking a refusal
+
+    /// Writes `damaged` to `url`, opens it and expects the refusal: the right error case, the
+    /// file's path in it, the file unchanged and nothing new beside it but the lock file.
+    private func expectRefused(
+        _ damaged: DamagedSnapshot, at url: URL, options: SnapshotOptions = SnapshotOptions(),
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        try damaged.bytes.write(to: url)
+        let directory = url.deletingLastPathComponent()
+        let before = SnapshotTestKit.entries(of: directory)
+        do {
+            let container = try GraphContainer(for: exampleModel, store: .file(url, options: options))
+            Issue.record("\(damaged) opened", sourceLocation: sourceLocation)
+            try? await container.close()
+        } catch let error as GraphStoreError {
+            let matches = switch (damaged.refusal, error) {
+            case (.damagedFile, .damagedFile), (.codingFailed, .codingFailed): true
+            case let (.unsupportedFormatVersion(expected), .unsupportedFormatVersion(_, found, supported)):
+                found == expected && supported == SnapshotHeaderV1.currentFormatVersion
+            case let (.decompressedSizeLimitExceeded(expected), .decompressedSizeLimitExceeded(_, limit)):
+                limit == expected
+            default: false
+            }
+            #expect(matches, "\(damaged): expected \(damaged.refusal), got \(error)", sourceLocation: sourceLocation)
+            #expect(SnapshotTestKit.path(of: error) == url.path, "\(damaged): \(error)", sourceLocation: sourceLocation)
+            #expect(error.description.contains(url.path), sourceLocation: sourceLocation)
+        } catch {
+            Issue.record("\(damaged): not a GraphStoreError: \(error)", sourceLocation: sourceLocation)
+        }
+        #expect(try Data(contentsOf: url) == damaged.bytes, "\(damaged): the file was changed", sourceLocation: sourceLocation)
+        let lock = url.lastPathComponent + ".lock"
+        #expect(SnapshotTestKit.entries(of: directory).subtracting([lock]) == before.subtracting([lock]),
+                "\(damaged): files appeared", sourceLocation: sourceLocation)
+    }
+
+    private func expectAllRefused(_ cases: [DamagedSnapshot], sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        #expect(!cases.isEmpty, sourceLocation: sourceLocation)
+        for damaged in cases {
+            try await expectRefused(damaged, at: directory.file("damaged.snapshot"), sourceLocation: sourceLocation)
+        }
+    }
+
+    /// A real snapshot in each layout.
+    private func realSnapshots() async throws -> [(format: SnapshotFormat, compression: Compression, file: Data)] {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        var snapshots: [(SnapshotFormat, Compression, Data)] = []
+        for (format, compression) in SnapshotTestKit.allLayouts {
+            let url = directory.file(SnapshotTestKit.fileName(format, compression))
+            snapshots.append((format, compression, try await Self.writeRealSnapshot(url, format: format, compression: compression)))
+        }
+        return snapshots
+    }
+
+    // MARK: - Damage
+
+    @Test func truncatedFilesAreRefused() async throws {
+        for snapshot in try await realSnapshots() {
+            let cases = DamagedSnapshotFactory.truncations(of: snapshot.file)
+            #expect(cases.count >= 128)
+            try await expectAllRefused(cases)
+        }
+    }
+
+    @Test func bitFlippedGzipFilesAreRefused() async throws {
+        for snapshot in try await realSnapshots() where snapshot.compression == .gzip {
+            try await expectAllRefused(DamagedSnapshotFactory.bitFlips(ofGzip: snapshot.file))
+        }
+    }
+
+    /// MTIME, XFL, OS and FTEXT are informational in every gzip reader: such a flip is not damage.
+    @Test func flipsInInformationalGzipHeaderFieldsStillOpen() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.json.gz")
+        let file = try await Self.writeRealSnapshot(url, format: .json, compression: .gzip)
+        for flip in DamagedSnapshotFactory.harmlessGzipHeaderFlips(of: file) {
+            try flip.bytes.write(to: url)
+            let container = try GraphContainer(for: exampleModel, store: .file(url))
+            #expect(container.count(of: Note.self) == 30, "\(flip.name)")
+            try await container.close()
+        }
+    }
+
+    @Test func filesOfAnotherKindAreRefused() async throws {
+        for snapshot in try await realSnapshots() {
+            try await expectAllRefused(try DamagedSnapshotFactory.wrongMagic(of: snapshot.file))
+        }
+    }
+
+    @Test func newerFormatVersionIsRefused() async throws {
+        for snapshot in try await realSnapshots() where snapshot.compression == .none {
+            try await expectAllRefused(try DamagedSnapshotFactory.newerVersion(of: snapshot.file))
+        }
+    }
+
+    @Test func emptyFilesAreRefused() async throws {
+        try await expectAllRefused(try DamagedSnapshotFactory.empties())
+    }
+
+    @Test func countsThatDoNotMatchAreRefused() async throws {
+        for snapshot in try await realSnapshots() where snapshot.compression == .none {
+            try await expectAllRefused(try DamagedSnapshotFactory.countMismatches(of: snapshot.file))
+        }
+    }
+
+    @Test func brokenGraphsAndWrongTypesAreRefused() async throws {
+        for snapshot in try await realSnapshots() where snapshot.compression == .none {
+            try await expectAllRefused(try DamagedSnapshotFactory.brokenGraphs(of: snapshot.file))
+        }
+    }
+
+    // MARK: - Size bound
+
+    @Test func gzipBombIsRefusedWithinTheBound() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+
+        // The generator makes real gzip: a small one inflates to exactly its zeros.
+        let small = directory.file("small.gz")
+        let smallCount = (1 << 20) + 261
+        try DamagedSnapshotFactory.writeGzipBomb(to: small, zeros: smallCount)
+        #expect(try Gzip.decompress(Data(contentsOf: small), maxOutputBytes: 1 << 21) == Data(count: smallCount))
+
+        // 1 GiB of zeros in about 6.5 MB, opened with a 16 MiB bound.
+        let url = directory.file("bomb.json.gz")
+        let size = try DamagedSnapshotFactory.writeGzipBomb(to: url, zeros: 1 << 30)
+        #expect(size < 8 << 20)
+        let limit = 16 << 20
+        let bomb = DamagedSnapshot(name: "1 GiB of zeros", bytes: try Data(contentsOf: url), refusal: .decompressedSizeLimitExceeded(limit: limit))
+        try await expectRefused(bomb, at: url, options: SnapshotOptions(maxDecompressedBytes: limit))
+    }
+
+    @Test func uncompressedFileOverTheBoundIsRefused() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.json")
+        let file = try await Self.writeRealSnapshot(url, format: .json, compression: .none)
+        let limit = file.count - 1
+        let big = DamagedSnapshot(name: "a snapshot one byte over the bound", bytes: file, refusal: .decompressedSizeLimitExceeded(limit: limit))
+        try await expectRefused(big, at: url, options: SnapshotOptions(maxDecompressedBytes: limit))
+        // The same file within the bound opens.
+        let container = try GraphContainer(for: exampleModel, store: .file(url, options: SnapshotOptions(maxDecompressedBytes: file.count)))
+        #expect(container.count(of: Note.self) == 30)
+        try await container.close()
+    }
+
+    // MARK: - Recovery
+
+    /// Writes v1 and v2 (each flushed, so `<file>.previous` holds v1) and returns v2's file.
+    private func writeTwoVersions(_ url: URL) async throws -> Data {
+        let container = try GraphContainer(for: exampleModel, store: .file(url))
+        let tags = [ExampleModel.Tag(name: "kept"), ExampleModel.Tag(name: "spare")]
+        for tag in tags { container.mainContext.insert(tag) }
+        container.mainContext.insert(Note(text: "v1", createdAt: Fixtures.epoch, tagIDs: tags.map(\.id)))
+        try container.mainContext.save()
+        try await container.flush()
+        container.mainContext.insert(Note(text: "v2", createdAt: Fixtures.epoch, tagIDs: tags.map(\.id)))
+        try container.mainContext.save()
+        try await container.flush()
+        try await container.close()
+        let previous = try SnapshotTestKit.readSnapshot(URL(fileURLWithPath: url.path + ".previous"))
+        #expect(SnapshotTestKit.objects(Note.self, in: previous.version).map(\.text) == ["v1"])
+        return try Data(contentsOf: url)
+    }
+
+    private func noteTexts(_ container: GraphContainer) throws -> Set<String> {
+        Set(try SnapshotTestKit.fetchAll(Note.self, from: container).map(\.text))
+    }
+
+    private func damagedCopies(of url: URL) -> [String] {
+        SnapshotTestKit.entries(of: url.deletingLastPathComponent())
+            .filter { $0.hasPrefix(url.lastPathComponent + ".damaged-") }.sorted()
+    }
+
+    /// One damage of each kind that recovery handles.
+    private func recoverableDamages(of file: Data) throws -> [DamagedSnapshot] {
+        let document = try Self.document(of: file)
+        return [
+            DamagedSnapshotFactory.truncations(of: file)[file.count / 2 > 64 ? 70 : 10],
+            DamagedSnapshotFactory.bitFlips(ofGzip: file).first { $0.name.contains("deflate body") }!,
+            try DamagedSnapshotFactory.countMismatches(of: document)[1],
+            try DamagedSnapshotFactory.empties()[0],
+            try DamagedSnapshotFactory.wrongMagic(of: file)[1],
+            try DamagedSnapshotFactory.brokenGraphs(of: document)[3],
+        ]
+    }
+
+    @Test func recoveryOpensThePreviousSnapshotOnlyWhenAsked() async throws {
+        let probe = try TemporaryDirectory()
+        defer { probe.remove() }
+        let damages = try recoverableDamages(of: try await writeTwoVersions(probe.file("store.json.gz")))
+
+        for damage in damages {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let url = directory.file("store.json.gz")
+            _ = try await writeTwoVersions(url)
+            try damage.bytes.write(to: url)
+
+            // Without recovery: refused, untouched.
+            try await expectRefused(damage, at: url)
+            #expect(damagedCopies(of: url).isEmpty)
+
+            // With recovery: v1's data, the damaged bytes kept aside.
+            let recovering = try GraphContainer(for: exampleModel, store: .file(url, options: SnapshotOptions(recoverFromPreviousSnapshot: true)))
+            #expect(try noteTexts(recovering) == ["v1"], "\(damage)")
+            try recovering._checkInvariants()
+            let copies = damagedCopies(of: url)
+            #expect(copies.count == 1, "\(damage)")
+            if let copy = copies.first {
+                #expect(try Data(contentsOf: directory.file(copy)) == damage.bytes, "\(damage)")
+            }
+
+            // The next flush writes a good file.
+            recovering.mainContext.insert(Note(text: "v3", createdAt: Fixtures.epoch))
+            try recovering.mainContext.save()
+            try await recovering.flush()
+            let onDisk = try SnapshotTestKit.readSnapshot(url)
+            #expect(Set(SnapshotTestKit.objects(Note.self, in: onDisk.version).map(\.text)) == ["v1", "v3"], "\(damage)")
+            try await recovering.close()
+
+            let reopened = try GraphContainer(for: exampleModel, store: .file(url))
+            #expect(try noteTexts(reopened) == ["v1", "v3"], "\(damage)")
+            try reopened._checkInvariants()
+            try await reopened.close()
+        }
+    }
+
+    @Test func recoveryWithoutAPreviousSnapshotStillRefuses() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.json.gz")
+        let file = try await Self.writeRealSnapshot(url, format: .json, compression: .gzip)
+        #expect(!FileManager.default.fileExists(atPath: url.path + ".previous"))
+        let damaged = DamagedSnapshotFactory.truncations(of: file)[100]
+        try await expectRefused(damaged, at: url, options: SnapshotOptions(recoverFromPreviousSnapshot: true))
+        #expect(damagedCopies(of: url).isEmpty)
+    }
+
+    /// A newer file is not damaged: recovery must not set it aside and roll back to the
+    /// previous snapshot (the newer app's data would be overwritten by the next write).
+    @Test func recoveryNeverReplacesANewerFormatVersion() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.json.gz")
+        let file = try await writeTwoVersions(url)
+        let newer = try DamagedSnapshotFactory.newerVersion(of: try Self.document(of: file))[1]
+        try await expectRefused(newer, at: url, options: SnapshotOptions(recoverFromPreviousSnapshot: true))
+        #expect(damagedCopies(of: url).isEmpty)
+    }
+
+    /// Two recoveries in the same second keep both damaged files.
+    @Test func everyRecoveryKeepsItsOwnDamagedCopy() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.json.gz")
+        let file = try await writeTwoVersions(url)
+        let damages = [DamagedSnapshotFactory.truncations(of: file)[90], DamagedSnapshotFactory.truncations(of: file)[91]]
+        for damage in damages {
+            try damage.bytes.write(to: url)
+            let container = try GraphContainer(for: exampleModel, store: .file(url, options: SnapshotOptions(recoverFromPreviousSnapshot: true)))
+            #expect(try noteTexts(container) == ["v1"])
+            try await container.close()
+        }
+        let copies = Set(try damagedCopies(of: url).map { try Data(contentsOf: directory.file($0)) })
+        #expect(copies == Set(damages.map(\.bytes)))
+    }
+}

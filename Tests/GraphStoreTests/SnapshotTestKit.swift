@@ -1,0 +1,273 @@
+import ExampleModel
+import Foundation
+import GraphStoreTestSupport
+import Testing
+
+@testable import GraphStore
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Helpers shared by the `Snapshot*Tests` suites: reaching the writer, reading snapshot files
+/// back, comparing values to the bit, child processes and tmpfs mounts.
+enum SnapshotTestKit {
+    // MARK: - Configurations
+
+    /// Every document format with every compression.
+    static let allLayouts: [(format: SnapshotFormat, compression: Compression)] =
+        SnapshotFormat.allCases.flatMap { format in Compression.allCases.map { (format, $0) } }
+
+    /// A file name that says what the layout is, such as `store.json.gz`.
+    static func fileName(_ format: SnapshotFormat, _ compression: Compression) -> String {
+        "store.\(format.fileExtension)" + (compression == .gzip ? ".gz" : "")
+    }
+
+    // MARK: - Reaching internals
+
+    /// The snapshot-file backend of `container`.
+    static func backend(of container: GraphContainer) -> SnapshotFileBackend {
+        container.core.backend as! SnapshotFileBackend
+    }
+
+    /// The coalescing writer of `container`.
+    static func writer(of container: GraphContainer) -> SnapshotWriter {
+        backend(of: container).writer
+    }
+
+    /// The schema of the example model.
+    static let exampleSchema = Schema(exampleModel)
+
+    /// The header and graph in the snapshot at `url`, read the way a container opens it.
+    static func readSnapshot(
+        _ url: URL, schema: Schema = exampleSchema, limit: Int = 1 << 30
+    ) throws -> (header: SnapshotHeaderV1, version: GraphVersion) {
+        let document = try #require(try SnapshotFileBackend.readDocument(url, limit: limit), "no file at \(url.path)")
+        return try SnapshotCodec.decode(document, schema: schema, path: url.path)
+    }
+
+    /// The objects of `type` in `version`.
+    static func objects<E: Entity>(_ type: E.Type, in version: GraphVersion, schema: Schema = exampleSchema) -> [E] {
+        version.tables[schema.index(of: type)].values.map { $0.value as! E }
+    }
+
+    /// Every object of `type` the main context sees.
+    static func fetchAll<E: Entity>(_ type: E.Type, from container: GraphContainer) throws -> [E] {
+        try container.mainContext.fetch(FetchDescriptor<E>())
+    }
+
+    // MARK: - Files
+
+    /// The names in `directory`, hidden ones included.
+    static func entries(of directory: URL) -> Set<String> {
+        Set((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [])
+    }
+
+    /// The size of the file at `url`.
+    static func fileSize(_ url: URL) throws -> Int {
+        let attributes = try FileManager.default.attributesOfItem(atPath: url.path)
+        return (attributes[.size] as? NSNumber)?.intValue ?? -1
+    }
+
+    /// Temporary files left by an atomic write of `url`.
+    static func temporaryFiles(for url: URL) -> [String] {
+        let prefix = AtomicFile.temporaryPrefix(for: url)
+        return entries(of: url.deletingLastPathComponent()).filter { $0.hasPrefix(prefix) || $0.hasSuffix("-staging") }
+    }
+
+    // MARK: - Exact comparison
+
+    /// Whether two strings hold the same Unicode scalars (`==` on `String` only checks
+    /// canonical equivalence, so "é" and "e\u{301}" would compare equal).
+    static func sameScalars(_ a: String, _ b: String) -> Bool {
+        a.utf8.elementsEqual(b.utf8)
+    }
+
+    static func sameScalars(_ a: String?, _ b: String?) -> Bool {
+        switch (a, b) {
+        case (nil, nil): true
+        case let (a?, b?): sameScalars(a, b)
+        default: false
+        }
+    }
+
+    /// The Unicode scalars of `text` as `U+` numbers, for messages.
+    static func scalars(_ text: String) -> String {
+        "[" + text.unicodeScalars.map { "U+" + String($0.value, radix: 16, uppercase: true) }.joined(separator: " ") + "]"
+    }
+
+    /// Whether two dates hold the same `Double` bits.
+    static func sameBits(_ a: Date, _ b: Date) -> Bool {
+        a.timeIntervalSinceReferenceDate.bitPattern == b.timeIntervalSinceReferenceDate.bitPattern
+    }
+
+    /// Whether two doubles are the same value to the bit; any NaN matches any NaN (a NaN's
+    /// payload and sign are not promised to survive a text format).
+    static func sameBits(_ a: Double, _ b: Double) -> Bool {
+        (a.isNaN && b.isNaN) || a.bitPattern == b.bitPattern
+    }
+
+    static func sameBits(_ a: Float, _ b: Float) -> Bool {
+        (a.isNaN && b.isNaN) || a.bitPattern == b.bitPattern
+    }
+
+    static func exactlyEqual(_ a: Post, _ b: Post) -> Bool {
+        a == b && sameScalars(a.blogName, b.blogName) && sameScalars(a.summary, b.summary)
+            && sameScalars(a.body, b.body) && sameBits(a.date, b.date)
+    }
+
+    static func exactlyEqual(_ a: Note, _ b: Note) -> Bool {
+        a == b && sameScalars(a.text, b.text) && sameBits(a.createdAt, b.createdAt) && sameBits(a.modifiedAt, b.modifiedAt)
+    }
+
+    static func exactlyEqual(_ a: ExampleModel.Tag, _ b: ExampleModel.Tag) -> Bool {
+        a == b && sameScalars(a.name, b.name)
+    }
+
+    // MARK: - Errors
+
+    /// The file a file-related error names.
+    static func path(of error: GraphStoreError) -> String? {
+        switch error {
+        case .damagedFile(let path, _, _), .unsupportedFormatVersion(let path, _, _),
+             .decompressedSizeLimitExceeded(let path, _), .storeLocked(let path),
+             .fileOperationFailed(let path, _, _):
+            path
+        case .codingFailed(let path, _, _, _):
+            path
+        default:
+            nil
+        }
+    }
+
+    // MARK: - Blocking work
+
+    /// Runs blocking `work` on a thread of its own rather than on one of the few threads of
+    /// the cooperative pool, which other tests share.
+    static func offload<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread { continuation.resume(with: Result { try work() }) }
+            thread.stackSize = 4 << 20
+            thread.start()
+        }
+    }
+
+    // MARK: - Child processes
+
+    /// The directory holding the test runner and the other built products.
+    static func productsDirectory() throws -> URL {
+        var candidate = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        for _ in 0..<5 {
+            if FileManager.default.isExecutableFile(atPath: candidate.appendingPathComponent("graphstore-crash-helper").path) {
+                return candidate
+            }
+            candidate = candidate.deletingLastPathComponent()
+        }
+        throw SnapshotTestFailure("graphstore-crash-helper not found near \(CommandLine.arguments[0])")
+    }
+
+    /// Runs `python3 -c script arguments…` and returns its standard output; fails on a
+    /// non-zero exit with its standard error.
+    static func runPython(_ script: String, _ arguments: [String]) async throws -> Data {
+        try await offload {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["python3", "-c", script] + arguments
+            let output = Pipe()
+            let errors = Pipe()
+            process.standardOutput = output
+            process.standardError = errors
+            process.standardInput = FileHandle.nullDevice
+            try process.run()
+            // Read both pipes to the end before waiting, so a chatty child cannot block.
+            let errorData = SnapshotBox(Data())
+            let readers = DispatchGroup()
+            DispatchQueue.global().async(group: readers) {
+                errorData.value = errors.fileHandleForReading.readDataToEndOfFile()
+            }
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            readers.wait()
+            process.waitUntilExit()
+            guard process.terminationStatus == 0 else {
+                throw SnapshotTestFailure("python3 exited with \(process.terminationStatus): \(String(decoding: errorData.value, as: UTF8.self))")
+            }
+            return data
+        }
+    }
+
+    // MARK: - Waiting for the writer
+
+    /// Waits (off the cooperative pool) until the writer's queue has run everything submitted.
+    static func waitUntilIdle(_ writer: SnapshotWriter) async throws {
+        try await offload { writer.waitUntilIdle() }
+    }
+}
+
+/// A value shared between threads, guarded by a lock.
+final class SnapshotBox<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: Value
+
+    init(_ value: Value) { stored = value }
+
+    var value: Value {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
+    }
+
+    func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
+        try lock.withLock { try body(&stored) }
+    }
+}
+
+/// A test precondition that did not hold, with a message.
+struct SnapshotTestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+// MARK: - Tmpfs
+
+/// A small tmpfs mounted on a directory, for real `ENOSPC` and `EROFS`. Mounting needs root on
+/// Linux; ``mount(at:sizeKiB:)`` returns `nil` where it is not possible.
+final class SnapshotTmpfs: Sendable {
+    let url: URL
+    let sizeKiB: Int
+
+    private init(url: URL, sizeKiB: Int) {
+        self.url = url
+        self.sizeKiB = sizeKiB
+    }
+
+    /// Mounts a tmpfs of `sizeKiB` on `directory` (which must exist), or `nil` when the system
+    /// does not allow it.
+    static func mount(at directory: URL, sizeKiB: Int) -> SnapshotTmpfs? {
+        #if os(Linux)
+        guard Glibc.mount("tmpfs", directory.path, "tmpfs", 0, "size=\(sizeKiB)k,mode=0755") == 0 else { return nil }
+        return SnapshotTmpfs(url: directory, sizeKiB: sizeKiB)
+        #else
+        return nil
+        #endif
+    }
+
+    /// Remounts read-only (`true`) or read-write; returns the errno on failure.
+    @discardableResult
+    func remount(readOnly: Bool) -> Int32? {
+        #if os(Linux)
+        var flags = UInt(MS_REMOUNT)
+        if readOnly { flags |= UInt(MS_RDONLY) }
+        return Glibc.mount("tmpfs", url.path, "tmpfs", flags, "size=\(sizeKiB)k") == 0 ? nil : errno
+        #else
+        return ENOSYS
+        #endif
+    }
+
+    /// Unmounts, detaching lazily if still busy.
+    func unmount() {
+        #if os(Linux)
+        if umount2(url.path, 0) != 0 { _ = umount2(url.path, Int32(MNT_DETACH)) }
+        #endif
+    }
+}

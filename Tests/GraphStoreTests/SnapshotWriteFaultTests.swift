@@ -1,0 +1,208 @@
+import ExampleModel
+import Foundation
+import GraphStoreTestSupport
+import Testing
+
+@testable import GraphStore
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A write that fails (full disk, read-only directory) never loses or blocks anything: saves
+/// go on in memory, `flush()` throws a clear error, the snapshot on disk stays as it was, and
+/// once the fault clears the next flush writes everything.
+@Suite struct SnapshotWriteFaultTests {
+    /// A fault the file system seam injects, and what the error must say.
+    struct InjectedFault: Sendable, CustomTestStringConvertible {
+        let fault: FaultInjectingFileSystem.Fault
+        let operation: String
+        let code: Int32
+        var testDescription: String { "\(operation) fails with \(systemErrorName(code) ?? "\(code)")" }
+    }
+
+    static let injectedFaults = [
+        InjectedFault(fault: .writesAfter(bytes: 100, errno: ENOSPC), operation: "write", code: ENOSPC),
+        InjectedFault(fault: .writesAfter(bytes: 0, errno: EDQUOT), operation: "write", code: EDQUOT),
+        InjectedFault(fault: .open(errno: EACCES), operation: "open", code: EACCES),
+        InjectedFault(fault: .open(errno: EROFS), operation: "open", code: EROFS),
+        InjectedFault(fault: .fsync(errno: EIO), operation: "fsync", code: EIO),
+        InjectedFault(fault: .rename(errno: EACCES), operation: "rename", code: EACCES),
+    ]
+
+    // MARK: - Injected faults
+
+    @Test(arguments: injectedFaults)
+    func injectedFaultIsSurvived(_ injected: InjectedFault) async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let faults = FaultInjectingFileSystem()
+        var options = SnapshotOptions()
+        options.fileSystem = faults
+        try await expectSurvivesFault(
+            url: directory.file("store.json.gz"), options: options,
+            operation: injected.operation, code: injected.code,
+            breakDisk: { faults.inject(injected.fault) },
+            repairDisk: { faults.clearFaults() })
+        #expect(faults.statistics.injectedFailures >= 1)
+    }
+
+    // MARK: - Real file systems
+
+    @Test func fullDiskOnARealTmpfs() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let mountPoint = directory.file("tmpfs")
+        try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: true)
+        guard let tmpfs = SnapshotTmpfs.mount(at: mountPoint, sizeKiB: 256) else {
+            // Only an unprivileged run may lack the real file system; the injected ENOSPC
+            // above runs everywhere.
+            #expect(getuid() != 0, "mounting a tmpfs failed although running as root")
+            return
+        }
+        defer { tmpfs.unmount() }
+        let filler = mountPoint.appendingPathComponent("filler")
+        try await expectSurvivesFault(
+            url: mountPoint.appendingPathComponent("store.json.gz"), options: SnapshotOptions(),
+            operation: "write", code: ENOSPC,
+            breakDisk: { try Self.fillUp(filler) },
+            repairDisk: { try FileManager.default.removeItem(at: filler) })
+    }
+
+    @Test func readOnlyRealTmpfs() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let mountPoint = directory.file("tmpfs")
+        try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: true)
+        guard let tmpfs = SnapshotTmpfs.mount(at: mountPoint, sizeKiB: 1024) else {
+            #expect(getuid() != 0, "mounting a tmpfs failed although running as root")
+            return
+        }
+        defer { tmpfs.unmount() }
+        // Remounting read-only needs no file open for writing, so the store is reopened after
+        // the remount (its lock file is then locked through a read-only descriptor).
+        try await expectSurvivesFault(
+            url: mountPoint.appendingPathComponent("store.json.gz"), options: SnapshotOptions(),
+            operation: "open", code: EROFS, breakBeforeReopening: true,
+            breakDisk: {
+                let failure = tmpfs.remount(readOnly: true)
+                try #require(failure == nil, "remount read-only: \(systemErrorMessage(failure ?? 0))")
+            },
+            repairDisk: {
+                let failure = tmpfs.remount(readOnly: false)
+                try #require(failure == nil, "remount read-write: \(systemErrorMessage(failure ?? 0))")
+            })
+    }
+
+    /// Writes zeros to `url` until the file system is full.
+    private static func fillUp(_ url: URL) throws {
+        let descriptor = open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        try #require(descriptor >= 0)
+        defer { close(descriptor) }
+        let chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let written = chunk.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            if written < 0 {
+                try #require(errno == ENOSPC, "filling up: \(systemErrorMessage(errno))")
+                return
+            }
+        }
+    }
+
+    // MARK: - The scenario
+
+    /// Writes v1, breaks the disk, saves v2 and checks everything a failed write promises;
+    /// then repairs the disk and checks the next flush writes v1 and v2.
+    private func expectSurvivesFault(
+        url: URL, options: SnapshotOptions, operation: String, code: Int32, breakBeforeReopening: Bool = false,
+        breakDisk: () throws -> Void, repairDisk: () throws -> Void,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        var options = options
+        options.clock = ManualWriterClock()  // No retry fires by itself: the test decides.
+
+        // v1 on disk.
+        let first = try GraphContainer(for: exampleModel, store: .file(url, options: options))
+        let tags = Fixtures.tagNames.map { ExampleModel.Tag(name: $0) }
+        for tag in tags { first.mainContext.insert(tag) }
+        for post in Fixtures.posts(10, tags: tags.map(\.id)) { first.mainContext.insert(post) }
+        try first.mainContext.save()
+        try await first.flush()
+        try await first.close()
+        let before = try Data(contentsOf: url)
+
+        if breakBeforeReopening { try breakDisk() }
+        let container = try GraphContainer(for: exampleModel, store: .file(url, options: options))
+        var events = container.storeEvents.makeAsyncIterator()
+        if !breakBeforeReopening { try breakDisk() }
+
+        // The save does not touch the disk and succeeds.
+        let notes = (0..<200).map { Note(text: "note \($0) " + String(repeating: "ü", count: $0), createdAt: Fixtures.epoch, tagIDs: [tags[$0 % tags.count].id]) }
+        for note in notes { container.mainContext.insert(note) }
+        try container.mainContext.save()
+        #expect(container.version == 2, sourceLocation: sourceLocation)
+
+        // flush() throws the write's error, naming the file and the reason.
+        var thrown: GraphStoreError?
+        do {
+            try await container.flush()
+            Issue.record("flush succeeded on a broken disk", sourceLocation: sourceLocation)
+        } catch let error as GraphStoreError {
+            thrown = error
+        }
+        let error = try #require(thrown, sourceLocation: sourceLocation)
+        guard case .fileOperationFailed(let path, let failedOperation, let reason) = error else {
+            Issue.record("expected fileOperationFailed, got \(error)", sourceLocation: sourceLocation)
+            return
+        }
+        #expect(path == url.path, sourceLocation: sourceLocation)
+        #expect(failedOperation == operation, sourceLocation: sourceLocation)
+        #expect(reason.contains(systemErrorMessage(code)), "\(reason)", sourceLocation: sourceLocation)
+        #expect(error.description.contains(url.path), sourceLocation: sourceLocation)
+
+        // Kept as state and announced.
+        let status = container.storeStatus
+        #expect(status.lastError == error, sourceLocation: sourceLocation)
+        #expect(status.failedWrites == 1, sourceLocation: sourceLocation)
+        #expect(status.durableVersion == 1, sourceLocation: sourceLocation)
+        let failureEvent = await events.next()
+        guard case .writeFailed(let announced, let retryIn)? = failureEvent else {
+            Issue.record("expected a writeFailed event, got \(String(describing: failureEvent))", sourceLocation: sourceLocation)
+            return
+        }
+        #expect(announced == error, sourceLocation: sourceLocation)
+        #expect(retryIn > .zero, sourceLocation: sourceLocation)
+
+        // Nothing lost in memory, nothing changed or left behind on disk.
+        #expect(container.count(of: Note.self) == notes.count, sourceLocation: sourceLocation)
+        #expect(Set(try SnapshotTestKit.fetchAll(Note.self, from: container).map(\.id)) == Set(notes.map(\.id)), sourceLocation: sourceLocation)
+        #expect(container.count(of: Post.self) == 10, sourceLocation: sourceLocation)
+        try container._checkInvariants()
+        #expect(try Data(contentsOf: url) == before, "the snapshot on disk changed", sourceLocation: sourceLocation)
+        #expect(SnapshotTestKit.temporaryFiles(for: url).isEmpty, "\(SnapshotTestKit.temporaryFiles(for: url))", sourceLocation: sourceLocation)
+
+        // Once the fault clears, the next flush writes everything.
+        try repairDisk()
+        try await container.flush()
+        #expect(container.storeStatus.lastError == nil, sourceLocation: sourceLocation)
+        #expect(container.storeStatus.durableVersion == 2, sourceLocation: sourceLocation)
+        let recovered = await events.next()
+        guard case .wrote(let version, _, _)? = recovered else {
+            Issue.record("expected a wrote event, got \(String(describing: recovered))", sourceLocation: sourceLocation)
+            return
+        }
+        #expect(version == 2, sourceLocation: sourceLocation)
+        try await container.close()
+        #expect(SnapshotTestKit.temporaryFiles(for: url).isEmpty, sourceLocation: sourceLocation)
+
+        let reopened = try GraphContainer(for: exampleModel, store: .file(url))
+        #expect(reopened.count(of: Note.self) == notes.count, sourceLocation: sourceLocation)
+        #expect(reopened.count(of: Post.self) == 10, sourceLocation: sourceLocation)
+        #expect(reopened.count(of: ExampleModel.Tag.self) == tags.count, sourceLocation: sourceLocation)
+        #expect(Set(try SnapshotTestKit.fetchAll(Note.self, from: reopened).map(\.text)) == Set(notes.map(\.text)), sourceLocation: sourceLocation)
+        try reopened._checkInvariants()
+        try await reopened.close()
+    }
+}

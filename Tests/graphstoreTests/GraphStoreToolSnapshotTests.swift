@@ -1,0 +1,129 @@
+import ExampleModel
+import Foundation
+import GraphStore
+import GraphStoreTestSupport
+import Testing
+
+typealias Tag = ExampleModel.Tag
+
+/// The `graphstore` tool run as a process on snapshot files: output and exit status.
+@Suite struct GraphStoreToolSnapshotTests {
+    /// A snapshot of a few posts, notes and tags.
+    static func makeStore(_ url: URL, format: SnapshotFormat = .json) async throws -> (posts: [Post], notes: [Note], tags: [Tag]) {
+        let container = try GraphContainer(for: exampleModel, store: .file(url, format: format))
+        let tags = Fixtures.tagNames.map { Tag(name: $0) }
+        let posts = Fixtures.posts(25, tags: tags.map(\.id))
+        let notes = (0..<7).map { Note(text: "note \($0) ✓", createdAt: Fixtures.epoch.addingTimeInterval(Double($0) + 0.123456789), tagIDs: [tags[$0 % tags.count].id]) }
+        let context = container.mainContext
+        for value in tags { context.insert(value) }
+        for value in posts { context.insert(value) }
+        for value in notes { context.insert(value) }
+        try context.save()
+        try await container.close()
+        return (posts, notes, tags)
+    }
+
+    @Test func inspectShowsFormatVersionsAndEntities() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.json.gz")
+        _ = try await Self.makeStore(url)
+        let result = try runProduct("graphstore", ["inspect", url.path])
+        #expect(result.status == 0)
+        #expect(result.standardOutput.contains("snapshot, JSON, gzip"))
+        #expect(result.standardOutput.contains("format:          GraphStore 1"))
+        #expect(result.standardOutput.contains("store version:   1"))
+        let rows = result.standardOutput.split(separator: "\n").filter { $0.hasPrefix("Post ") || $0.hasPrefix("Note ") || $0.hasPrefix("Tag ") }
+        #expect(rows.count == 3)
+        #expect(rows.contains { $0.hasPrefix("Post") && $0.split(separator: " ", omittingEmptySubsequences: true)[1] == "25" })
+        #expect(rows.contains { $0.hasPrefix("Note") && $0.split(separator: " ", omittingEmptySubsequences: true)[1] == "7" })
+    }
+
+    @Test func dumpPrintsJSON() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.json.gz")
+        let made = try await Self.makeStore(url)
+        let whole = try runProduct("graphstore", ["dump", url.path])
+        #expect(whole.status == 0)
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(whole.standardOutput.utf8)) as? [String: Any])
+        let header = try #require(document["header"] as? [String: Any])
+        #expect(header["format"] as? String == "GraphStore")
+        let tags = try runProduct("graphstore", ["dump", url.path, "--entity", "Tag"])
+        let array = try #require(try JSONSerialization.jsonObject(with: Data(tags.standardOutput.utf8)) as? [[String: Any]])
+        #expect(Set(array.compactMap { $0["name"] as? String }) == Set(made.tags.map(\.name)))
+        let missing = try runProduct("graphstore", ["dump", url.path, "--entity", "Nope"])
+        #expect(missing.status == 1)
+        #expect(missing.standardError.contains("has no entity Nope"))
+    }
+
+    @Test func verifyExitStatusSaysWhetherTheFileIsSound() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.json.gz")
+        _ = try await Self.makeStore(url)
+        let good = try runProduct("graphstore", ["verify", url.path])
+        #expect(good.status == 0)
+        #expect(good.standardOutput.contains("OK"))
+        var bytes = try Data(contentsOf: url)
+        bytes[bytes.count / 2] ^= 0x10
+        let damaged = directory.file("damaged.json.gz")
+        try bytes.write(to: damaged)
+        let bad = try runProduct("graphstore", ["verify", damaged.path])
+        #expect(bad.status == 1)
+        #expect(bad.standardError.split(separator: "\n").count == 1)
+        #expect(bad.standardError.contains(damaged.path))
+        #expect(try Data(contentsOf: damaged) == bytes)
+        let absent = try runProduct("graphstore", ["verify", directory.file("absent.json.gz").path])
+        #expect(absent.status == 1)
+        #expect(absent.standardError.contains("no such file"))
+    }
+
+    @Test func convertToPlistOpensWithTheSameObjects() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.json.gz")
+        let made = try await Self.makeStore(url)
+        let result = try runProduct("graphstore", ["convert", url.path, "--format", "plist", "--compression", "gzip"])
+        #expect(result.status == 0)
+        let plist = directory.file("store.plist.gz")
+        let container = try GraphContainer(for: exampleModel, store: .file(plist, format: .binaryPropertyList))
+        let notes = try container.mainContext.fetch(FetchDescriptor<Note>(sortBy: [SortDescriptor(\.createdAt)]))
+        #expect(notes == made.notes)
+        #expect(Set(try container.mainContext.fetch(FetchDescriptor<Post>())) == Set(made.posts))
+        try container._checkInvariants()
+        try await container.close()
+        // And back to uncompressed JSON.
+        let back = try runProduct("graphstore", ["convert", plist.path, "--format", "json", "--compression", "none", "--output", directory.file("back.json").path])
+        #expect(back.status == 0)
+        let reopened = try GraphContainer(for: exampleModel, store: .file(directory.file("back.json"), compression: .none))
+        #expect(try reopened.mainContext.fetch(FetchDescriptor<Note>(sortBy: [SortDescriptor(\.createdAt)])) == made.notes)
+        try await reopened.close()
+    }
+
+    @Test func convertNeverOverwritesWithoutForce() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.json.gz")
+        _ = try await Self.makeStore(url)
+        let destination = directory.file("store.plist.gz")
+        try Data("keep me".utf8).write(to: destination)
+        let refused = try runProduct("graphstore", ["convert", url.path, "--format", "plist"])
+        #expect(refused.status == 1)
+        #expect(refused.standardError.contains("--force"))
+        #expect(try Data(contentsOf: destination) == Data("keep me".utf8))
+        let forced = try runProduct("graphstore", ["convert", url.path, "--format", "plist", "--force"])
+        #expect(forced.status == 0)
+        #expect(try Data(contentsOf: destination).starts(with: [0x1f, 0x8b]))
+    }
+
+    @Test func badArgumentsAreRefused() throws {
+        let unknownFormat = try runProduct("graphstore", ["convert", "x.json.gz", "--format", "yaml"])
+        #expect(unknownFormat.status != 0)
+        #expect(unknownFormat.standardError.contains("yaml"))
+        let noCommand = try runProduct("graphstore", ["frobnicate"])
+        #expect(noCommand.status != 0)
+        let noFile = try runProduct("graphstore", ["inspect"])
+        #expect(noFile.status != 0)
+    }
+}
