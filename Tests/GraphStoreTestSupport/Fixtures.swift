@@ -46,23 +46,38 @@ public struct TemporaryDirectory: Sendable {
     }
 }
 
-/// Runs `body`, failing with a timeout error if it has not finished after `seconds`: a bound
-/// for tests that must not deadlock, enforced by a task group rather than a sleep in the test.
+/// Runs `body`, failing with ``TimeoutError`` if it has not finished after `seconds`: a bound
+/// for tests that must not deadlock.
+///
+/// The body and the timer race as two tasks; whichever finishes first resumes the caller, so a
+/// body that is stuck (in a lock, or ignoring cancellation) still ends the test with an error
+/// instead of hanging it. The timer is only a bound, never part of what a test asserts.
 public func withTimeout<T: Sendable>(
     seconds: Double, _ body: @escaping @Sendable () async throws -> T
 ) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
+    let outcome = Locked<CheckedContinuation<T, any Error>?>(nil)
+    return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+        outcome.withLock { $0 = continuation }
+        /// Resumes the caller once; later outcomes are ignored.
+        @Sendable func finish(_ result: Result<T, any Error>) -> Bool {
+            guard let continuation = outcome.withLock({ state -> CheckedContinuation<T, any Error>? in
+                defer { state = nil }
+                return state
+            }) else { return false }
+            continuation.resume(with: result)
+            return true
+        }
+        let work = Task {
+            do { _ = finish(.success(try await body())) } catch { _ = finish(.failure(error)) }
+        }
+        let timer = Task {
             try await Task.sleep(for: .seconds(seconds))
-            return nil
+            if finish(.failure(TimeoutError(seconds: seconds))) { work.cancel() }
         }
-        guard let first = try await group.next(), let value = first else {
-            group.cancelAll()
-            throw TimeoutError(seconds: seconds)
+        Task {
+            _ = await work.result
+            timer.cancel()
         }
-        group.cancelAll()
-        return value
     }
 }
 

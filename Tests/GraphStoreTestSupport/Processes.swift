@@ -55,11 +55,11 @@ public struct ProductNotFound: Error, CustomStringConvertible {
     public var description: String { "the executable \(name) was not found next to the test runner \(CommandLine.arguments[0])" }
 }
 
-import Synchronization
+
 
 /// Data handed from a reader thread.
 private final class LockedData: Sendable {
-    private let state = Mutex<Data?>(nil)
+    private let state = Locked<Data?>(nil)
     func set(_ data: Data) { state.withLock { $0 = data } }
     var value: Data { state.withLock { $0 ?? Data() } }
 }

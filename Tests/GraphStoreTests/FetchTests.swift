@@ -128,12 +128,13 @@ import Testing
         #expect(all.count == 60)
         let windows: [(offset: Int?, limit: Int?)] = [
             (nil, 20), (0, 20), (10, 20), (50, 20), (59, 5), (60, 5), (75, 5), (10, nil), (100, nil), (nil, 0), (5, 0), (nil, 1000),
+            (-5, 10), (3, -1),  // negative values count as 0, in fetch and fetchCount alike
         ]
         for (offset, limit) in windows {
             let descriptor = FetchDescriptor<Post>(sortBy: sortBy, fetchLimit: limit, fetchOffset: offset)
             let page = try Self.fetchChecked(main, descriptor).map(\.id)
-            let start = min(offset ?? 0, all.count)
-            let end = limit.map { min(all.count, start + $0) } ?? all.count
+            let start = min(max(0, offset ?? 0), all.count)
+            let end = limit.map { min(all.count, start + max(0, $0)) } ?? all.count
             #expect(page == Array(all[start..<end]), "offset \(String(describing: offset)) limit \(String(describing: limit))")
         }
         // Unsorted windows still partition the whole result.

@@ -65,11 +65,10 @@ public struct NewsImporter: Sendable {
     }
 }
 
-import Synchronization
 
 /// A flag set by an `onCommit` action.
 private final class Committed: Sendable {
-    private let flag = Mutex(false)
+    private let flag = Guarded(false)
     func mark() { flag.withLock { $0 = true } }
     var isMarked: Bool { flag.withLock { $0 } }
 }

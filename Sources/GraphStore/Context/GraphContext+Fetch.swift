@@ -29,8 +29,9 @@ extension GraphContext {
                 throw GraphStoreError.predicateFailed(entity: E.entityName, id: "\(object.id)", reason: "\(error)")
             }
         }
-        count = max(0, count - (descriptor.fetchOffset ?? 0))
-        return descriptor.fetchLimit.map { min($0, count) } ?? count
+        // The same window as `fetch`: a negative offset or limit counts as 0.
+        count = max(0, count - max(0, descriptor.fetchOffset ?? 0))
+        return descriptor.fetchLimit.map { min(max(0, $0), count) } ?? count
     }
 
     /// The ids of the objects `fetch(descriptor)` would return, in the same order.
@@ -91,7 +92,7 @@ extension GraphContext {
 
     private func matches<E: Entity>(_ descriptor: FetchDescriptor<E>) throws -> [E] {
         var result: [E] = []
-        let bound = descriptor.fetchLimit.map { $0 + (descriptor.fetchOffset ?? 0) }
+        let bound = descriptor.fetchLimit.map { max(0, $0) + max(0, descriptor.fetchOffset ?? 0) }
         var topK = descriptor.sortBy.isEmpty ? nil : bound.map { TopK<E>(capacity: $0, sortBy: descriptor.sortBy) }
         try forEachObject(E.self) { object in
             if let predicate = descriptor.predicate {

@@ -22,9 +22,9 @@ public final class GraphContext: Sendable {
     /// The context changes are saved into, for a child context; `nil` for a top-level one.
     public let parent: GraphContext?
     let core: GraphCore
-    private let state: Mutex<State>
+    private let state: Guarded<State>
     /// Serializes `save()` calls on this context.
-    private let saving = Mutex(())
+    private let saving = Guarded(())
     let queue: DispatchQueue
     static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
 
@@ -41,7 +41,7 @@ public final class GraphContext: Sendable {
     init(core: GraphCore, parent: GraphContext?, name: String?, mergePolicy: MergePolicy = .error) {
         self.core = core
         self.parent = parent
-        state = Mutex(State(pending: ChangeSet(entityCount: core.schema.entities.count), name: name, mergePolicy: mergePolicy))
+        state = Guarded(State(pending: ChangeSet(entityCount: core.schema.entities.count), name: name, mergePolicy: mergePolicy))
         queue = DispatchQueue(label: "GraphStore.context.\(name ?? "unnamed")")
         queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(self))
     }

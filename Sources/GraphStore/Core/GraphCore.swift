@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The versioned in-memory graph shared by a container's contexts.
 ///
@@ -10,8 +9,8 @@ import Synchronization
 package final class GraphCore: Sendable {
     package let schema: Schema
     let backend: any StoreBackend
-    private let latest: Mutex<GraphVersion>
-    private let commits: Mutex<CommitState>
+    private let latest: Guarded<GraphVersion>
+    private let commits: Guarded<CommitState>
     private static let reclaimer = DispatchQueue(label: "GraphStore.reclaimer", qos: .background)
 
     private struct CommitState {
@@ -23,8 +22,8 @@ package final class GraphCore: Sendable {
     init(schema: Schema, backend: any StoreBackend, initial: GraphVersion) {
         self.schema = schema
         self.backend = backend
-        latest = Mutex(initial)
-        commits = Mutex(CommitState())
+        latest = Guarded(initial)
+        commits = Guarded(CommitState())
     }
 
     /// The latest committed version.

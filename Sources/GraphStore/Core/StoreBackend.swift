@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Where a container's committed versions go: memory only, a snapshot file, or SQLite.
 ///
@@ -34,7 +33,7 @@ extension StoreBackend {
 
 /// The store for unit tests and caches: nothing is written anywhere.
 final class InMemoryBackend: StoreBackend {
-    private let latest = Mutex<UInt64>(0)
+    private let latest = Guarded<UInt64>(0)
 
     func load(schema: Schema) throws -> GraphVersion? { nil }
     func didCommit(_ version: GraphVersion, change: GraphChange) { latest.withLock { $0 = version.number } }

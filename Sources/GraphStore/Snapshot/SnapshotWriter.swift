@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import Synchronization
 
 /// The coalescing background writer of a snapshot-file store.
 ///
@@ -15,7 +14,7 @@ final class SnapshotWriter: Sendable {
     private let clock: any WriterClock
     private let beforeWrite: (@Sendable () -> Void)?
     private let queue = DispatchQueue(label: "GraphStore.SnapshotWriter", qos: .utility)
-    private let state: Mutex<State>
+    private let state: Guarded<State>
     private let logger = Logger(label: "GraphStore.SnapshotWriter")
 
     private struct Waiter {
@@ -44,7 +43,7 @@ final class SnapshotWriter: Sendable {
         self.beforeWrite = beforeWrite
         var initial = State(newest: opened)
         initial.status.durableVersion = opened.number
-        state = Mutex(initial)
+        state = Guarded(initial)
     }
 
     /// Sets the version the store opened with (before any commit).

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The clock the snapshot writer schedules its writes by. Production uses the monotonic
 /// system clock; tests advance a ``ManualWriterClock`` instead of sleeping.
@@ -41,7 +40,7 @@ package final class ManualWriterClock: WriterClock {
         var timers: [Timer] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Guarded(State())
 
     package init() {}
 

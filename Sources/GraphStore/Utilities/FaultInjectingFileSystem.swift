@@ -1,4 +1,3 @@
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -13,7 +12,7 @@ import Darwin
 /// `EACCES`, a failing `fsync` or `rename`, short writes and `EINTR`.
 ///
 /// Faults stay active until ``clearFaults()``. The fault list and counters
-/// live in a `Mutex`, so one instance may be shared across tasks.
+/// live behind a lock, so one instance may be shared across tasks.
 final class FaultInjectingFileSystem: FileSystem {
 
     // MARK: - Fault
@@ -66,7 +65,7 @@ final class FaultInjectingFileSystem: FileSystem {
     }
 
     private let base: any FileSystem
-    private let state = Mutex(State())
+    private let state = Guarded(State())
 
     /// Wraps `base` (the real file system by default), with no faults active.
     init(wrapping base: any FileSystem = PosixFileSystem()) {

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -28,7 +27,7 @@ final class StoreFileLock: Sendable {
     let path: String
 
     /// The locked descriptor, or `nil` after ``unlock()``.
-    private let descriptor: Mutex<Int32?>
+    private let descriptor: Guarded<Int32?>
 
     // MARK: - Lifecycle
 
@@ -69,7 +68,7 @@ final class StoreFileLock: Sendable {
             throw .io("lock", path: path, errno: code)
         }
         self.path = path
-        self.descriptor = Mutex(descriptor)
+        self.descriptor = Guarded(descriptor)
     }
 
     deinit {

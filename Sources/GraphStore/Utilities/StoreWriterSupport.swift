@@ -1,4 +1,3 @@
-import Synchronization
 
 // The bookkeeping every background store writer shares: who waits in `flush()`, who listens to
 // `events()`, and how long to wait before retrying a failed write. Package access so that the
@@ -18,7 +17,7 @@ package final class StoreEventBroadcaster: Sendable {
         var isFinished = false
     }
 
-    private let state = Mutex(State())
+    private let state = Guarded(State())
 
     package init() {}
 
