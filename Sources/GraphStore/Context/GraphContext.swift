@@ -24,7 +24,7 @@ public final class GraphContext: Sendable {
     let core: GraphCore
     private let state: Guarded<State>
     /// Serializes `save()` calls on this context.
-    private let saving = Guarded(())
+    private let saving = NSLock()
     let queue: DispatchQueue
     static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
 
@@ -164,7 +164,9 @@ public final class GraphContext: Sendable {
     }
 
     func withSaveLock<T>(_ body: () throws -> T) rethrows -> T {
-        try saving.withLock { _ in try body() }
+        saving.lock()
+        defer { saving.unlock() }
+        return try body()
     }
 }
 
