@@ -75,13 +75,20 @@ final class SnapshotWriter: Sendable {
     /// - Throws: the error of the write that was meant to cover this flush.
     func flush() async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let ready: Bool = state.withLock { state in
-                if state.status.durableVersion >= state.newest.number { return true }
+            let ready: Result<Bool, GraphStoreError> = state.withLock { state in
+                if state.status.durableVersion >= state.newest.number { return .success(true) }
+                // After close the lock file is released: writing now could clobber another
+                // process's store.
+                if state.isClosed { return .failure(.containerClosed) }
                 state.waiters.append(Waiter(version: state.newest.number, continuation: continuation))
                 if !state.isWriting { startWrite(&state) }
-                return false
+                return .success(false)
             }
-            if ready { continuation.resume() }
+            switch ready {
+            case .success(true): continuation.resume()
+            case .success(false): break
+            case .failure(let error): continuation.resume(throwing: error)
+            }
         }
     }
 
