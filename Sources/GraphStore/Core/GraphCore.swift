@@ -36,29 +36,69 @@ package final class GraphCore: Sendable {
     /// Commits `changes` atomically and returns what changed, or `nil` when there was nothing
     /// to write. Subscribers and the backend hear of the commit after it is visible.
     ///
+    /// The commit is planned (conflicts, unique constraints, delete rules, new indexes) on the
+    /// latest version without any lock; the commit lock is taken only to check that no other
+    /// commit came in between and to swap the new version in. If one did, the plan is made
+    /// again on the newer version; after a few such retries it is made under the lock, so a
+    /// large commit cannot be starved by a stream of small ones. A small save therefore never
+    /// waits for a large import's planning.
+    ///
     /// - Throws: see ``CommitPlan/commit(_:onto:schema:policy:contextName:)``, and
     ///   `containerClosed`.
-    /// - Complexity: O(changed objects + their references) under the commit lock.
+    /// - Complexity: O(changed objects + their references); O(1) under the commit lock in the
+    ///   common case.
     func commit(_ changes: ChangeSet, policy: MergePolicy, contextName: String?) throws -> GraphChange? {
-        try commits.withLock { state in
-            guard !state.isClosed else { throw GraphStoreError.containerClosed }
-            let base = latest.withLock { $0 }
-            let (next, change) = try CommitPlan.commit(
-                changes, onto: base, schema: schema, policy: policy, contextName: contextName)
-            guard change.insertedCount + change.updatedCount + change.deletedCount > 0 else { return nil }
-            let replaced = latest.withLock { current in
-                defer { current = next }
-                return current
+        for _ in 0..<3 {
+            let base = currentVersion
+            let planned: (GraphVersion, GraphChange)
+            do {
+                planned = try CommitPlan.commit(changes, onto: base, schema: schema, policy: policy, contextName: contextName)
+            } catch {
+                // The error holds for `base`; a newer version may not have it.
+                if currentVersion.number == base.number { throw error }
+                continue
             }
-            // Objects only the replaced version held (say, a deleted table) are freed on a
-            // background queue, not on the saving thread.
-            Self.reclaimer.async { withExtendedLifetime(replaced) {} }
-            // Still under the commit lock, so that both hear of commits in commit order;
-            // neither call blocks.
-            backend.didCommit(next, change: change)
-            for continuation in state.subscribers.values { continuation.yield(change) }
-            return change
+            if case .published(let change) = try publish(planned, ifBasedOn: base.number) { return change }
         }
+        return try commits.withLock { state in
+            let base = currentVersion
+            let planned = try CommitPlan.commit(changes, onto: base, schema: schema, policy: policy, contextName: contextName)
+            return try publishLocked(planned, state: &state)
+        }
+    }
+
+    private enum PublishOutcome {
+        /// The plan was swapped in (`nil`: it changed nothing).
+        case published(GraphChange?)
+        /// Another commit came first; the plan must be made again.
+        case stale
+    }
+
+    /// Swaps `planned` in if the latest version is still `baseNumber`.
+    private func publish(_ planned: (GraphVersion, GraphChange), ifBasedOn baseNumber: UInt64) throws -> PublishOutcome {
+        try commits.withLock { state in
+            guard currentVersion.number == baseNumber else { return .stale }
+            return .published(try publishLocked(planned, state: &state))
+        }
+    }
+
+    /// Makes `planned` the latest version and tells the backend and subscribers. Called with
+    /// the commit lock held; nothing here blocks.
+    private func publishLocked(_ planned: (GraphVersion, GraphChange), state: inout CommitState) throws -> GraphChange? {
+        guard !state.isClosed else { throw GraphStoreError.containerClosed }
+        let (next, change) = planned
+        guard change.insertedCount + change.updatedCount + change.deletedCount > 0 else { return nil }
+        let replaced = latest.withLock { current in
+            defer { current = next }
+            return current
+        }
+        // Objects only the replaced version held (say, a deleted table) are freed on a
+        // background queue, not on the saving thread.
+        Self.reclaimer.async { withExtendedLifetime(replaced) {} }
+        // Under the commit lock, so that both hear of commits in commit order.
+        backend.didCommit(next, change: change)
+        for continuation in state.subscribers.values { continuation.yield(change) }
+        return change
     }
 
     /// A new stream of every commit from now on, in commit order.
