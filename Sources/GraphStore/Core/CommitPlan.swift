@@ -14,6 +14,9 @@ struct CommitPlan {
     private(set) var upserts: [OrderedDictionary<ObjectKey, any Entity>]
     /// Ids to delete, per entity index.
     private(set) var deletes: [OrderedSet<ObjectKey>]
+    /// Upserts of standalone entities whose conflict check is left to `apply`, which looks
+    /// each object up anyway (one tree lookup per object instead of two).
+    private var deferred: [Int: EntityChanges] = [:]
 
     init(schema: Schema, base: GraphVersion, policy: MergePolicy) {
         self.schema = schema
@@ -35,7 +38,7 @@ struct CommitPlan {
         try plan.enforceUniqueConstraints()
         try plan.applyDeleteRules()
         try plan.checkReferences()
-        return plan.apply(contextName: contextName)
+        return try plan.apply(contextName: contextName)
     }
 
     // MARK: - Conflicts
@@ -44,6 +47,16 @@ struct CommitPlan {
     mutating func resolveConflicts(_ changes: ChangeSet) throws {
         var conflicts: [MergeConflict] = []
         for (entity, entityChanges) in changes.entities.enumerated() where !entityChanges.isEmpty {
+            // A standalone entity (no unique constraint, no relationship in or out) with only
+            // upserts: nothing between here and `apply` looks at its objects, so `apply`
+            // checks the bases while it writes.
+            let description = schema.entities[entity]
+            if description.constraints.isEmpty, description.relationshipIndexes.isEmpty, schema.incoming[entity].isEmpty,
+               entityChanges.values.allSatisfy({ $0.upserted != nil }) {
+                upserts[entity] = entityChanges.mapValues { $0.upserted! }
+                deferred[entity] = entityChanges
+                continue
+            }
             // The common case, only upserts and no conflicts, reuses the change set's keys
             // instead of hashing every key again.
             var isPlain = true
@@ -85,6 +98,17 @@ struct CommitPlan {
             }
         }
         if policy == .error, !conflicts.isEmpty {
+            // List the deferred entities' conflicts too: the error names every one.
+            for (entity, changes) in deferred.sorted(by: { $0.key < $1.key }) {
+                for (key, change) in changes {
+                    let stored = base.tables[entity][key]
+                    guard stored?.version != change.base else { continue }
+                    let kind: MergeConflict.Kind = stored == nil ? .deletedElsewhere : (change.base == nil ? .insertedElsewhere : .updatedElsewhere)
+                    conflicts.append(MergeConflict(
+                        entity: schema.entities[entity].name, id: key.description, kind: kind,
+                        baseVersion: change.base, storedVersion: stored?.version))
+                }
+            }
             throw GraphStoreError.mergeConflict(conflicts)
         }
     }
@@ -267,7 +291,9 @@ struct CommitPlan {
 
     /// Builds the next version: removes deleted objects and the old index entries of rewritten
     /// ones first, then adds the written objects, so values can move between objects in one commit.
-    func apply(contextName: String?) -> (GraphVersion, GraphChange) {
+    ///
+    /// - Throws: `mergeConflict` for a deferred standalone upsert under `.error`.
+    func apply(contextName: String?) throws -> (GraphVersion, GraphChange) {
         var next = base
         next.number = base.number + 1
         var inserted: [String: [ObjectKey]] = [:], updated: [String: [ObjectKey]] = [:], deleted: [String: [ObjectKey]] = [:]
@@ -301,11 +327,15 @@ struct CommitPlan {
                     }
                 }
             }
-            for (key, value) in values {
-                if next.tables[entity].updateValue(StoredObject(value: value, version: next.number), forKey: key) == nil {
-                    insertedKeys.append(key)
-                } else {
-                    updatedKeys.append(key)
+            if let changes = deferred[entity] {
+                try applyDeferred(changes, entity: entity, to: &next, inserted: &insertedKeys, updated: &updatedKeys)
+            } else {
+                for (key, value) in values {
+                    if next.tables[entity].updateValue(StoredObject(value: value, version: next.number), forKey: key) == nil {
+                        insertedKeys.append(key)
+                    } else {
+                        updatedKeys.append(key)
+                    }
                 }
             }
             if isIndexed {
@@ -318,4 +348,31 @@ struct CommitPlan {
             version: next.number, contextName: contextName, inserted: inserted, updated: updated, deleted: deleted)
         return (next, change)
     }
+
+    /// Writes a standalone entity's upserts, checking each one's base against the object it
+    /// replaces, with the same outcomes as ``resolveConflicts(_:)``.
+    private func applyDeferred(
+        _ changes: EntityChanges, entity: Int, to next: inout GraphVersion,
+        inserted: inout [ObjectKey], updated: inout [ObjectKey]
+    ) throws {
+        var conflicts: [MergeConflict] = []
+        for (key, change) in changes {
+            let old = next.tables[entity].updateValue(StoredObject(value: change.upserted!, version: next.number), forKey: key)
+            if old?.version != change.base {
+                let kind: MergeConflict.Kind = old == nil ? .deletedElsewhere : (change.base == nil ? .insertedElsewhere : .updatedElsewhere)
+                conflicts.append(MergeConflict(
+                    entity: schema.entities[entity].name, id: key.description, kind: kind,
+                    baseVersion: change.base, storedVersion: old?.version))
+                if policy == .storeWins {
+                    next.tables[entity][key] = old
+                    continue
+                }
+            }
+            if old == nil { inserted.append(key) } else { updated.append(key) }
+        }
+        if policy == .error, !conflicts.isEmpty {
+            throw GraphStoreError.mergeConflict(conflicts)
+        }
+    }
+
 }
