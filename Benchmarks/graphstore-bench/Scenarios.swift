@@ -19,7 +19,7 @@ struct Scenarios {
             let values = items(count)
             // SQLite: insert all + commit; delete all + commit.
             var sqliteWrite: [Double] = [], sqliteDelete: [Double] = []
-            var memoryWrite: [Double] = [], memoryDelete: [Double] = [], insertParts: [Double] = []
+            var memoryWrite: [Double] = [], memoryDelete: [Double] = [], insertParts: [Double] = [], batchWrite: [Double] = []
             var fileRows: [(String, [Double], [Double], [Double])] = [
                 ("JSON+gzip", [], [], []), ("plist+gzip", [], [], []),
             ]
@@ -40,6 +40,12 @@ struct Scenarios {
                     try context.save()
                 }
                 if keep { insertParts.append(insertPart) }
+                let batchMemory = try GraphContainer(for: benchModel, store: .inMemory)
+                let bw = try time {
+                    batchMemory.mainContext.insert(contentsOf: values)
+                    try batchMemory.mainContext.save()
+                }
+                if keep { batchWrite.append(bw) }
                 let md = try time {
                     try memory.mainContext.delete(model: Item.self)
                     try memory.mainContext.save()
@@ -72,6 +78,7 @@ struct Scenarios {
             }
             let sqliteW = median(sqliteWrite), sqliteD = median(sqliteDelete)
             rows.append(Row(scenario: "1. write \(count) items + save", variant: "inMemory (save returned)", graphStore: median(memoryWrite), sqlite: sqliteW, note: "of which insert calls: \(String(format: "%.1f", median(insertParts))) ms"))
+            rows.append(Row(scenario: "1. write \(count) items + save", variant: "inMemory, insert(contentsOf:)", graphStore: median(batchWrite), sqlite: sqliteW))
             for (name, saved, durable, _) in fileRows {
                 rows.append(Row(scenario: "1. write \(count) items + save", variant: "\(name) save returned", graphStore: median(saved), sqlite: sqliteW))
                 rows.append(Row(scenario: "1. write \(count) items + save", variant: "\(name) durable (flush)", graphStore: median(durable), sqlite: sqliteW))

@@ -62,7 +62,7 @@ extension GraphContext {
     @discardableResult
     public func delete<E: Entity>(model: E.Type, where predicate: Predicate<E>? = nil) throws -> Int {
         let ids = try fetchIdentifiers(FetchDescriptor<E>(predicate: predicate))
-        for id in ids { delete(E.self, id: id) }
+        recordAll(ids.map { (ObjectKey($0), PendingChange.Kind.delete) }, entity: core.schema.index(of: E.self))
         return ids.count
     }
 

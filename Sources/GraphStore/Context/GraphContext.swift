@@ -79,6 +79,20 @@ public final class GraphContext: Sendable {
         record(.upsert(object), entity: core.schema.index(of: E.self), key: ObjectKey(object.id))
     }
 
+    /// Inserts every object of `objects`, each replacing the object with the same id: the
+    /// same as calling ``insert(_:)`` for each, in one step.
+    ///
+    /// ```swift
+    /// context.insert(contentsOf: page.posts)
+    /// ```
+    ///
+    /// - Complexity: O(k) amortized for k objects, plus O(log n) each to look up the stored
+    ///   object's version; the context's lock is taken once.
+    public func insert<S: Sequence>(contentsOf objects: S) where S.Element: Entity {
+        let changes = objects.map { (ObjectKey($0.id), PendingChange.Kind.upsert($0)) }
+        recordAll(changes, entity: core.schema.index(of: S.Element.self))
+    }
+
     /// Deletes `object` (by its id) when the context is saved.
     public func delete<E: Entity>(_ object: E) {
         delete(E.self, id: object.id)
@@ -132,6 +146,27 @@ public final class GraphContext: Sendable {
             ) { change in
                 change.kind = kind
                 change.sequence = sequence
+            }
+        }
+    }
+
+    /// Records many changes under one lock, with the stored versions read from one snapshot.
+    func recordAll(_ changes: [(ObjectKey, PendingChange.Kind)], entity: Int) {
+        guard !changes.isEmpty else { return }
+        // A top-level context's bases all come from one version, read before the lock.
+        let table = parent == nil ? core.currentVersion.tables[entity] : nil
+        state.withLock { state in
+            state.generation += 1
+            state.pending.entities[entity].reserveCapacity(state.pending.entities[entity].count + changes.count)
+            for (key, kind) in changes {
+                let sequence = nextPendingSequence()
+                state.pending.entities[entity].updateValue(
+                    forKey: key,
+                    default: PendingChange(kind: kind, base: table.map { $0[key]?.version } ?? storedBase(entity: entity, key: key), sequence: sequence)
+                ) { change in
+                    change.kind = kind
+                    change.sequence = sequence
+                }
             }
         }
     }

@@ -1,7 +1,6 @@
 import Foundation
 import GRDB
 import GraphStore
-import Synchronization
 
 /// The SQLite store: opens and locks the database, loads the graph, and hands every commit to
 /// the ``SQLiteWriter``.
@@ -12,10 +11,9 @@ import Synchronization
 /// any other process (including the `sqlite3` shell), gets ``GraphStoreError/storeLocked(path:)``
 /// ("database is locked") until the store closes. No lock file is created.
 final class SQLiteBackend: StoreBackend {
-    let path: String
     private let writer: SQLiteWriter
     /// The graph read at open, handed out once by ``load(schema:)``.
-    private let opened: Mutex<GraphVersion?>
+    private let opened: Guarded<GraphVersion?>
 
     /// Opens (creating if needed) and locks the database at `url` and loads its graph.
     ///
@@ -46,14 +44,14 @@ final class SQLiteBackend: StoreBackend {
                 _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
                 try db.execute(sql: "PRAGMA synchronous = FULL")
                 try options.didOpen?(db)
-                return result!
+                guard let result else { preconditionFailure("GraphStoreSQLite: the opening transaction did not run") }
+                return result
             }
         } catch {
             try? database.close()
             throw GraphStoreError.sqlite(error, path: path, operation: "open the store")
         }
-        self.path = path
-        opened = Mutex(version)
+        opened = Guarded(version)
         writer = SQLiteWriter(database: database, path: path, schema: schema, opened: version, layout: layout, options: options)
     }
 
@@ -106,7 +104,8 @@ final class SQLiteBackend: StoreBackend {
     private static func checkIntegrity(_ db: Database, path: String) throws {
         let problems = try String.fetchAll(db, sql: "PRAGMA quick_check(5)")
         guard problems == ["ok"] else {
-            throw GraphStoreError.damagedFile(path: path, offset: nil, reason: "SQLite's quick_check reports: \(problems.joined(separator: "; "))")
+            let lines = problems.flatMap { $0.split(separator: "\n") }.filter { !$0.hasPrefix("***") }
+            throw GraphStoreError.damagedFile(path: path, offset: nil, reason: "SQLite's quick_check reports: \(lines.joined(separator: "; "))")
         }
     }
 

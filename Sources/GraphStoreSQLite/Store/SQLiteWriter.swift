@@ -2,7 +2,6 @@ import Foundation
 import GRDB
 import GraphStore
 import Logging
-import Synchronization
 
 /// The background writer of a SQLite store: writes each commit's changed rows in commit
 /// order, on its own serial queue, in one transaction per write.
@@ -20,10 +19,10 @@ final class SQLiteWriter: Sendable {
     private let clock: any WriterClock
     private let beforeTransaction: (@Sendable (Database) throws -> Void)?
     private let queue = DispatchQueue(label: "GraphStoreSQLite.SQLiteWriter", qos: .utility)
-    private let state: Mutex<State>
+    private let state: Guarded<State>
     /// The tables as they are on disk. Read and replaced only by writes on `queue`, so the
     /// lock is never contended; it makes the sharing visible to the compiler.
-    private let layout: Mutex<StoreLayout>
+    private let layout: Guarded<StoreLayout>
     private let broadcaster = StoreEventBroadcaster()
     private let logger = Logger(label: "GraphStoreSQLite.SQLiteWriter")
 
@@ -33,7 +32,7 @@ final class SQLiteWriter: Sendable {
         let changes: [GraphChange]
     }
 
-    private struct State {
+    private struct State: Sendable {
         var newest: GraphVersion
         /// The changes of the commits after the last successful write, not being written now.
         var pending: [GraphChange] = []
@@ -55,8 +54,8 @@ final class SQLiteWriter: Sendable {
         beforeTransaction = options.beforeTransaction
         var initial = State(newest: opened)
         initial.status.durableVersion = opened.number
-        state = Mutex(initial)
-        self.layout = Mutex(layout)
+        state = Guarded(initial)
+        self.layout = Guarded(layout)
     }
 
     // MARK: - Events from the store

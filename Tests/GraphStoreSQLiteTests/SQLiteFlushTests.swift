@@ -1,0 +1,173 @@
+import ExampleModel
+import Foundation
+import GRDB
+import GraphStore
+import GraphStoreSQLite
+import GraphStoreTestSupport
+import Testing
+
+/// Saves never wait for the disk; `flush()` waits for every earlier commit and throws the
+/// writer's error; failed writes are reported, kept and retried.
+@Suite struct SQLiteFlushTests {
+    @Test func saveReturnsBeforeTheWriteAndFlushWaitsForIt() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let gate = WriterGate()
+        var options = SQLiteStoreOptions()
+        options.beforeTransaction = { _ in gate.pass() }
+        let container = try SQLiteTestKit.open(directory.file("store.sqlite"), options: options)
+
+        gate.close()
+        container.mainContext.insert(ExampleModel.Tag(name: "swift"))
+        try container.mainContext.save()
+        await gate.waitUntilReached()
+        // The save returned and is visible while its write is held inside its transaction.
+        #expect(container.version == 1)
+        #expect(container.count(of: ExampleModel.Tag.self) == 1)
+        #expect(container.storeStatus.durableVersion == 0)
+
+        let flush = Task { try await container.flush() }
+        gate.open()
+        try await flush.value
+        // flush() returned, so the held write finished: it cannot have returned earlier.
+        #expect(container.storeStatus.durableVersion == 1)
+        #expect(container.storeStatus.writesCompleted == 1)
+        #expect(container.storeStatus.lastWriteBytes ?? 0 > 0)
+        try await container.close()
+    }
+
+    @Test func flushWithNothingToWriteReturnsAtOnce() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let container = try SQLiteTestKit.open(directory.file("store.sqlite"))
+        try await container.flush()
+        #expect(container.storeStatus.writesCompleted == 0)
+        try await container.close()
+    }
+
+    @Test func aFailedWriteIsReportedKeptAndRetried() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.sqlite")
+        let isFull = Locked(false)
+        let clock = ManualWriterClock()
+        var options = SQLiteStoreOptions()
+        options.clock = clock
+        options.beforeTransaction = Self.diskFull(when: isFull)
+        let container = try SQLiteTestKit.open(url, options: options)
+        try SQLiteTestKit.insert(SQLiteTestKit.exampleGraph(posts: 2, notes: 0), into: container)
+        try await container.flush()
+        let events = container.storeEvents
+        var iterator = events.makeAsyncIterator()
+
+        // SQLite runs out of pages: the write fails and rolls back.
+        isFull.withLock { $0 = true }
+        let posts = Fixtures.posts(200, startingAt: 1000).map { post in
+            var post = post
+            post.body = String(repeating: "long body ", count: 100)
+            return post
+        }
+        for post in posts { container.mainContext.insert(post) }
+        try container.mainContext.save()
+        let error = await #expect(throws: GraphStoreError.self) { try await container.flush() }
+        guard case .fileOperationFailed(let path, _, let reason) = error else {
+            Issue.record("expected fileOperationFailed, got \(String(describing: error))")
+            return
+        }
+        #expect(path == url.path)
+        #expect(reason.contains("full"))
+        #expect(container.storeStatus.failedWrites == 1)
+        #expect(container.storeStatus.lastError == error)
+        #expect(container.storeStatus.durableVersion == 1)
+        // The graph in memory is kept.
+        #expect(container.count(of: Post.self) == 202)
+        guard case .writeFailed(let reported, let retryIn) = await iterator.next() else {
+            Issue.record("expected a writeFailed event")
+            return
+        }
+        #expect(reported == error)
+
+        // Room again: the retry (on the writer's clock, no sleeping) writes the same commits.
+        isFull.withLock { $0 = false }
+        clock.advance(by: retryIn)
+        guard case .wrote(let version, _, _) = await iterator.next() else {
+            Issue.record("expected a wrote event")
+            return
+        }
+        #expect(version == 2)
+        #expect(container.storeStatus.lastError == nil)
+        try await container.flush()
+        try await container.close()
+
+        let reopened = try SQLiteTestKit.open(url)
+        #expect(reopened.count(of: Post.self) == 202)
+        #expect(reopened.mainContext.model(Post.self, id: 1000)?.body == posts[0].body)
+        try reopened._checkInvariants()
+        try await reopened.close()
+    }
+
+    @Test func flushRetriesAtOnceInsteadOfWaitingForTheTimer() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let attempts = Locked(0)
+        var options = SQLiteStoreOptions()
+        options.clock = ManualWriterClock()
+        options.beforeTransaction = { _ in
+            let attempt = attempts.withLock { attempts in
+                attempts += 1
+                return attempts
+            }
+            if attempt == 1 { throw GraphStoreError.fileOperationFailed(path: "test", operation: "write", reason: "injected") }
+        }
+        let container = try SQLiteTestKit.open(directory.file("store.sqlite"), options: options)
+        container.mainContext.insert(ExampleModel.Tag(name: "swift"))
+        try container.mainContext.save()
+        await #expect(throws: GraphStoreError.fileOperationFailed(path: "test", operation: "write", reason: "injected")) {
+            try await container.flush()
+        }
+        // The manual clock never fires the retry timer: this flush starts the write itself.
+        try await container.flush()
+        #expect(attempts.value == 2)
+        #expect(container.storeStatus.durableVersion == 1)
+        try await container.close()
+    }
+
+    @Test func closeAfterAFailedWriteThrowsAndReleasesTheStore() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.sqlite")
+        let isFull = Locked(false)
+        var options = SQLiteStoreOptions()
+        options.clock = ManualWriterClock()
+        options.beforeTransaction = Self.diskFull(when: isFull)
+        let container = try SQLiteTestKit.open(url, options: options)
+        container.mainContext.insert(ExampleModel.Tag(name: "durable"))
+        try container.mainContext.save()
+        try await container.flush()
+
+        isFull.withLock { $0 = true }
+        for post in Fixtures.posts(300) { container.mainContext.insert(post) }
+        try container.mainContext.save()
+        await #expect(throws: GraphStoreError.self) { try await container.close() }
+
+        // The lock is released; the file holds what was durable.
+        let reopened = try SQLiteTestKit.open(url)
+        #expect(reopened.count(of: ExampleModel.Tag.self) == 1)
+        #expect(reopened.count(of: Post.self) == 0)
+        #expect(reopened.version == 1)
+        try await reopened.close()
+    }
+
+    /// A `beforeTransaction` hook that, while `isFull`, caps the database at its current size,
+    /// so SQLite fails a growing write with SQLITE_FULL, as on a full disk.
+    private static func diskFull(when isFull: Locked<Bool>) -> @Sendable (Database) throws -> Void {
+        { db in
+            if isFull.value {
+                let pages = try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 1
+                try db.execute(sql: "PRAGMA max_page_count = \(pages)")
+            } else {
+                try db.execute(sql: "PRAGMA max_page_count = 1073741823")
+            }
+        }
+    }
+}

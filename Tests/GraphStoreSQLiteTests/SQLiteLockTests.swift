@@ -1,0 +1,90 @@
+import ExampleModel
+import Foundation
+import GraphStore
+import GraphStoreSQLite
+import GraphStoreTestSupport
+import Testing
+
+/// An open store holds an exclusive SQLite lock on its file: a second container, in this
+/// process or another, gets a clear error instead of a second writer.
+@Suite struct SQLiteLockTests {
+    @Test func aSecondContainerIsRefusedUntilTheFirstCloses() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.sqlite")
+        let first = try SQLiteTestKit.open(url)
+        first.mainContext.insert(ExampleModel.Tag(name: "swift"))
+        try first.mainContext.save()
+        try await first.flush()
+
+        let error = SQLiteTestKit.storeError { _ = try SQLiteTestKit.open(url) }
+        #expect(error == .storeLocked(path: url.path))
+        #expect(error?.description.contains("open in another container or process") == true)
+        // The refused container did not disturb the first one.
+        first.mainContext.insert(ExampleModel.Tag(name: "linux"))
+        try first.mainContext.save()
+        try await first.close()
+
+        let second = try SQLiteTestKit.open(url)
+        #expect(second.count(of: ExampleModel.Tag.self) == 2)
+        try await second.close()
+    }
+
+    @Test func anotherProcessCannotReadTheOpenStore() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.sqlite")
+        let container = try SQLiteTestKit.open(url)
+        container.mainContext.insert(ExampleModel.Tag(name: "swift"))
+        try container.mainContext.save()
+        try await container.flush()
+
+        let read = "import sqlite3, sys\nprint(sqlite3.connect(sys.argv[1], timeout=0).execute('SELECT count(*) FROM Tag').fetchone()[0])"
+        let whileOpen = try SQLiteTestKit.python(read, [url.path])
+        #expect(whileOpen.status != 0)
+        #expect(whileOpen.error.contains("database is locked"))
+
+        try await container.close()
+        let afterClose = try SQLiteTestKit.python(read, [url.path])
+        #expect(afterClose.status == 0)
+        #expect(afterClose.output.trimmingCharacters(in: .whitespacesAndNewlines) == "1")
+    }
+
+    @Test func aStoreLockedByAnotherProcessIsRefused() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.sqlite")
+        let container = try SQLiteTestKit.open(url)
+        container.mainContext.insert(ExampleModel.Tag(name: "swift"))
+        try container.mainContext.save()
+        try await container.close()
+
+        // A process that takes an exclusive lock and keeps it until its input closes.
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        holder.arguments = ["python3", "-c", """
+            import sqlite3, sys
+            db = sqlite3.connect(sys.argv[1], isolation_level=None)
+            db.execute("BEGIN EXCLUSIVE")
+            print("locked", flush=True)
+            sys.stdin.read()
+            db.execute("ROLLBACK")
+            """, url.path]
+        let input = Pipe()
+        let output = Pipe()
+        holder.standardInput = input
+        holder.standardOutput = output
+        try holder.run()
+        let line = output.fileHandleForReading.availableData
+        #expect(String(decoding: line, as: UTF8.self).hasPrefix("locked"))
+
+        let error = SQLiteTestKit.storeError { _ = try SQLiteTestKit.open(url) }
+        #expect(error == .storeLocked(path: url.path))
+
+        try input.fileHandleForWriting.close()
+        holder.waitUntilExit()
+        let reopened = try SQLiteTestKit.open(url)
+        #expect(reopened.count(of: ExampleModel.Tag.self) == 1)
+        try await reopened.close()
+    }
+}
