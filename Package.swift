@@ -53,7 +53,7 @@ let package = Package(
             path: "Examples/Dashboard/DashboardCore"),
         .executableTarget(
             name: "dashboard",
-            dependencies: ["DashboardCore", "ExampleModel", "GraphStore", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["DashboardCore", "ExampleModel", "GraphStore", "GraphStoreSQLite", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Examples/Dashboard/dashboard"),
         .target(
             name: "NotesCore",

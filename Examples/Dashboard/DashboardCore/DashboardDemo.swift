@@ -56,10 +56,13 @@ public struct DashboardDemo: Sendable {
         }
         output("")
         let status = container.storeStatus
-        output("Store: \(container.count(of: Post.self)) posts, \(container.count(of: Tag.self)) tags, \(container.count(of: Note.self)) notes; version \(container.version); \(status.writesCompleted) snapshot write(s) this run.")
+        output("Store: \(container.count(of: Post.self)) posts, \(container.count(of: Tag.self)) tags, \(container.count(of: Note.self)) notes; version \(container.version); \(status.writesCompleted) background write(s) this run.")
         if let storeURL {
-            let size = (try? FileManager.default.attributesOfItem(atPath: storeURL.path)[.size] as? NSNumber)?.intValue ?? 0
-            output("Snapshot file: \(storeURL.path) (\(size) bytes). Run again: the posts are still there.")
+            // A SQLite store's recent writes sit in its write-ahead log until it closes.
+            let size = [storeURL.path, storeURL.path + "-wal"].reduce(0) { total, path in
+                total + ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0)
+            }
+            output("Store file: \(storeURL.path) (\(size) bytes). Run again: the posts are still there.")
         }
         return report
     }

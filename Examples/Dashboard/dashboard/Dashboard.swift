@@ -3,6 +3,7 @@ import DashboardCore
 import ExampleModel
 import Foundation
 import GraphStore
+import GraphStoreSQLite
 
 @main
 struct Dashboard: AsyncParsableCommand {
@@ -14,8 +15,11 @@ struct Dashboard: AsyncParsableCommand {
 
 /// Options shared by every subcommand.
 struct StoreOptions: ParsableArguments {
-    @Option(help: "The store file.")
-    var store: String = ".dashboard/dashboard.json.gz"
+    @Option(help: "The store file (default .dashboard/dashboard.json.gz, or .dashboard/dashboard.sqlite with --sqlite).")
+    var store: String?
+
+    @Flag(help: "Use a SQLite store instead of a snapshot file.")
+    var sqlite = false
 
     @Option(help: "The snapshot format: json or plist.")
     var format: String = "json"
@@ -27,13 +31,16 @@ struct StoreOptions: ParsableArguments {
         guard ["json", "plist"].contains(format) else { throw ValidationError("--format must be json or plist, not \(format)") }
     }
 
-    var url: URL { URL(fileURLWithPath: store) }
+    var path: String { store ?? (sqlite ? ".dashboard/dashboard.sqlite" : ".dashboard/dashboard.json.gz") }
+    var url: URL { URL(fileURLWithPath: path) }
+    var description: String { sqlite ? "SQLite" : "\(format), gzip" }
 
     func openContainer() throws -> GraphContainer {
         if reset {
-            for suffix in ["", ".previous", ".lock"] { try? FileManager.default.removeItem(atPath: store + suffix) }
+            for suffix in ["", ".previous", ".lock", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
         }
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        if sqlite { return try GraphContainer(for: exampleModel, store: .sqlite(url)) }
         return try GraphContainer(
             for: exampleModel,
             store: .file(url, format: format == "plist" ? .binaryPropertyList : .json, compression: .gzip))
@@ -48,7 +55,7 @@ struct Demo: AsyncParsableCommand {
     func run() async throws {
         try await runReportingErrors {
             let container = try options.openContainer()
-            print("GraphStore dashboard demo — store \(options.store) (\(options.format), gzip)")
+            print("GraphStore dashboard demo — store \(options.path) (\(options.description))")
             try await DashboardDemo(container: container, storeURL: options.url, output: { print($0) }).run()
             try await container.close()
         }
