@@ -378,3 +378,47 @@ func memoryProbe(_ kind: String, _ path: String) async throws {
     }
     print(peakResidentKiB())
 }
+
+extension Scenarios {
+    // MARK: - 8. Snapshot files of 50,000 posts
+
+    /// For every format × compression: the writer's encode+compress+write time, the file size,
+    /// and the time to open the file (until the first fetch returns).
+    func snapshotFiles() async throws -> [Row] {
+        let count = n(50_000)
+        let posts = benchPosts(count)
+        var rows: [Row] = []
+        for format in [SnapshotFormat.json, .binaryPropertyList] {
+            for compression in [Compression.gzip, .none] {
+                let directory = scratchDirectory()
+                defer { try? FileManager.default.removeItem(at: directory) }
+                let url = directory.appendingPathComponent("posts.\(format.fileExtension)\(compression == .gzip ? ".gz" : "")")
+                var writes: [Double] = [], opens: [Double] = []
+                for repetition in 0..<(harness.warmups + harness.repetitions) {
+                    try? FileManager.default.removeItem(at: url)
+                    let container = try GraphContainer(for: benchModel, store: .file(url, format: format, compression: compression))
+                    try fillContainer(container, posts: posts)
+                    try await container.flush()
+                    let written = container.storeStatus.lastWriteDuration.map(milliseconds) ?? .nan
+                    try await container.close()
+                    var opened: GraphContainer?
+                    let open = try time {
+                        let container = try GraphContainer(for: benchModel, store: .file(url, format: format, compression: compression))
+                        _ = try container.mainContext.fetch(FetchDescriptor<Post>(sortBy: [SortDescriptor(\.date, order: .reverse)], fetchLimit: 20))
+                        opened = container
+                    }
+                    try await opened?.close()
+                    if repetition >= harness.warmups {
+                        writes.append(written)
+                        opens.append(open)
+                    }
+                }
+                let name = "\(format == .json ? "JSON" : "plist")+\(compression.rawValue)"
+                rows.append(Row(scenario: "8. snapshot of \(count) posts: encode+compress+write", variant: name, graphStore: median(writes), sqlite: nil))
+                rows.append(Row(scenario: "8. snapshot of \(count) posts: file size", variant: name, graphStore: Double(fileSize(url)) / 1024, sqlite: nil, unit: "KiB"))
+                rows.append(Row(scenario: "8. snapshot of \(count) posts: open to first fetch", variant: name, graphStore: median(opens), sqlite: nil))
+            }
+        }
+        return rows
+    }
+}
