@@ -1,0 +1,66 @@
+/// Choices for ``CoreDataImporter/snapshot(from:options:progress:)``: names, relationships, ids
+/// and value conversions the SQLite file cannot tell.
+///
+/// Core Data stores names upper-cased (`ZCREATEDAT`), so by default a field is named by its
+/// column, lower-cased and without the `Z` (`createdat`). Give the names your Swift types use:
+///
+/// ```swift
+/// var options = CoreDataImportOptions()
+/// options.attributeNames = [
+///     "Item": ["ZCREATEDAT": "createdAt"],                  // Item and its sub-entities
+///     "Note": ["ZISARCHIVED": "isArchived", "ZFOLDER": "folderID", "ZTAGS": "tagIDs"],
+/// ]
+/// options.valueConversions = ["Note": ["ZISARCHIVED": .bool]]
+/// options.relationships = ["Folder": ["ZPARENT": "Folder"]]
+/// let (snapshot, report) = try CoreDataImporter.snapshot(from: storeURL, options: options)
+/// ```
+///
+/// **Keys.** Every per-entity dictionary is keyed by entity name, either the Core Data name
+/// (`Note`, as `Z_PRIMARYKEY` and the metadata name it) or its name in the snapshot after
+/// ``entityNames``; then by column name as SQLite has it (`ZCREATEDAT`). A many-to-many
+/// relationship has no column; it is keyed by `Z` and its upper-cased name (`ZTAGS`), as if it
+/// were one, because its join table's name (`Z_5TAGS`) changes from store to store. Names
+/// match in any case. An entry given for an entity also applies to its sub-entities (which
+/// share its table), unless they have their own entry for the column. Entries that match no
+/// entity or column are listed in ``CoreDataImportReport/warnings``.
+public struct CoreDataImportOptions: Sendable {
+    /// Core Data entity name → entity name in the snapshot. Default: the Core Data name.
+    public var entityNames: [String: String]
+    /// Entity → column → field name. Default: the column name lower-cased without its leading
+    /// `Z` (`ZCREATEDAT` → `createdat`, `ZFOLDER` → `folder`, the many-to-many `ZTAGS` → `tags`).
+    public var attributeNames: [String: [String: String]]
+    /// Entity → column → target entity: declares the column a to-one relationship to that
+    /// entity, or, with an empty string, a plain attribute. Needed only where the automatic
+    /// detection (see ``CoreDataImporter``) is wrong, which matters only when the target's ids
+    /// are not `Z_PK` (see ``idColumns``): then the field holds the target's id, not its `Z_PK`.
+    public var relationships: [String: [String: String]]
+    /// Entity → column → how to convert its values, overriding the automatic choice (dates for
+    /// `TIMESTAMP` columns, UUIDs for id-like 16-byte BLOB columns, the stored value otherwise).
+    public var valueConversions: [String: [String: ValueConversion]]
+    /// Entity → the column whose values become the objects' `id`s, or `"Z_PK"`. Default: the
+    /// column whose field is named `id` (such as SwiftData's `id: UUID`, column `ZID`) when
+    /// the entity has one, `Z_PK` otherwise. References to the entity (to-one fields and
+    /// to-many arrays) then hold that value too.
+    public var idColumns: [String: String]
+    /// Whether a BLOB column whose field name is `id`, `uuid` or `identifier`, or ends in `ID`
+    /// or `UUID` (any case), and whose every value is 16 bytes, gives UUID strings
+    /// (`"E621E1F8-C36C-495A-93FC-0C247A3E6E5F"`, as Swift encodes a `UUID`): SwiftData keeps a
+    /// `UUID` property that way. Default `true`. ``valueConversions`` overrides it per column.
+    public var decodesUUIDBlobs: Bool
+    /// The model version written into the snapshot's header. Default `"1"`.
+    public var modelVersion: String
+
+    public init(
+        entityNames: [String: String] = [:], attributeNames: [String: [String: String]] = [:],
+        relationships: [String: [String: String]] = [:], valueConversions: [String: [String: ValueConversion]] = [:],
+        idColumns: [String: String] = [:], decodesUUIDBlobs: Bool = true, modelVersion: String = "1"
+    ) {
+        self.entityNames = entityNames
+        self.attributeNames = attributeNames
+        self.relationships = relationships
+        self.valueConversions = valueConversions
+        self.idColumns = idColumns
+        self.decodesUUIDBlobs = decodesUUIDBlobs
+        self.modelVersion = modelVersion
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+import GraphStore
+
+/// Reads a Core Data (or SwiftData) SQLite store into a ``GraphStore/GenericSnapshot``, without
+/// Core Data and without the app's model: every entity becomes a snapshot entity, every object
+/// one with its `Z_PK` as its id.
+///
+/// ```swift
+/// import GraphStoreSQLite
+///
+/// var options = CoreDataImportOptions()
+/// options.attributeNames = ["Note": ["ZCREATEDAT": "createdAt", "ZFOLDER": "folderID", "ZTAGS": "tagIDs"]]
+/// let (snapshot, report) = try CoreDataImporter.snapshot(from: URL(fileURLWithPath: "Notes.sqlite"), options: options)
+/// report.warnings.forEach { print("warning:", $0) }
+/// try snapshot.write(to: URL(fileURLWithPath: "notes.plist.gz"), format: .binaryPropertyList, compression: .gzip)
+/// ```
+///
+/// What a store holds, and what becomes of it:
+///
+/// - **Entities.** `Z_PRIMARYKEY` lists every entity: number (`Z_ENT`), name and parent. A
+///   root entity's table is `Z` + its upper-cased name; its sub-entities' rows are in the same
+///   table, told apart by `Z_ENT`. Each entity, sub-entities included, becomes a snapshot
+///   entity with only its own rows (an `Item` root with `Note` and `Photo` sub-entities gives
+///   three entities; `Item` holds the rows that are neither). Names keep their case: `Z_NAME`
+///   and the metadata's `NSStoreModelVersionHashes` have it (the metadata wins).
+///   ``CoreDataImportOptions/entityNames`` renames.
+/// - **Ids.** An object's `id` is its `Z_PK`, an integer unique in its table. When the entity
+///   has an attribute whose field is named `id` (SwiftData's `var id: UUID`), that attribute is
+///   the id instead, or the column ``CoreDataImportOptions/idColumns`` names; references to the
+///   entity then hold that id too. `Z_ENT` and `Z_OPT` (the optimistic-locking version) are
+///   dropped, as are Core Data's other `Z_…` columns (such as `Z_FOK_…` order keys).
+/// - **Field names.** Core Data upper-cases column names, so a field is named by its column
+///   lower-cased without the `Z` (`ZCREATEDAT` → `createdat`) unless
+///   ``CoreDataImportOptions/attributeNames`` names it.
+/// - **Attributes** by declared type: `TIMESTAMP` columns hold dates as seconds since
+///   2001-01-01 (REAL, or INTEGER when whole, negative before 2001): they become doubles, equal
+///   to the stored value to the bit (the snapshot's JSON date encoding), and the header's
+///   ``GraphStore/SnapshotHeaderV1/fieldTypes`` marks them `"date"`, so the snapshot written as
+///   a property list holds native dates. `BLOB` columns (binary data, transformable values)
+///   become data, marked `"data"`; except that a 16-byte BLOB column with an id-like name
+///   (see ``CoreDataImportOptions/decodesUUIDBlobs``) becomes UUID strings. INTEGER, FLOAT
+///   and VARCHAR columns give integers, doubles and strings. Booleans are INTEGER 0/1 like any
+///   integer and stay numbers unless ``CoreDataImportOptions/valueConversions`` says `.bool`.
+///   NULL leaves the key out.
+/// - **To-one relationships** are integer columns holding the target's `Z_PK`; the field (named
+///   like any column: `ZFOLDER` → `folder`) holds the target's id. A column is taken for one
+///   when ``CoreDataImportOptions/relationships`` says so; when a column `Z<digits><NAME>` beside
+///   it holds the target's entity number, which Core Data adds when the target has
+///   sub-entities; or when it is an INTEGER column that leads an index (Core Data indexes
+///   every to-one column, `ZNOTE_ZFOLDER_INDEX`) and its name is an entity's (`ZFOLDER` and
+///   `Folder`). The entity-number column becomes the field `<field>Entity`, holding the target
+///   entity's snapshot name (`"itemEntity": "Photo"`). A relationship the rules miss still
+///   comes out right, as an integer attribute holding the target's `Z_PK`, unless the target's
+///   ids are not `Z_PK`.
+/// - **To-many relationships.** A one-to-many relationship is stored only as its inverse
+///   to-one column, so it appears there (GraphStore declares a relationship on the side that
+///   holds the reference). A many-to-many one is a join table `Z_<n><NAME>` (`Z_5TAGS`) with a
+///   column of the owner's and one of the targets' `Z_PK`s (`Z_5NOTES`, `Z_13TAGS`); the
+///   numbers are entity numbers, read from the names. The owner's objects, and its
+///   sub-entities', get the field `<name>` (`tags`) holding an array of the targets' ids, in
+///   ascending `Z_PK` order (empty when there are none). Order keys of ordered relationships
+///   are not read.
+/// - **Skipped tables**, listed in ``CoreDataImportReport/skippedTables``: `Z_PRIMARYKEY`,
+///   `Z_METADATA`, `Z_MODELCACHE`; the persistent-history and CloudKit tables of Core Data's own
+///   entities (`ACHANGE`, `ATRANSACTION`, `ATRANSACTIONSTRING`, `ANSCK…`); SQLite's tables; and
+///   any table the model does not use.
+///
+/// Not covered: attributes stored in external files ("Allows External Storage": such a BLOB
+/// holds Core Data's marker byte and either the bytes or a file reference, and is imported as
+/// is), and the model's attribute types beyond what the declared column types say.
+public enum CoreDataImporter {
+    /// Reads the Core Data SQLite store at `url` into a snapshot, following the rules above.
+    ///
+    /// ```swift
+    /// let (snapshot, report) = try CoreDataImporter.snapshot(from: storeURL) { progress in
+    ///     print("\(progress.entity) \(progress.done)/\(progress.total)")
+    /// }
+    /// print(report.entities.map { "\($0.name): \($0.objects)" })
+    /// ```
+    ///
+    /// The store is read in one read transaction through a read-only connection, so the
+    /// snapshot is one consistent state and the file is never changed. A store in
+    /// write-ahead-log mode (Core Data's default) whose `-wal` file is missing or empty is opened
+    /// `immutable`, so no `-wal` or `-shm` file appears beside it; with a non-empty `-wal` (copy
+    /// it along with the store), SQLite reads it and may create or update the `-shm` file.
+    ///
+    /// - Parameters:
+    ///   - url: The store file, such as `Notes.sqlite`.
+    ///   - options: Names, relationships, ids and conversions the file cannot tell.
+    ///   - progress: Called as each entity is read (see ``MigrationProgress``), with the
+    ///     entity's snapshot name: synchronously, one call at a time, before this method returns.
+    /// - Returns: The snapshot (header with model version, import time as `savedAt`, store
+    ///   version 0, counts and field types) and what was imported, skipped and worth a look.
+    /// - Throws: ``GraphStore/GraphStoreError/damagedFile(path:offset:reason:)`` for an empty
+    ///   file, a file that is not a SQLite database or that SQLite finds truncated or malformed,
+    ///   a SQLite database without `Z_PRIMARYKEY` (not a Core Data store), an unreadable
+    ///   `Z_METADATA` property list, an entity table without `Z_PK` or `Z_ENT`, or a row whose
+    ///   `Z_ENT` is no entity of its table;
+    ///   ``GraphStore/GraphStoreError/codingFailed(path:entity:id:reason:)`` when two columns
+    ///   would be one field, two entities one name, or an id column holds NULL or a duplicate;
+    ///   ``GraphStore/GraphStoreError/fileOperationFailed(path:operation:reason:)`` for a missing
+    ///   or unreadable file; ``GraphStore/GraphStoreError/storeLocked(path:)`` while another
+    ///   connection holds the store locked. The file is left unchanged.
+    /// - Complexity: O(rows + links + total size of the values), plus one pass per entity over
+    ///   the table it shares with its sub-entities; the snapshot is built in memory.
+    public static func snapshot(
+        from url: URL, options: CoreDataImportOptions = CoreDataImportOptions(),
+        progress: (@Sendable (MigrationProgress) -> Void)? = nil
+    ) throws -> (GenericSnapshot, CoreDataImportReport) {
+        let database = try ForeignDatabase.open(url)
+        defer { database.close() }
+        return try database.read { db in
+            var reader = CoreDataReader(db: db, path: database.path, options: options, progress: progress)
+            return try reader.read()
+        }
+    }
+}

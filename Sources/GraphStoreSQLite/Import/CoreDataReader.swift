@@ -1,0 +1,260 @@
+import Foundation
+import GRDB
+import GraphStore
+
+/// Reads a Core Data store inside one read transaction: the model, a plan per entity, the ids
+/// references are translated to, the join tables, then every entity's rows.
+struct CoreDataReader {
+    let db: Database
+    let path: String
+    let options: CoreDataImportOptions
+    let progress: (@Sendable (MigrationProgress) -> Void)?
+
+    private var model = CoreDataModel()
+    /// Per entity table whose ids are not all `Z_PK`: `Z_PK` → id, for every row.
+    private var translations: [String: [Int64: SnapshotValue]] = [:]
+    /// References left out because their target does not exist, per "Entity.field".
+    private var dangling: [String: Int] = [:]
+    private var warnings: [String] = []
+
+    init(db: Database, path: String, options: CoreDataImportOptions, progress: (@Sendable (MigrationProgress) -> Void)?) {
+        self.db = db
+        self.path = path
+        self.options = options
+        self.progress = progress
+    }
+
+    mutating func read() throws -> (GenericSnapshot, CoreDataImportReport) {
+        let tables = try ForeignDatabase.tables(in: db)
+        model = try CoreDataModel.read(db, tables: tables, path: path, options: options)
+        var entityTables: [String: CoreDataTable] = [:]
+        for name in Set(model.entities.values.map(\.table)).sorted() {
+            entityTables[name] = try CoreDataTable(name, db: db, path: path)
+        }
+        var joins: [CoreDataJoinTable] = []
+        for (name, reason) in model.skippedTables.sorted(by: { $0.key < $1.key }) where reason == .notInModel {
+            guard let join = CoreDataJoinTable(name, columns: try db.columns(in: name).map(\.name), model: model) else { continue }
+            joins.append(join)
+            model.skippedTables[name] = nil
+        }
+        let counts = try countRows(in: entityTables)
+
+        var planner = CoreDataPlanner(db: db, path: path, model: model, options: options)
+        var plans: [CoreDataEntityPlan] = []
+        for entity in model.entities.values.sorted(by: { $0.snapshotName < $1.snapshotName }) {
+            plans.append(try planner.plan(entity, table: entityTables[entity.table]!, joins: joins))
+        }
+        planner.warnAboutUnusedOptions()
+        warnings = planner.warnings
+        try readIDs(plans)
+        var links: [String: [Int64: [Int64]]] = [:]
+        for join in joins { links[join.name] = try readLinks(join) }
+
+        var entities: [(name: String, objects: [SnapshotValue])] = []
+        var fieldTypes: [String: [String: String]] = [:]
+        var report = CoreDataImportReport(skippedEntities: model.skippedEntities, storeUUID: model.storeUUID)
+        for plan in plans {
+            let (objects, types) = try readObjects(plan, total: counts[plan.entity.number] ?? 0, links: links)
+            entities.append((plan.entity.snapshotName, objects))
+            if !types.isEmpty { fieldTypes[plan.entity.snapshotName] = types }
+            report.entities.append(importedEntity(plan, objects: objects.count))
+        }
+        report.skippedTables = model.skippedTables.map { SkippedTable(name: $0.key, reason: $0.value) }.sorted { $0.name < $1.name }
+        report.warnings = warnings + dangling.keys.sorted().map { "\($0): \(dangling[$0]!) reference(s) to objects that do not exist were left out" }
+        let header = SnapshotHeaderV1(
+            modelVersion: options.modelVersion, savedAt: Date(), storeVersion: 0,
+            counts: Dictionary(uniqueKeysWithValues: entities.map { ($0.name, $0.objects.count) }),
+            fieldTypes: fieldTypes.isEmpty ? nil : fieldTypes)
+        return (GenericSnapshot(header: header, entities: entities), report)
+    }
+
+    /// The snapshot value of a stored value under `conversion`; `nil` for NULL.
+    static func convert(_ stored: DatabaseValue, _ conversion: CoreDataImportOptions.ValueConversion) -> SnapshotValue? {
+        switch (conversion, stored.storage) {
+        case (_, .null): nil
+        case (.date, .int64(let seconds)): .double(Double(seconds))
+        case (.date, .double(let seconds)): .double(seconds)
+        case (.bool, .int64(let number)) where number == 0 || number == 1: .bool(number == 1)
+        case (.uuid, .blob(let bytes)) where bytes.count == 16: .string(UUID(sixteenBytes: bytes).uuidString)
+        default: SnapshotValue(stored: stored)
+        }
+    }
+
+    // MARK: - Private
+
+    /// The number of rows of each entity, by entity number.
+    ///
+    /// - Throws: ``GraphStoreError/damagedFile(path:offset:reason:)`` for a row whose `Z_ENT`
+    ///   names no entity of its table.
+    private func countRows(in tables: [String: CoreDataTable]) throws -> [Int64: Int] {
+        var counts: [Int64: Int] = [:]
+        for (name, table) in tables.sorted(by: { $0.key < $1.key }) {
+            let entityColumn = table.columns[table.entityNumber].name.quotedDatabaseIdentifier
+            for row in try Row.fetchAll(db, sql: "SELECT \(entityColumn), count(*) FROM \(name.quotedDatabaseIdentifier) GROUP BY \(entityColumn)") {
+                let numberValue: DatabaseValue = row[0]
+                let count: Int = row[1]
+                guard case .int64(let number) = numberValue.storage, model.entities[number]?.table == name else {
+                    throw GraphStoreError.damagedFile(
+                        path: path, offset: nil,
+                        reason: "the Core Data table \(name) has \(count) row(s) whose Z_ENT is \(numberValue.importText), which Z_PRIMARYKEY does not list as an entity of that table")
+                }
+                counts[number] = count
+            }
+        }
+        return counts
+    }
+
+    /// Fills ``translations`` for the tables where an entity's ids come from a column, checking
+    /// that those ids are present and unique.
+    private mutating func readIDs(_ plans: [CoreDataEntityPlan]) throws {
+        for plan in plans where plan.idColumn != nil && translations[plan.entity.table] == nil {
+            var ids: [Int64: SnapshotValue] = [:]
+            for other in plans where other.entity.table == plan.entity.table {
+                try readIDs(of: other, into: &ids)
+            }
+            translations[plan.entity.table] = ids
+        }
+    }
+
+    private func readIDs(of plan: CoreDataEntityPlan, into ids: inout [Int64: SnapshotValue]) throws {
+        let table = plan.table
+        let primaryKey = table.columns[table.primaryKey].name.quotedDatabaseIdentifier
+        let entityColumn = table.columns[table.entityNumber].name.quotedDatabaseIdentifier
+        let idColumn = plan.idColumn.map { table.columns[$0].name.quotedDatabaseIdentifier } ?? primaryKey
+        let rows = try Row.fetchCursor(
+            db, sql: "SELECT \(primaryKey), \(idColumn) FROM \(table.name.quotedDatabaseIdentifier) WHERE \(entityColumn) = ?", arguments: [plan.entity.number])
+        var owners: [SnapshotValue: Int64] = [:]
+        while let row = try rows.next() {
+            let primaryKeyValue: DatabaseValue = row[0]
+            guard case .int64(let pk) = primaryKeyValue.storage else { throw nonIntegerPrimaryKey(primaryKeyValue, plan) }
+            guard let id = Self.convert(row[1], plan.idConversion) else {
+                throw GraphStoreError.codingFailed(
+                    path: path, entity: plan.entity.snapshotName, id: "Z_PK \(pk)",
+                    reason: "its id column \(table.columns[plan.idColumn!].name) is NULL; choose another column, or Z_PK, in idColumns")
+            }
+            if let other = owners.updateValue(pk, forKey: id) {
+                throw GraphStoreError.codingFailed(
+                    path: path, entity: plan.entity.snapshotName, id: "Z_PK \(pk)",
+                    reason: "Z_PK \(other) and \(pk) have the same id \(id.jsonObject) in \(table.columns[plan.idColumn!].name); choose another column, or Z_PK, in idColumns")
+            }
+            ids[pk] = id
+        }
+    }
+
+    /// Owner `Z_PK` → target `Z_PK`s, in ascending order.
+    private func readLinks(_ join: CoreDataJoinTable) throws -> [Int64: [Int64]] {
+        let owner = join.ownerColumn.quotedDatabaseIdentifier
+        let target = join.targetColumn.quotedDatabaseIdentifier
+        var links: [Int64: [Int64]] = [:]
+        let rows = try Row.fetchCursor(db, sql: "SELECT \(owner), \(target) FROM \(join.name.quotedDatabaseIdentifier) ORDER BY \(owner), \(target)")
+        while let row = try rows.next() {
+            let ownerValue: DatabaseValue = row[0]
+            let targetValue: DatabaseValue = row[1]
+            guard case .int64(let ownerPK) = ownerValue.storage, case .int64(let targetPK) = targetValue.storage else { continue }
+            links[ownerPK, default: []].append(targetPK)
+        }
+        return links
+    }
+
+    private mutating func readObjects(_ plan: CoreDataEntityPlan, total: Int, links: [String: [Int64: [Int64]]]) throws -> ([SnapshotValue], [String: String]) {
+        let table = plan.table
+        let columns = table.columns.map(\.name.quotedDatabaseIdentifier).joined(separator: ", ")
+        let entityColumn = table.columns[table.entityNumber].name.quotedDatabaseIdentifier
+        let primaryKey = table.columns[table.primaryKey].name.quotedDatabaseIdentifier
+        var reporter = ProgressReporter(entity: plan.entity.snapshotName, total: total, callback: progress)
+        var objects: [SnapshotValue] = []
+        objects.reserveCapacity(total)
+        var types: [String: String] = [:]
+        let rows = try Row.fetchCursor(
+            db, sql: "SELECT \(columns) FROM \(table.name.quotedDatabaseIdentifier) WHERE \(entityColumn) = ? ORDER BY \(primaryKey)", arguments: [plan.entity.number])
+        while let row = try rows.next() {
+            let primaryKeyValue: DatabaseValue = row[table.primaryKey]
+            guard case .int64(let pk) = primaryKeyValue.storage else { throw nonIntegerPrimaryKey(primaryKeyValue, plan) }
+            var object: [String: SnapshotValue] = [:]
+            for field in plan.fields {
+                guard let value = value(of: field, in: row, plan: plan) else { continue }
+                if case .attribute(.date) = field.role, case .double = value { types[field.name] = "date" }
+                if case .data = value { types[field.name] = "data" }
+                object[field.name] = value
+            }
+            let id = plan.idColumn == nil ? SnapshotValue.integer(pk) : translations[table.name]![pk]!
+            if case .data = id { types["id"] = "data" }
+            object["id"] = id
+            for toMany in plan.toMany {
+                let targets = links[toMany.join.name]?[pk] ?? []
+                let targetTable = model.entities[toMany.join.target]?.table
+                object[toMany.name] = .array(targets.compactMap { reference($0, in: targetTable, from: plan, field: toMany.name) })
+            }
+            objects.append(.object(object))
+            reporter.advance()
+        }
+        reporter.finish()
+        return (objects, types)
+    }
+
+    /// The value of one field of a row; `nil` leaves the key out.
+    private mutating func value(of field: CoreDataEntityPlan.Field, in row: Row, plan: CoreDataEntityPlan) -> SnapshotValue? {
+        let stored: DatabaseValue = row[field.column]
+        switch field.role {
+        case .attribute(let conversion):
+            return Self.convert(stored, conversion)
+        case .toOne(let target, let entityColumn):
+            guard case .int64(let targetPK) = stored.storage else { return SnapshotValue(stored: stored) }
+            var targetTable = target.flatMap { model.entities[$0]?.table }
+            if let entityColumn {
+                let numberValue: DatabaseValue = row[entityColumn]
+                if case .int64(let number) = numberValue.storage, let entity = model.entities[number] { targetTable = entity.table }
+            }
+            return reference(targetPK, in: targetTable, from: plan, field: field.name)
+        case .entityNumber:
+            guard case .int64(let number) = stored.storage, number != 0 else { return nil }
+            return model.entities[number].map { .string($0.snapshotName) } ?? .integer(number)
+        }
+    }
+
+    /// The id of the row `pk` of `table`: `Z_PK` itself, or the translated id; `nil` (counted
+    /// as dangling) when the table has ids of its own and no such row.
+    private mutating func reference(_ pk: Int64, in table: String?, from plan: CoreDataEntityPlan, field: String) -> SnapshotValue? {
+        guard let table, let ids = translations[table] else { return .integer(pk) }
+        if let id = ids[pk] { return id }
+        dangling["\(plan.entity.snapshotName).\(field)", default: 0] += 1
+        return nil
+    }
+
+    private func nonIntegerPrimaryKey(_ value: DatabaseValue, _ plan: CoreDataEntityPlan) -> GraphStoreError {
+        .damagedFile(path: path, offset: nil, reason: "the Core Data table \(plan.table.name) has a row of \(plan.entity.name) whose Z_PK is \(value.importText), not an integer")
+    }
+
+    private func importedEntity(_ plan: CoreDataEntityPlan, objects: Int) -> CoreDataImportReport.ImportedEntity {
+        let columns = plan.table.columns
+        let idColumn = plan.idColumn.map { columns[$0].name } ?? columns[plan.table.primaryKey].name
+        var fields = [idColumn: "id"]
+        var relationships: [String: CoreDataImportReport.Relationship] = [:]
+        for field in plan.fields {
+            fields[columns[field.column].name] = field.name
+            if case .toOne(let target, let entityColumn) = field.role {
+                relationships[field.name] = CoreDataImportReport.Relationship(
+                    kind: .toOne, target: target.flatMap { model.entities[$0]?.snapshotName }, source: columns[field.column].name,
+                    entityColumn: entityColumn.map { columns[$0].name })
+            }
+        }
+        for toMany in plan.toMany {
+            fields["Z" + toMany.join.relationship] = toMany.name
+            relationships[toMany.name] = CoreDataImportReport.Relationship(
+                kind: .toMany, target: model.entities[toMany.join.target]?.snapshotName, source: toMany.join.name)
+        }
+        return CoreDataImportReport.ImportedEntity(
+            name: plan.entity.snapshotName, coreDataName: plan.entity.name, entityNumber: plan.entity.number,
+            parent: plan.entity.parent.flatMap { model.entities[$0]?.snapshotName }, table: plan.table.name, objects: objects,
+            idColumn: idColumn, fields: fields, relationships: relationships)
+    }
+}
+
+extension UUID {
+    /// The UUID whose 16 bytes are `bytes`, in order.
+    init(sixteenBytes bytes: Data) {
+        var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &value) { $0.copyBytes(from: bytes.prefix(16)) }
+        self.init(uuid: value)
+    }
+}
