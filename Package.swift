@@ -45,7 +45,7 @@ let package = Package(
             dependencies: ["GraphStore"]),
         .target(
             name: "GraphStoreTestSupport",
-            dependencies: ["GraphStore", "ExampleModel"],
+            dependencies: ["GraphStore", "GraphStoreSQLite", "ExampleModel"],
             path: "Tests/GraphStoreTestSupport"),
         .target(
             name: "DashboardCore",
@@ -73,7 +73,7 @@ let package = Package(
             path: "Examples/NewsImport/news-import"),
         .executableTarget(
             name: "graphstore",
-            dependencies: ["GraphStore", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+            dependencies: ["GraphStore", "GraphStoreSQLite", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .executableTarget(
             name: "graphstore-bench",
             dependencies: ["GraphStore", "ExampleModel", .product(name: "GRDB", package: "GRDB.swift")],
@@ -113,7 +113,7 @@ let package = Package(
             exclude: ["Fixtures"]),
         .testTarget(
             name: "graphstoreTests",
-            dependencies: ["graphstore", "GraphStore", "ExampleModel", "GraphStoreTestSupport"]),
+            dependencies: ["graphstore", "GraphStore", "GraphStoreSQLite", "ExampleModel", "GraphStoreTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

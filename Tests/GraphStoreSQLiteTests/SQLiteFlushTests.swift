@@ -112,23 +112,34 @@ import Testing
         let attempts = Locked(0)
         var options = SQLiteStoreOptions()
         options.clock = ManualWriterClock()
+        // The first two writes fail.
         options.beforeTransaction = { _ in
             let attempt = attempts.withLock { attempts in
                 attempts += 1
                 return attempts
             }
-            if attempt == 1 { throw GraphStoreError.fileOperationFailed(path: "test", operation: "write", reason: "injected") }
+            if attempt <= 2 { throw GraphStoreError.fileOperationFailed(path: "test", operation: "write", reason: "injected \(attempt)") }
         }
         let container = try SQLiteTestKit.open(directory.file("store.sqlite"), options: options)
+        var events = container.storeEvents.makeAsyncIterator()
         container.mainContext.insert(ExampleModel.Tag(name: "swift"))
         try container.mainContext.save()
-        await #expect(throws: GraphStoreError.fileOperationFailed(path: "test", operation: "write", reason: "injected")) {
+        // The write the commit started fails on its own; wait for the report, not for time.
+        guard case .writeFailed(let first, _)? = await events.next() else {
+            Issue.record("expected a failed write first")
+            return
+        }
+        #expect(first == .fileOperationFailed(path: "test", operation: "write", reason: "injected 1"))
+        #expect(container.storeStatus.lastError == first)
+        // The manual clock never fires the retry timer: each flush starts a write itself, and
+        // throws that write's error.
+        await #expect(throws: GraphStoreError.fileOperationFailed(path: "test", operation: "write", reason: "injected 2")) {
             try await container.flush()
         }
-        // The manual clock never fires the retry timer: this flush starts the write itself.
         try await container.flush()
-        #expect(attempts.value == 2)
+        #expect(attempts.value == 3)
         #expect(container.storeStatus.durableVersion == 1)
+        #expect(container.storeStatus.lastError == nil)
         try await container.close()
     }
 

@@ -28,119 +28,130 @@ private struct Gauge: Entity {
 /// A context is `Sendable` and safe to use from many tasks at once: no change is lost when
 /// tasks insert while others save, and `perform` blocks never overlap.
 @Suite struct ContextThreadSafetyTests {
-    @Test func insertsFromManyTasksSurviveConcurrentSavesOfTheSameContext() async throws {
+    @Test(arguments: StoreKind.allCases)
+    func insertsFromManyTasksSurviveConcurrentSavesOfTheSameContext(store: StoreKind) async throws {
         try await withTimeout(seconds: 60) {
-            let container = try Fixtures.inMemoryContainer()
-            let shared = container.newBackgroundContext()
-            let tasks = 4, notesPerTask = 250
-            let inserted = try await withThrowingTaskGroup(of: [UUID].self) { group in
-                for task in 0..<tasks {
-                    group.addTask {
-                        var ids: [UUID] = []
-                        for n in 0..<notesPerTask {
-                            let note = Note(text: "task \(task) note \(n)", createdAt: Fixtures.epoch)
-                            shared.insert(note)
-                            ids.append(note.id)
-                            // Half of the tasks save now and then, while the others keep inserting.
-                            if task % 2 == 0, n % 25 == 24 { try shared.save() }
+            try await withContainer(store) { container in
+                let shared = container.newBackgroundContext()
+                let tasks = 4, notesPerTask = 250
+                let inserted = try await withThrowingTaskGroup(of: [UUID].self) { group in
+                    for task in 0..<tasks {
+                        group.addTask {
+                            var ids: [UUID] = []
+                            for n in 0..<notesPerTask {
+                                let note = Note(text: "task \(task) note \(n)", createdAt: Fixtures.epoch)
+                                shared.insert(note)
+                                ids.append(note.id)
+                                // Half of the tasks save now and then, while the others keep inserting.
+                                if task % 2 == 0, n % 25 == 24 { try shared.save() }
+                            }
+                            return ids
                         }
-                        return ids
                     }
+                    return try await group.reduce(into: []) { $0 += $1 }
                 }
-                return try await group.reduce(into: []) { $0 += $1 }
+                try shared.save()
+                try container._checkInvariants()
+                #expect(!shared.hasChanges)
+                #expect(container.count(of: Note.self) == tasks * notesPerTask)
+                let stored = Set(try container.newBackgroundContext().fetchIdentifiers(FetchDescriptor<Note>()))
+                #expect(stored == Set(inserted))
             }
-            try shared.save()
-            try container._checkInvariants()
-            #expect(!shared.hasChanges)
-            #expect(container.count(of: Note.self) == tasks * notesPerTask)
-            let stored = Set(try container.newBackgroundContext().fetchIdentifiers(FetchDescriptor<Note>()))
-            #expect(stored == Set(inserted))
         }
     }
 
     /// An object changed again while a save of the same context commits it: the next save
     /// writes the newer value, and does not conflict with the context's own commit.
-    @Test func aChangeMadeAgainDuringASaveIsSavedNextWithoutConflict() throws {
-        let container = try GraphContainer(for: exampleModel + [Gauge.self], store: .inMemory)
-        let context = container.newBackgroundContext()
-        #expect(context.mergePolicy == .error)
-        let id = UUID()
-        context.insert(Gauge(id: id, reading: 1))
-        try context.save()
-        try container._checkInvariants()
-
-        context.insert(Gauge(id: id, reading: 2))
-        // While the save below commits reading 2, the context changes the gauge again.
-        Gauge.whileCommitting.withLock { $0 = { context.insert(Gauge(id: id, reading: 3)) } }
-        try context.save()
-        try container._checkInvariants()
-        #expect(Gauge.whileCommitting.value == nil, "the hook did not run during the save")
-        #expect(container.newBackgroundContext().model(Gauge.self, id: id)?.reading == 2)
-        #expect(context.hasChanges)
-
-        try context.save()
-        try container._checkInvariants()
-        #expect(!context.hasChanges)
-        #expect(container.newBackgroundContext().model(Gauge.self, id: id)?.reading == 3)
-    }
-
-    @Test func changesRacingSavesOfTheSameContextNeverConflictWithThem() async throws {
-        try await withTimeout(seconds: 60) {
-            let container = try Fixtures.inMemoryContainer()
-            let shared = container.newBackgroundContext()
-            let post = Fixtures.posts(1)[0]
-            shared.insert(post)
-            try shared.save()
-            let rounds = 5_000
-            let saveErrors = Locked<[String]>([])
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    for round in 1...rounds {
-                        var changed = post
-                        changed.noteCount = round
-                        shared.insert(changed)
-                    }
-                }
-                group.addTask {
-                    for _ in 0..<rounds / 5 {
-                        do { try shared.save() } catch { saveErrors.withLock { $0.append("\(error)") } }
-                    }
-                }
-            }
-            try shared.save()
+    ///
+    /// Serialized: `Gauge.whileCommitting` is one hook for the whole process, so the stores'
+    /// cases must not set and consume it at the same time.
+    @Test(.serialized, arguments: StoreKind.allCases)
+    func aChangeMadeAgainDuringASaveIsSavedNextWithoutConflict(store: StoreKind) async throws {
+        try await withContainer(store, for: exampleModel + [Gauge.self]) { container in
+            let context = container.newBackgroundContext()
+            #expect(context.mergePolicy == .error)
+            let id = UUID()
+            context.insert(Gauge(id: id, reading: 1))
+            try context.save()
             try container._checkInvariants()
-            #expect(saveErrors.value.isEmpty, "\(saveErrors.value.count) saves failed; first: \(saveErrors.value.first ?? "")")
-            #expect(container.newBackgroundContext().model(Post.self, id: post.id)?.noteCount == rounds)
+
+            context.insert(Gauge(id: id, reading: 2))
+            // While the save below commits reading 2, the context changes the gauge again.
+            Gauge.whileCommitting.withLock { $0 = { context.insert(Gauge(id: id, reading: 3)) } }
+            try context.save()
+            try container._checkInvariants()
+            #expect(Gauge.whileCommitting.value == nil, "the hook did not run during the save")
+            #expect(container.newBackgroundContext().model(Gauge.self, id: id)?.reading == 2)
+            #expect(context.hasChanges)
+
+            try context.save()
+            try container._checkInvariants()
+            #expect(!context.hasChanges)
+            #expect(container.newBackgroundContext().model(Gauge.self, id: id)?.reading == 3)
         }
     }
 
-    @Test func performBlocksRunOneAtATimeAndPerformAndWaitIsReentrant() async throws {
+    @Test(arguments: StoreKind.allCases)
+    func changesRacingSavesOfTheSameContextNeverConflictWithThem(store: StoreKind) async throws {
         try await withTimeout(seconds: 60) {
-            let container = try Fixtures.inMemoryContainer()
-            let context = container.newBackgroundContext()
-            let state = Locked((active: 0, maxActive: 0, runs: 0))
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for n in 0..<50 {
+            try await withContainer(store) { container in
+                let shared = container.newBackgroundContext()
+                let post = Fixtures.posts(1)[0]
+                shared.insert(post)
+                try shared.save()
+                let rounds = 5_000
+                let saveErrors = Locked<[String]>([])
+                await withTaskGroup(of: Void.self) { group in
                     group.addTask {
-                        try await context.perform {
-                            state.withLock { $0.active += 1; $0.maxActive = max($0.maxActive, $0.active) }
-                            // Nested performAndWait on the same context runs in place.
-                            context.performAndWait {
-                                context.insert(Tag(name: "tag \(n)"))
-                            }
-                            try context.save()
-                            state.withLock { $0.active -= 1; $0.runs += 1 }
+                        for round in 1...rounds {
+                            var changed = post
+                            changed.noteCount = round
+                            shared.insert(changed)
+                        }
+                    }
+                    group.addTask {
+                        for _ in 0..<rounds / 5 {
+                            do { try shared.save() } catch { saveErrors.withLock { $0.append("\(error)") } }
                         }
                     }
                 }
-                try await group.waitForAll()
+                try shared.save()
+                try container._checkInvariants()
+                #expect(saveErrors.value.isEmpty, "\(saveErrors.value.count) saves failed; first: \(saveErrors.value.first ?? "")")
+                #expect(container.newBackgroundContext().model(Post.self, id: post.id)?.noteCount == rounds)
             }
-            try container._checkInvariants()
-            #expect(state.value.runs == 50)
-            #expect(state.value.maxActive == 1)
-            #expect(container.count(of: ExampleModel.Tag.self) == 50)
-            let value = try context.performAndWait { () throws -> Int in try context.fetchCount(FetchDescriptor<ExampleModel.Tag>()) }
-            #expect(value == 50)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func performBlocksRunOneAtATimeAndPerformAndWaitIsReentrant(store: StoreKind) async throws {
+        try await withTimeout(seconds: 60) {
+            try await withContainer(store) { container in
+                let context = container.newBackgroundContext()
+                let state = Locked((active: 0, maxActive: 0, runs: 0))
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for n in 0..<50 {
+                        group.addTask {
+                            try await context.perform {
+                                state.withLock { $0.active += 1; $0.maxActive = max($0.maxActive, $0.active) }
+                                // Nested performAndWait on the same context runs in place.
+                                context.performAndWait {
+                                    context.insert(Tag(name: "tag \(n)"))
+                                }
+                                try context.save()
+                                state.withLock { $0.active -= 1; $0.runs += 1 }
+                            }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+                try container._checkInvariants()
+                #expect(state.value.runs == 50)
+                #expect(state.value.maxActive == 1)
+                #expect(container.count(of: ExampleModel.Tag.self) == 50)
+                let value = try context.performAndWait { () throws -> Int in try context.fetchCount(FetchDescriptor<ExampleModel.Tag>()) }
+                #expect(value == 50)
+            }
         }
     }
 }

@@ -68,60 +68,65 @@ import Testing
         return Refresh(newestIDs: newest.map(\.id), datesDescending: descending, count: try main.fetchCount(FetchDescriptor<Post>()))
     }
 
-    @Test func importWhileTheMainContextRefreshes() async throws {
+    /// Serialized: the stores' cases would otherwise run three imports and three busy
+    /// refreshers at once, starving every other suite on a small machine (under TSan, past
+    /// their deadlock bounds).
+    @Test(.serialized, arguments: StoreKind.allCases)
+    func importWhileTheMainContextRefreshes(store: StoreKind) async throws {
         try await withTimeout(seconds: 120) {
-            let container = try Fixtures.inMemoryContainer()
-            let main = container.mainContext
-            let importFinished = Locked(false)
+            try await withContainer(store) { container in
+                let main = container.mainContext
+                let importFinished = Locked(false)
 
-            let refreshes = try await withThrowingTaskGroup(of: [Refresh].self) { group in
-                group.addTask {
-                    defer { importFinished.withLock { $0 = true } }
-                    try await Self.importAllPages(container)
-                    return []
+                let refreshes = try await withThrowingTaskGroup(of: [Refresh].self) { group in
+                    group.addTask {
+                        defer { importFinished.withLock { $0 = true } }
+                        try await Self.importAllPages(container)
+                        return []
+                    }
+                    group.addTask {
+                        var refreshes: [Refresh] = []
+                        // One more refresh after the import finished, so the last one sees everything.
+                        var finished = false
+                        repeat {
+                            finished = importFinished.value
+                            refreshes.append(try Self.refresh(main))
+                            await Task.yield()
+                        } while !finished
+                        return refreshes
+                    }
+                    return try await group.reduce(into: []) { $0 += $1 }
                 }
-                group.addTask {
-                    var refreshes: [Refresh] = []
-                    // One more refresh after the import finished, so the last one sees everything.
-                    var finished = false
-                    repeat {
-                        finished = importFinished.value
-                        refreshes.append(try Self.refresh(main))
-                        await Task.yield()
-                    } while !finished
-                    return refreshes
+
+                // Every refresh saw one committed version: whole pages only, newest first.
+                #expect(!refreshes.isEmpty)
+                for refresh in refreshes {
+                    #expect(refresh.newestIDs.count <= Self.newestCount)
+                    #expect(refresh.datesDescending)
+                    let top = refresh.newestIDs.first ?? 0
+                    #expect(top % Int64(Self.pageSize) == 0, "saw a page half-committed: newest id \(top)")
+                    #expect(refresh.newestIDs == Array(stride(from: top, to: max(0, top - Int64(Self.newestCount)), by: -1)))
                 }
-                return try await group.reduce(into: []) { $0 += $1 }
+                // Refreshes never went back in time.
+                let tops = refreshes.map { $0.newestIDs.first ?? 0 }
+                #expect(zip(tops, tops.dropFirst()).allSatisfy { $0 <= $1 })
+                let counts = refreshes.map(\.count)
+                #expect(zip(counts, counts.dropFirst()).allSatisfy { $0 <= $1 })
+                #expect(counts.allSatisfy { $0 % Self.pageSize == 0 })
+                #expect(refreshes.last?.newestIDs.first == Int64(Self.postCount))
+                #expect(refreshes.last?.count == Self.postCount)
+
+                try container._checkInvariants()
+                #expect(container.version == UInt64(Self.pageCount))
+                let firstImport = try Self.checkImported(container)
+
+                // The next refresh brings the same pages again: upserts, no duplicates.
+                try await Self.importAllPages(container)
+                try container._checkInvariants()
+                let secondImport = try Self.checkImported(container)
+                #expect(secondImport.tags == firstImport.tags)
+                #expect(secondImport.posts == firstImport.posts)
             }
-
-            // Every refresh saw one committed version: whole pages only, newest first.
-            #expect(!refreshes.isEmpty)
-            for refresh in refreshes {
-                #expect(refresh.newestIDs.count <= Self.newestCount)
-                #expect(refresh.datesDescending)
-                let top = refresh.newestIDs.first ?? 0
-                #expect(top % Int64(Self.pageSize) == 0, "saw a page half-committed: newest id \(top)")
-                #expect(refresh.newestIDs == Array(stride(from: top, to: max(0, top - Int64(Self.newestCount)), by: -1)))
-            }
-            // Refreshes never went back in time.
-            let tops = refreshes.map { $0.newestIDs.first ?? 0 }
-            #expect(zip(tops, tops.dropFirst()).allSatisfy { $0 <= $1 })
-            let counts = refreshes.map(\.count)
-            #expect(zip(counts, counts.dropFirst()).allSatisfy { $0 <= $1 })
-            #expect(counts.allSatisfy { $0 % Self.pageSize == 0 })
-            #expect(refreshes.last?.newestIDs.first == Int64(Self.postCount))
-            #expect(refreshes.last?.count == Self.postCount)
-
-            try container._checkInvariants()
-            #expect(container.version == UInt64(Self.pageCount))
-            let firstImport = try Self.checkImported(container)
-
-            // The next refresh brings the same pages again: upserts, no duplicates.
-            try await Self.importAllPages(container)
-            try container._checkInvariants()
-            let secondImport = try Self.checkImported(container)
-            #expect(secondImport.tags == firstImport.tags)
-            #expect(secondImport.posts == firstImport.posts)
         }
     }
 

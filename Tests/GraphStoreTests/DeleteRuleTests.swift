@@ -64,9 +64,8 @@ private struct Comment: Entity, Hashable {
 
     static let blogTypes: [any Entity.Type] = [Blog.self, Author.self, Article.self, Comment.self]
 
-    /// A container holding the blog model and the example model, seeded and saved.
-    static func seededContainer(types: [any Entity.Type] = blogTypes) throws -> GraphContainer {
-        let container = try GraphContainer(for: types + exampleModel, store: .inMemory)
+    /// Seeds and saves a container holding the blog model and the example model.
+    static func seed(_ container: GraphContainer) throws {
         let main = container.mainContext
         for blog in blogs { main.insert(blog) }
         for author in authors { main.insert(author) }
@@ -75,270 +74,304 @@ private struct Comment: Entity, Hashable {
         for tag in tags { main.insert(tag) }
         try main.save()
         try container._checkInvariants()
-        return container
     }
 
     // MARK: Nullify
 
-    @Test func nullifyToManyRemovesOnlyTheDeletedIDKeepingOrder() async throws {
-        let container = try Self.seededContainer()
-        let main = container.mainContext
-        let note = Note(text: "tagged", createdAt: Fixtures.epoch, tagIDs: Self.tags.prefix(3).map(\.id))
-        let post = Fixtures.posts(1, tags: [Self.tags[1].id])[0]
-        main.insert(note)
-        main.insert(post)
-        try main.save()
-        let changes = container.changes
+    @Test(arguments: StoreKind.allCases)
+    func nullifyToManyRemovesOnlyTheDeletedIDKeepingOrder(store: StoreKind) async throws {
+        try await withContainer(store, for: Self.blogTypes + exampleModel) { container in
+            try Self.seed(container)
+            let main = container.mainContext
+            let note = Note(text: "tagged", createdAt: Fixtures.epoch, tagIDs: Self.tags.prefix(3).map(\.id))
+            let post = Fixtures.posts(1, tags: [Self.tags[1].id])[0]
+            main.insert(note)
+            main.insert(post)
+            try main.save()
+            let changes = container.changes
 
-        main.delete(Self.tags[1])
-        try main.save()
-        try container._checkInvariants()
+            main.delete(Self.tags[1])
+            try main.save()
+            try container._checkInvariants()
 
-        #expect(main.model(Note.self, id: note.id)?.tagIDs == [Self.tags[0].id, Self.tags[2].id])
-        #expect(main.model(Post.self, id: post.id)?.tagIDs == [])
-        #expect(main.model(Tag.self, id: Self.tags[1].id) == nil)
-        var iterator = changes.makeAsyncIterator()
-        let change = try #require(await iterator.next())
-        #expect(change.deletedIDs(Tag.self) == [Self.tags[1].id])
-        #expect(change.updatedIDs(Note.self) == [note.id])
-        #expect(change.updatedIDs(Post.self) == [post.id])
+            #expect(main.model(Note.self, id: note.id)?.tagIDs == [Self.tags[0].id, Self.tags[2].id])
+            #expect(main.model(Post.self, id: post.id)?.tagIDs == [])
+            #expect(main.model(Tag.self, id: Self.tags[1].id) == nil)
+            var iterator = changes.makeAsyncIterator()
+            let change = try #require(await iterator.next())
+            #expect(change.deletedIDs(Tag.self) == [Self.tags[1].id])
+            #expect(change.updatedIDs(Note.self) == [note.id])
+            #expect(change.updatedIDs(Post.self) == [post.id])
+        }
     }
 
-    @Test func nullifyToOneSetsTheReferenceToNil() throws {
-        let container = try Self.seededContainer()
-        let main = container.mainContext
-        let bob = Self.authors[1]
-        main.delete(bob)
-        try main.save()
-        try container._checkInvariants()
+    @Test(arguments: StoreKind.allCases)
+    func nullifyToOneSetsTheReferenceToNil(store: StoreKind) async throws {
+        try await withContainer(store, for: Self.blogTypes + exampleModel) { container in
+            try Self.seed(container)
+            let main = container.mainContext
+            let bob = Self.authors[1]
+            main.delete(bob)
+            try main.save()
+            try container._checkInvariants()
 
-        let articles = try main.fetch(FetchDescriptor<Article>())
-        #expect(articles.count == Self.articles.count)
-        #expect(articles.allSatisfy { $0.editorID == nil })
-        #expect(main.model(Author.self, id: bob.id) == nil)
+            let articles = try main.fetch(FetchDescriptor<Article>())
+            #expect(articles.count == Self.articles.count)
+            #expect(articles.allSatisfy { $0.editorID == nil })
+            #expect(main.model(Author.self, id: bob.id) == nil)
+        }
     }
 
-    @Test func nullifyAppliesToReferencesInsertedInTheSameSave() throws {
-        let container = try Self.seededContainer()
-        let main = container.mainContext
-        let note = Note(text: "new", createdAt: Fixtures.epoch, tagIDs: [Self.tags[0].id, Self.tags[4].id])
-        main.insert(note)
-        main.delete(Self.tags[0])
-        try main.save()
-        try container._checkInvariants()
-        #expect(main.model(Note.self, id: note.id)?.tagIDs == [Self.tags[4].id])
+    @Test(arguments: StoreKind.allCases)
+    func nullifyAppliesToReferencesInsertedInTheSameSave(store: StoreKind) async throws {
+        try await withContainer(store, for: Self.blogTypes + exampleModel) { container in
+            try Self.seed(container)
+            let main = container.mainContext
+            let note = Note(text: "new", createdAt: Fixtures.epoch, tagIDs: [Self.tags[0].id, Self.tags[4].id])
+            main.insert(note)
+            main.delete(Self.tags[0])
+            try main.save()
+            try container._checkInvariants()
+            #expect(main.model(Note.self, id: note.id)?.tagIDs == [Self.tags[4].id])
+        }
     }
 
-    @Test func deletingEveryTargetNullifiesEveryReference() throws {
-        let container = try Self.seededContainer()
-        let main = container.mainContext
-        let tagIDs = Self.tags.map(\.id)
-        let posts = Fixtures.posts(50, tags: tagIDs)
-        let notes = (0..<20).map { Note(text: "note \($0)", createdAt: Fixtures.epoch, tagIDs: Array(tagIDs.shuffled().prefix(3))) }
-        for post in posts { main.insert(post) }
-        for note in notes { main.insert(note) }
-        try main.save()
-        try container._checkInvariants()
+    @Test(arguments: StoreKind.allCases)
+    func deletingEveryTargetNullifiesEveryReference(store: StoreKind) async throws {
+        try await withContainer(store, for: Self.blogTypes + exampleModel) { container in
+            try Self.seed(container)
+            let main = container.mainContext
+            let tagIDs = Self.tags.map(\.id)
+            let posts = Fixtures.posts(50, tags: tagIDs)
+            let notes = (0..<20).map { Note(text: "note \($0)", createdAt: Fixtures.epoch, tagIDs: Array(tagIDs.shuffled().prefix(3))) }
+            for post in posts { main.insert(post) }
+            for note in notes { main.insert(note) }
+            try main.save()
+            try container._checkInvariants()
 
-        let deleted = try main.delete(model: ExampleModel.Tag.self)
-        #expect(deleted == Self.tags.count)
-        try main.save()
-        try container._checkInvariants()
-        #expect(container.count(of: ExampleModel.Tag.self) == 0)
-        #expect(try main.fetch(FetchDescriptor<Post>()).allSatisfy { $0.tagIDs.isEmpty })
-        #expect(try main.fetch(FetchDescriptor<Note>()).allSatisfy { $0.tagIDs.isEmpty })
-        #expect(container.count(of: Post.self) == 50 && container.count(of: Note.self) == 20)
+            let deleted = try main.delete(model: ExampleModel.Tag.self)
+            #expect(deleted == Self.tags.count)
+            try main.save()
+            try container._checkInvariants()
+            #expect(container.count(of: ExampleModel.Tag.self) == 0)
+            #expect(try main.fetch(FetchDescriptor<Post>()).allSatisfy { $0.tagIDs.isEmpty })
+            #expect(try main.fetch(FetchDescriptor<Note>()).allSatisfy { $0.tagIDs.isEmpty })
+            #expect(container.count(of: Post.self) == 50 && container.count(of: Note.self) == 20)
 
-        // The emptied table takes new objects, with their unique values, again.
-        main.insert(Tag(name: Self.tags[0].name))
-        try main.save()
-        try container._checkInvariants()
-        #expect(container.count(of: ExampleModel.Tag.self) == 1)
+            // The emptied table takes new objects, with their unique values, again.
+            main.insert(Tag(name: Self.tags[0].name))
+            try main.save()
+            try container._checkInvariants()
+            #expect(container.count(of: ExampleModel.Tag.self) == 1)
+        }
     }
 
     // MARK: Cascade
 
-    @Test func cascadeDeletesThreeLevelsAndNothingElse() async throws {
-        let container = try Self.seededContainer()
-        let main = container.mainContext
-        let doomed = Self.blogs[1]
-        let doomedArticles = Set(Self.articles.filter { $0.blogID == doomed.id }.map(\.id))
-        let doomedComments = Set(Self.comments.filter { doomedArticles.contains($0.articleID!) }.map(\.id))
-        #expect(doomedArticles.count == 3 && doomedComments.count == 6)
-        let changes = container.changes
+    @Test(arguments: StoreKind.allCases)
+    func cascadeDeletesThreeLevelsAndNothingElse(store: StoreKind) async throws {
+        try await withContainer(store, for: Self.blogTypes + exampleModel) { container in
+            try Self.seed(container)
+            let main = container.mainContext
+            let doomed = Self.blogs[1]
+            let doomedArticles = Set(Self.articles.filter { $0.blogID == doomed.id }.map(\.id))
+            let doomedComments = Set(Self.comments.filter { doomedArticles.contains($0.articleID!) }.map(\.id))
+            #expect(doomedArticles.count == 3 && doomedComments.count == 6)
+            let changes = container.changes
 
-        main.delete(doomed)
-        try main.save()
-        try container._checkInvariants()
+            main.delete(doomed)
+            try main.save()
+            try container._checkInvariants()
 
-        #expect(container.count(of: Blog.self) == 1)
-        #expect(container.count(of: Article.self) == 3)
-        #expect(container.count(of: Comment.self) == 6)
-        let remainingArticles = try main.fetch(FetchDescriptor<Article>())
-        #expect(remainingArticles.allSatisfy { $0.blogID == Self.blogs[0].id })
-        let remainingComments = try main.fetch(FetchDescriptor<Comment>())
-        #expect(remainingComments.allSatisfy { !doomedArticles.contains($0.articleID!) })
+            #expect(container.count(of: Blog.self) == 1)
+            #expect(container.count(of: Article.self) == 3)
+            #expect(container.count(of: Comment.self) == 6)
+            let remainingArticles = try main.fetch(FetchDescriptor<Article>())
+            #expect(remainingArticles.allSatisfy { $0.blogID == Self.blogs[0].id })
+            let remainingComments = try main.fetch(FetchDescriptor<Comment>())
+            #expect(remainingComments.allSatisfy { !doomedArticles.contains($0.articleID!) })
 
-        var iterator = changes.makeAsyncIterator()
-        let change = try #require(await iterator.next())
-        #expect(change.deletedIDs(Blog.self) == [doomed.id])
-        #expect(Set(change.deletedIDs(Article.self)) == doomedArticles)
-        #expect(Set(change.deletedIDs(Comment.self)) == doomedComments)
-        #expect(change.deletedCount == 1 + 3 + 6)
-        #expect(change.updatedCount == 0)
+            var iterator = changes.makeAsyncIterator()
+            let change = try #require(await iterator.next())
+            #expect(change.deletedIDs(Blog.self) == [doomed.id])
+            #expect(Set(change.deletedIDs(Article.self)) == doomedArticles)
+            #expect(Set(change.deletedIDs(Comment.self)) == doomedComments)
+            #expect(change.deletedCount == 1 + 3 + 6)
+            #expect(change.updatedCount == 0)
+        }
     }
 
-    @Test func cascadeFromTheMiddleLevel() throws {
-        let container = try Self.seededContainer()
-        let main = container.mainContext
-        let article = Self.articles[0]
-        let articleID: Article.ID? = article.id
-        main.delete(Article.self, id: article.id)
-        try main.save()
-        try container._checkInvariants()
-        #expect(container.count(of: Blog.self) == 2)
-        #expect(container.count(of: Article.self) == 5)
-        #expect(container.count(of: Comment.self) == 10)
-        #expect(try main.fetchCount(FetchDescriptor<Comment>(predicate: #Predicate { $0.articleID == articleID })) == 0)
+    @Test(arguments: StoreKind.allCases)
+    func cascadeFromTheMiddleLevel(store: StoreKind) async throws {
+        try await withContainer(store, for: Self.blogTypes + exampleModel) { container in
+            try Self.seed(container)
+            let main = container.mainContext
+            let article = Self.articles[0]
+            let articleID: Article.ID? = article.id
+            main.delete(Article.self, id: article.id)
+            try main.save()
+            try container._checkInvariants()
+            #expect(container.count(of: Blog.self) == 2)
+            #expect(container.count(of: Article.self) == 5)
+            #expect(container.count(of: Comment.self) == 10)
+            #expect(try main.fetchCount(FetchDescriptor<Comment>(predicate: #Predicate { $0.articleID == articleID })) == 0)
+        }
     }
 
-    @Test func cascadeAppliesToObjectsInsertedInTheSameSave() throws {
-        let container = try Self.seededContainer()
-        let main = container.mainContext
-        let article = Self.articles[0]
-        let comment = Comment(text: "late", articleID: article.id)
-        main.insert(comment)
-        main.delete(article)
-        try main.save()
-        try container._checkInvariants()
-        #expect(main.model(Comment.self, id: comment.id) == nil)
-        #expect(main.model(Article.self, id: article.id) == nil)
-        #expect(container.count(of: Comment.self) == 10)
+    @Test(arguments: StoreKind.allCases)
+    func cascadeAppliesToObjectsInsertedInTheSameSave(store: StoreKind) async throws {
+        try await withContainer(store, for: Self.blogTypes + exampleModel) { container in
+            try Self.seed(container)
+            let main = container.mainContext
+            let article = Self.articles[0]
+            let comment = Comment(text: "late", articleID: article.id)
+            main.insert(comment)
+            main.delete(article)
+            try main.save()
+            try container._checkInvariants()
+            #expect(main.model(Comment.self, id: comment.id) == nil)
+            #expect(main.model(Article.self, id: article.id) == nil)
+            #expect(container.count(of: Comment.self) == 10)
+        }
     }
 
     // MARK: Deny
 
-    @Test func denyThrowsAndChangesNothingThenWorksOnceTheReferenceIsGone() throws {
-        let container = try Self.seededContainer()
-        let main = container.mainContext
-        let ann = Self.authors[0]
-        let writtenByAnn = Self.articles.filter { $0.authorID == ann.id }
-        let version = container.version
-        let extraTag = Tag(name: "unrelated")
-        main.insert(extraTag)
-        main.delete(ann)
+    @Test(arguments: StoreKind.allCases)
+    func denyThrowsAndChangesNothingThenWorksOnceTheReferenceIsGone(store: StoreKind) async throws {
+        try await withContainer(store, for: Self.blogTypes + exampleModel) { container in
+            try Self.seed(container)
+            let main = container.mainContext
+            let ann = Self.authors[0]
+            let writtenByAnn = Self.articles.filter { $0.authorID == ann.id }
+            let version = container.version
+            let extraTag = Tag(name: "unrelated")
+            main.insert(extraTag)
+            main.delete(ann)
 
-        let error = #expect(throws: GraphStoreError.self) { try main.save() }
-        guard case let .deleteDenied(entity, id, referencingEntity, referencingID, relationship) = error else {
-            Issue.record("expected deleteDenied, got \(String(describing: error))")
-            return
+            let error = #expect(throws: GraphStoreError.self) { try main.save() }
+            guard case let .deleteDenied(entity, id, referencingEntity, referencingID, relationship) = error else {
+                Issue.record("expected deleteDenied, got \(String(describing: error))")
+                return
+            }
+            #expect(entity == "Author")
+            #expect(id == ann.id.uuidString)
+            #expect(referencingEntity == "Article")
+            #expect(writtenByAnn.map(\.id.uuidString).contains(referencingID))
+            #expect(relationship == "authorID")
+            try container._checkInvariants()
+            #expect(container.version == version)
+            #expect(container.newBackgroundContext().model(Author.self, id: ann.id) == ann)
+            #expect(container.newBackgroundContext().model(Tag.self, id: extraTag.id) == nil)
+            #expect(main.hasChanges)
+
+            // Still denied while one reference remains.
+            for article in writtenByAnn.dropLast() {
+                var changed = article
+                changed.authorID = nil
+                main.insert(changed)
+            }
+            #expect(throws: GraphStoreError.deleteDenied(
+                entity: "Author", id: ann.id.uuidString, referencingEntity: "Article",
+                referencingID: writtenByAnn.last!.id.uuidString, relationship: "authorID")) { try main.save() }
+            try container._checkInvariants()
+            #expect(container.version == version)
+
+            var last = writtenByAnn.last!
+            last.authorID = nil
+            main.insert(last)
+            try main.save()
+            try container._checkInvariants()
+            #expect(container.version == version + 1)
+            #expect(main.model(Author.self, id: ann.id) == nil)
+            #expect(container.count(of: Article.self) == Self.articles.count)
+            #expect(main.model(Tag.self, id: extraTag.id) == extraTag)
         }
-        #expect(entity == "Author")
-        #expect(id == ann.id.uuidString)
-        #expect(referencingEntity == "Article")
-        #expect(writtenByAnn.map(\.id.uuidString).contains(referencingID))
-        #expect(relationship == "authorID")
-        try container._checkInvariants()
-        #expect(container.version == version)
-        #expect(container.newBackgroundContext().model(Author.self, id: ann.id) == ann)
-        #expect(container.newBackgroundContext().model(Tag.self, id: extraTag.id) == nil)
-        #expect(main.hasChanges)
-
-        // Still denied while one reference remains.
-        for article in writtenByAnn.dropLast() {
-            var changed = article
-            changed.authorID = nil
-            main.insert(changed)
-        }
-        #expect(throws: GraphStoreError.deleteDenied(
-            entity: "Author", id: ann.id.uuidString, referencingEntity: "Article",
-            referencingID: writtenByAnn.last!.id.uuidString, relationship: "authorID")) { try main.save() }
-        try container._checkInvariants()
-        #expect(container.version == version)
-
-        var last = writtenByAnn.last!
-        last.authorID = nil
-        main.insert(last)
-        try main.save()
-        try container._checkInvariants()
-        #expect(container.version == version + 1)
-        #expect(main.model(Author.self, id: ann.id) == nil)
-        #expect(container.count(of: Article.self) == Self.articles.count)
-        #expect(main.model(Tag.self, id: extraTag.id) == extraTag)
     }
 
     /// Deleting a blog (cascading to its articles) and the articles' author in one save: once
     /// the cascade has run no article references the author, so `.deny` must not fire, whatever
     /// the order the entities were registered in.
-    @Test(arguments: [false, true])
-    func denyIsCheckedAfterCascadesInTheSameSave(authorFirst: Bool) throws {
+    @Test(arguments: StoreKind.allCases, [false, true])
+    func denyIsCheckedAfterCascadesInTheSameSave(store: StoreKind, authorFirst: Bool) async throws {
         let types: [any Entity.Type] = authorFirst
             ? [Author.self, Blog.self, Article.self, Comment.self]
             : [Blog.self, Author.self, Article.self, Comment.self]
-        let container = try Self.seededContainer(types: types)
-        let main = container.mainContext
-        main.delete(Self.blogs[0])   // the "kept" blog: its articles are Ann's
-        main.delete(Self.authors[0])
-        try main.save()
-        try container._checkInvariants()
-        #expect(main.model(Author.self, id: Self.authors[0].id) == nil)
-        #expect(container.count(of: Article.self) == 3)
-        #expect(try main.fetch(FetchDescriptor<Article>()).allSatisfy { $0.authorID == nil })
+        try await withContainer(store, for: types + exampleModel) { container in
+            try Self.seed(container)
+            let main = container.mainContext
+            main.delete(Self.blogs[0])   // the "kept" blog: its articles are Ann's
+            main.delete(Self.authors[0])
+            try main.save()
+            try container._checkInvariants()
+            #expect(main.model(Author.self, id: Self.authors[0].id) == nil)
+            #expect(container.count(of: Article.self) == 3)
+            #expect(try main.fetch(FetchDescriptor<Article>()).allSatisfy { $0.authorID == nil })
+        }
     }
 
-    @Test func denyIgnoresReferencesFromObjectsDeletedInTheSameSave() throws {
-        let container = try Self.seededContainer()
-        let main = container.mainContext
-        let ann = Self.authors[0]
-        for article in Self.articles where article.authorID == ann.id { main.delete(article) }
-        main.delete(ann)
-        try main.save()
-        try container._checkInvariants()
-        #expect(container.count(of: Author.self) == 1)
-        #expect(container.count(of: Article.self) == 3)
-        #expect(container.count(of: Comment.self) == 6)
+    @Test(arguments: StoreKind.allCases)
+    func denyIgnoresReferencesFromObjectsDeletedInTheSameSave(store: StoreKind) async throws {
+        try await withContainer(store, for: Self.blogTypes + exampleModel) { container in
+            try Self.seed(container)
+            let main = container.mainContext
+            let ann = Self.authors[0]
+            for article in Self.articles where article.authorID == ann.id { main.delete(article) }
+            main.delete(ann)
+            try main.save()
+            try container._checkInvariants()
+            #expect(container.count(of: Author.self) == 1)
+            #expect(container.count(of: Article.self) == 3)
+            #expect(container.count(of: Comment.self) == 6)
+        }
     }
 
     // MARK: Dangling references
 
-    @Test func insertingAReferenceToAMissingObjectThrows() throws {
-        let container = try Self.seededContainer()
-        let main = container.mainContext
-        let missing = UUID()
-        let note = Note(text: "orphan", createdAt: Fixtures.epoch, tagIDs: [Self.tags[0].id, missing])
-        main.insert(note)
-        #expect(throws: GraphStoreError.danglingReference(
-            entity: "Note", id: note.id.uuidString, relationship: "tagIDs", targetEntity: "Tag", targetID: missing.uuidString)
-        ) { try main.save() }
-        try container._checkInvariants()
-        #expect(container.count(of: Note.self) == 0)
-        main.rollback()
+    @Test(arguments: StoreKind.allCases)
+    func insertingAReferenceToAMissingObjectThrows(store: StoreKind) async throws {
+        try await withContainer(store, for: Self.blogTypes + exampleModel) { container in
+            try Self.seed(container)
+            let main = container.mainContext
+            let missing = UUID()
+            let note = Note(text: "orphan", createdAt: Fixtures.epoch, tagIDs: [Self.tags[0].id, missing])
+            main.insert(note)
+            #expect(throws: GraphStoreError.danglingReference(
+                entity: "Note", id: note.id.uuidString, relationship: "tagIDs", targetEntity: "Tag", targetID: missing.uuidString)
+            ) { try main.save() }
+            try container._checkInvariants()
+            #expect(container.count(of: Note.self) == 0)
+            main.rollback()
 
-        let comment = Comment(text: "orphan", articleID: missing)
-        main.insert(comment)
-        #expect(throws: GraphStoreError.danglingReference(
-            entity: "Comment", id: comment.id.uuidString, relationship: "articleID", targetEntity: "Article", targetID: missing.uuidString)
-        ) { try main.save() }
-        try container._checkInvariants()
-        #expect(container.count(of: Comment.self) == Self.comments.count)
+            let comment = Comment(text: "orphan", articleID: missing)
+            main.insert(comment)
+            #expect(throws: GraphStoreError.danglingReference(
+                entity: "Comment", id: comment.id.uuidString, relationship: "articleID", targetEntity: "Article", targetID: missing.uuidString)
+            ) { try main.save() }
+            try container._checkInvariants()
+            #expect(container.count(of: Comment.self) == Self.comments.count)
+        }
     }
 
-    @Test func referencingAnObjectAnotherContextDeletedThrowsAtSave() throws {
-        let container = try Self.seededContainer()
-        let writer = container.newBackgroundContext()
-        let tag = Self.tags[2]
-        let note = Note(text: "late", createdAt: Fixtures.epoch, tagIDs: [tag.id])
-        writer.insert(note)
+    @Test(arguments: StoreKind.allCases)
+    func referencingAnObjectAnotherContextDeletedThrowsAtSave(store: StoreKind) async throws {
+        try await withContainer(store, for: Self.blogTypes + exampleModel) { container in
+            try Self.seed(container)
+            let writer = container.newBackgroundContext()
+            let tag = Self.tags[2]
+            let note = Note(text: "late", createdAt: Fixtures.epoch, tagIDs: [tag.id])
+            writer.insert(note)
 
-        let deleter = container.newBackgroundContext()
-        deleter.delete(tag)
-        try deleter.save()
-        try container._checkInvariants()
+            let deleter = container.newBackgroundContext()
+            deleter.delete(tag)
+            try deleter.save()
+            try container._checkInvariants()
 
-        #expect(throws: GraphStoreError.danglingReference(
-            entity: "Note", id: note.id.uuidString, relationship: "tagIDs", targetEntity: "Tag", targetID: tag.id.uuidString)
-        ) { try writer.save() }
-        try container._checkInvariants()
-        #expect(container.count(of: Note.self) == 0)
+            #expect(throws: GraphStoreError.danglingReference(
+                entity: "Note", id: note.id.uuidString, relationship: "tagIDs", targetEntity: "Tag", targetID: tag.id.uuidString)
+            ) { try writer.save() }
+            try container._checkInvariants()
+            #expect(container.count(of: Note.self) == 0)
+        }
     }
 }

@@ -44,9 +44,8 @@ import Testing
         Post(id: id, blogName: "contested", date: Fixtures.epoch, summary: summary)
     }
 
-    /// A seeded container and a context of `policy` holding `myChanges`, after `theirChanges` were saved.
-    static func conflictingSetup(_ policy: MergePolicy) throws -> (GraphContainer, GraphContext) {
-        let container = try Fixtures.inMemoryContainer()
+    /// Seeds `container` and returns a context of `policy` holding `myChanges`, after `theirChanges` were saved.
+    static func conflictingSetup(_ policy: MergePolicy, in container: GraphContainer) throws -> GraphContext {
         for post in seed { container.mainContext.insert(post) }
         try container.mainContext.save()
         let mine = container.newBackgroundContext()
@@ -57,7 +56,7 @@ import Testing
         try theirs.save()
         try container._checkInvariants()
         #expect(container.version == 2)
-        return (container, mine)
+        return mine
     }
 
     static func stored(_ container: GraphContainer, _ id: Int64) -> Post? {
@@ -66,139 +65,154 @@ import Testing
 
     // MARK: - .error
 
-    @Test func errorListsEveryConflictAndCommitsNothing() throws {
-        let (container, mine) = try Self.conflictingSetup(.error)
-        let error = #expect(throws: GraphStoreError.self) { try mine.save() }
-        guard case .mergeConflict(let conflicts) = error else {
-            Issue.record("expected mergeConflict, got \(String(describing: error))")
-            return
-        }
-        try container._checkInvariants()
-        #expect(conflicts.count == 4)
-        let kinds = Dictionary(uniqueKeysWithValues: conflicts.map { ($0.id, $0.kind) })
-        #expect(kinds == ["1": .updatedElsewhere, "2": .deletedElsewhere, "100": .insertedElsewhere, "3": .updatedElsewhere])
-        #expect(conflicts.allSatisfy { $0.entity == "Post" })
-        let first = try #require(conflicts.first { $0.id == "1" })
-        #expect(first.baseVersion == 1 && first.storedVersion == 2)
-        let deleted = try #require(conflicts.first { $0.id == "2" })
-        #expect(deleted.baseVersion == 1 && deleted.storedVersion == nil)
-        let inserted = try #require(conflicts.first { $0.id == "100" })
-        #expect(inserted.baseVersion == nil && inserted.storedVersion == 2)
-        #expect(error?.description.contains("4 object(s)") == true)
+    @Test(arguments: StoreKind.allCases)
+    func errorListsEveryConflictAndCommitsNothing(store: StoreKind) async throws {
+        try await withContainer(store) { container in
+            let mine = try Self.conflictingSetup(.error, in: container)
+            let error = #expect(throws: GraphStoreError.self) { try mine.save() }
+            guard case .mergeConflict(let conflicts) = error else {
+                Issue.record("expected mergeConflict, got \(String(describing: error))")
+                return
+            }
+            try container._checkInvariants()
+            #expect(conflicts.count == 4)
+            let kinds = Dictionary(uniqueKeysWithValues: conflicts.map { ($0.id, $0.kind) })
+            #expect(kinds == ["1": .updatedElsewhere, "2": .deletedElsewhere, "100": .insertedElsewhere, "3": .updatedElsewhere])
+            #expect(conflicts.allSatisfy { $0.entity == "Post" })
+            let first = try #require(conflicts.first { $0.id == "1" })
+            #expect(first.baseVersion == 1 && first.storedVersion == 2)
+            let deleted = try #require(conflicts.first { $0.id == "2" })
+            #expect(deleted.baseVersion == 1 && deleted.storedVersion == nil)
+            let inserted = try #require(conflicts.first { $0.id == "100" })
+            #expect(inserted.baseVersion == nil && inserted.storedVersion == 2)
+            #expect(error?.description.contains("4 object(s)") == true)
 
-        // Nothing of the save was committed, not even its non-conflicting changes.
-        #expect(container.version == 2)
-        #expect(Self.stored(container, 4) == Self.seed[3])
-        #expect(Self.stored(container, Self.uncontestedNewID) == nil)
-        #expect(Self.stored(container, 1)?.summary == "theirs edit of 1")
-        #expect(Self.stored(container, 3)?.summary == "theirs edit of 3")
-        #expect(Self.stored(container, Self.contestedNewID)?.summary == "theirs")
-        // The context keeps its changes until it rolls back, and retrying still conflicts.
-        #expect(mine.hasChanges)
-        #expect(throws: GraphStoreError.self) { try mine.save() }
-        mine.rollback()
-        #expect(!mine.hasChanges)
-        #expect(mine.model(Post.self, id: 1)?.summary == "theirs edit of 1")
+            // Nothing of the save was committed, not even its non-conflicting changes.
+            #expect(container.version == 2)
+            #expect(Self.stored(container, 4) == Self.seed[3])
+            #expect(Self.stored(container, Self.uncontestedNewID) == nil)
+            #expect(Self.stored(container, 1)?.summary == "theirs edit of 1")
+            #expect(Self.stored(container, 3)?.summary == "theirs edit of 3")
+            #expect(Self.stored(container, Self.contestedNewID)?.summary == "theirs")
+            // The context keeps its changes until it rolls back, and retrying still conflicts.
+            #expect(mine.hasChanges)
+            #expect(throws: GraphStoreError.self) { try mine.save() }
+            mine.rollback()
+            #expect(!mine.hasChanges)
+            #expect(mine.model(Post.self, id: 1)?.summary == "theirs edit of 1")
+        }
     }
 
     // MARK: - .storeWins
 
-    @Test func storeWinsDropsOnlyTheConflictingChanges() throws {
-        let (container, mine) = try Self.conflictingSetup(.storeWins)
-        try mine.save()
-        try container._checkInvariants()
-        #expect(container.version == 3)
-        #expect(!mine.hasChanges)
-        // Conflicting: the store's state stands.
-        #expect(Self.stored(container, 1) == Self.edited(Self.seed[0], by: "theirs"))
-        #expect(Self.stored(container, 2) == nil)
-        #expect(Self.stored(container, Self.contestedNewID)?.summary == "theirs")
-        #expect(Self.stored(container, 3) == Self.edited(Self.seed[2], by: "theirs"))
-        // Not conflicting: committed.
-        #expect(Self.stored(container, 4) == Self.edited(Self.seed[3], by: "mine"))
-        #expect(Self.stored(container, Self.uncontestedNewID)?.summary == "mine")
-        #expect(Self.stored(container, 5) == nil)
-        #expect(Self.stored(container, 6) == Self.seed[5])
-        #expect(container.count(of: Post.self) == 6)
+    @Test(arguments: StoreKind.allCases)
+    func storeWinsDropsOnlyTheConflictingChanges(store: StoreKind) async throws {
+        try await withContainer(store) { container in
+            let mine = try Self.conflictingSetup(.storeWins, in: container)
+            try mine.save()
+            try container._checkInvariants()
+            #expect(container.version == 3)
+            #expect(!mine.hasChanges)
+            // Conflicting: the store's state stands.
+            #expect(Self.stored(container, 1) == Self.edited(Self.seed[0], by: "theirs"))
+            #expect(Self.stored(container, 2) == nil)
+            #expect(Self.stored(container, Self.contestedNewID)?.summary == "theirs")
+            #expect(Self.stored(container, 3) == Self.edited(Self.seed[2], by: "theirs"))
+            // Not conflicting: committed.
+            #expect(Self.stored(container, 4) == Self.edited(Self.seed[3], by: "mine"))
+            #expect(Self.stored(container, Self.uncontestedNewID)?.summary == "mine")
+            #expect(Self.stored(container, 5) == nil)
+            #expect(Self.stored(container, 6) == Self.seed[5])
+            #expect(container.count(of: Post.self) == 6)
+        }
     }
 
     // MARK: - .contextWins
 
-    @Test func contextWinsOverwrites() throws {
-        let (container, mine) = try Self.conflictingSetup(.contextWins)
-        try mine.save()
-        try container._checkInvariants()
-        #expect(container.version == 3)
-        #expect(Self.stored(container, 1) == Self.edited(Self.seed[0], by: "mine"))
-        #expect(Self.stored(container, 2) == Self.edited(Self.seed[1], by: "mine"))
-        #expect(Self.stored(container, Self.contestedNewID)?.summary == "mine")
-        #expect(Self.stored(container, 3) == nil)
-        #expect(Self.stored(container, 4) == Self.edited(Self.seed[3], by: "mine"))
-        #expect(Self.stored(container, Self.uncontestedNewID)?.summary == "mine")
-        #expect(Self.stored(container, 5) == nil)
-        #expect(container.count(of: Post.self) == 6)
+    @Test(arguments: StoreKind.allCases)
+    func contextWinsOverwrites(store: StoreKind) async throws {
+        try await withContainer(store) { container in
+            let mine = try Self.conflictingSetup(.contextWins, in: container)
+            try mine.save()
+            try container._checkInvariants()
+            #expect(container.version == 3)
+            #expect(Self.stored(container, 1) == Self.edited(Self.seed[0], by: "mine"))
+            #expect(Self.stored(container, 2) == Self.edited(Self.seed[1], by: "mine"))
+            #expect(Self.stored(container, Self.contestedNewID)?.summary == "mine")
+            #expect(Self.stored(container, 3) == nil)
+            #expect(Self.stored(container, 4) == Self.edited(Self.seed[3], by: "mine"))
+            #expect(Self.stored(container, Self.uncontestedNewID)?.summary == "mine")
+            #expect(Self.stored(container, 5) == nil)
+            #expect(container.count(of: Post.self) == 6)
+        }
     }
 
     // MARK: - Not conflicts
 
-    @Test func deletingAnAlreadyDeletedObjectIsNotAConflict() throws {
-        let container = try Fixtures.inMemoryContainer()
-        for post in Self.seed { container.mainContext.insert(post) }
-        try container.mainContext.save()
-        let first = container.newBackgroundContext(), second = container.newBackgroundContext()
-        first.delete(Self.seed[0])
-        second.delete(Self.seed[0])
-        second.insert(Self.edited(Self.seed[1], by: "second"))
-        try first.save()
-        try container._checkInvariants()
-        #expect(second.mergePolicy == .error)
-        try second.save()
-        try container._checkInvariants()
-        #expect(container.version == 3)
-        #expect(Self.stored(container, 1) == nil)
-        #expect(Self.stored(container, 2)?.summary == "second edit of 2")
+    @Test(arguments: StoreKind.allCases)
+    func deletingAnAlreadyDeletedObjectIsNotAConflict(store: StoreKind) async throws {
+        try await withContainer(store) { container in
+            for post in Self.seed { container.mainContext.insert(post) }
+            try container.mainContext.save()
+            let first = container.newBackgroundContext(), second = container.newBackgroundContext()
+            first.delete(Self.seed[0])
+            second.delete(Self.seed[0])
+            second.insert(Self.edited(Self.seed[1], by: "second"))
+            try first.save()
+            try container._checkInvariants()
+            #expect(second.mergePolicy == .error)
+            try second.save()
+            try container._checkInvariants()
+            #expect(container.version == 3)
+            #expect(Self.stored(container, 1) == nil)
+            #expect(Self.stored(container, 2)?.summary == "second edit of 2")
 
-        // A save whose only change is such a delete commits nothing new.
-        let third = container.newBackgroundContext()
-        third.delete(Post.self, id: 1)
-        try third.save()
-        try container._checkInvariants()
-        #expect(container.version == 3)
+            // A save whose only change is such a delete commits nothing new.
+            let third = container.newBackgroundContext()
+            third.delete(Post.self, id: 1)
+            try third.save()
+            try container._checkInvariants()
+            #expect(container.version == 3)
+        }
     }
 
-    @Test func aContextsOwnEarlierSaveIsNotAConflict() throws {
-        let container = try Fixtures.inMemoryContainer()
-        let context = container.newBackgroundContext()
-        context.insert(Self.seed[0])
-        try context.save()
-        var post = Self.seed[0]
-        for round in 1...3 {
-            post.noteCount = round
-            context.insert(post)
+    @Test(arguments: StoreKind.allCases)
+    func aContextsOwnEarlierSaveIsNotAConflict(store: StoreKind) async throws {
+        try await withContainer(store) { container in
+            let context = container.newBackgroundContext()
+            context.insert(Self.seed[0])
             try context.save()
+            var post = Self.seed[0]
+            for round in 1...3 {
+                post.noteCount = round
+                context.insert(post)
+                try context.save()
+                try container._checkInvariants()
+            }
+            #expect(Self.stored(container, 1)?.noteCount == 3)
+            #expect(container.version == 4)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aChangeIsBasedOnTheStoredObjectWhenTheContextFirstChangesIt(store: StoreKind) async throws {
+        try await withContainer(store) { container in
+            container.mainContext.insert(Self.seed[0])
+            try container.mainContext.save()
+            let mine = container.newBackgroundContext(), theirs = container.newBackgroundContext()
+            mine.insert(Self.edited(Self.seed[0], by: "mine"))
+            theirs.insert(Self.edited(Self.seed[0], by: "theirs"))
+            try theirs.save()
+            // Changing the same id again keeps the first base: still a conflict.
+            mine.insert(Self.edited(Self.seed[0], by: "mine again"))
+            let error = #expect(throws: GraphStoreError.self) { try mine.save() }
+            guard case .mergeConflict(let conflicts) = error else {
+                Issue.record("expected mergeConflict, got \(String(describing: error))")
+                return
+            }
+            #expect(conflicts.map(\.kind) == [.updatedElsewhere])
+            #expect(conflicts.map(\.baseVersion) == [1])
             try container._checkInvariants()
         }
-        #expect(Self.stored(container, 1)?.noteCount == 3)
-        #expect(container.version == 4)
-    }
-
-    @Test func aChangeIsBasedOnTheStoredObjectWhenTheContextFirstChangesIt() throws {
-        let container = try Fixtures.inMemoryContainer()
-        container.mainContext.insert(Self.seed[0])
-        try container.mainContext.save()
-        let mine = container.newBackgroundContext(), theirs = container.newBackgroundContext()
-        mine.insert(Self.edited(Self.seed[0], by: "mine"))
-        theirs.insert(Self.edited(Self.seed[0], by: "theirs"))
-        try theirs.save()
-        // Changing the same id again keeps the first base: still a conflict.
-        mine.insert(Self.edited(Self.seed[0], by: "mine again"))
-        let error = #expect(throws: GraphStoreError.self) { try mine.save() }
-        guard case .mergeConflict(let conflicts) = error else {
-            Issue.record("expected mergeConflict, got \(String(describing: error))")
-            return
-        }
-        #expect(conflicts.map(\.kind) == [.updatedElsewhere])
-        #expect(conflicts.map(\.baseVersion) == [1])
-        try container._checkInvariants()
     }
 }

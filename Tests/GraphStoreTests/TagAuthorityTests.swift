@@ -61,48 +61,53 @@ import Testing
         #expect(notes.allSatisfy { note in note.tagIDs.map { names[$0] } == expected[note.id] })
     }
 
-    @Test(arguments: [MergePolicy.contextWins, .storeWins])
-    func mergingPoliciesEndWithOneTagPerName(policy: MergePolicy) async throws {
+    /// Serialized, as is the next test: every case runs sixteen racers on their own queues, and
+    /// all the stores' cases at once would starve every other suite on a small machine.
+    @Test(.serialized, arguments: StoreKind.allCases, [MergePolicy.contextWins, .storeWins])
+    func mergingPoliciesEndWithOneTagPerName(store: StoreKind, policy: MergePolicy) async throws {
         try await withTimeout(seconds: 60) {
-            let container = try Fixtures.inMemoryContainer()
-            let attempts = try await Self.race(container, policy: policy)
-            try container._checkInvariants()
-            #expect(attempts.count == Self.racers)
-            #expect(attempts.allSatisfy { $0.error == nil })
-            #expect(container.count(of: Note.self) == Self.racers * Self.notesPerRacer)
-            try Self.checkNotes(container, expected: attempts.reduce(into: [:]) { $0.merge($1.notes) { a, _ in a } })
-            // The surviving tags are those of exactly one racer: the first to commit.
-            let tagIDs = Set(try container.mainContext.fetchIdentifiers(FetchDescriptor<ExampleModel.Tag>()))
-            #expect(attempts.filter { $0.tagIDs == tagIDs }.count == 1)
-            #expect(container.version == UInt64(Self.racers))
+            try await withContainer(store) { container in
+                let attempts = try await Self.race(container, policy: policy)
+                try container._checkInvariants()
+                #expect(attempts.count == Self.racers)
+                #expect(attempts.allSatisfy { $0.error == nil })
+                #expect(container.count(of: Note.self) == Self.racers * Self.notesPerRacer)
+                try Self.checkNotes(container, expected: attempts.reduce(into: [:]) { $0.merge($1.notes) { a, _ in a } })
+                // The surviving tags are those of exactly one racer: the first to commit.
+                let tagIDs = Set(try container.mainContext.fetchIdentifiers(FetchDescriptor<ExampleModel.Tag>()))
+                #expect(attempts.filter { $0.tagIDs == tagIDs }.count == 1)
+                #expect(container.version == UInt64(Self.racers))
+            }
         }
     }
 
-    @Test func errorPolicyLetsOneRacerWinAndTheOthersCommitNothing() async throws {
+    @Test(.serialized, arguments: StoreKind.allCases)
+    func errorPolicyLetsOneRacerWinAndTheOthersCommitNothing(store: StoreKind) async throws {
         try await withTimeout(seconds: 60) {
-            let container = try Fixtures.inMemoryContainer()
-            let attempts = try await Self.race(container, policy: .error)
-            try container._checkInvariants()
-            let winners = attempts.filter { $0.error == nil }
-            let losers = attempts.filter { $0.error != nil }
-            #expect(winners.count == 1)
-            #expect(losers.count == Self.racers - 1)
-            let winner = try #require(winners.first)
-            for loser in losers {
-                guard case let .uniqueConstraintViolation(entity, constraint, value, existingID, incomingID) = loser.error else {
-                    Issue.record("expected uniqueConstraintViolation, got \(String(describing: loser.error))")
-                    continue
+            try await withContainer(store) { container in
+                let attempts = try await Self.race(container, policy: .error)
+                try container._checkInvariants()
+                let winners = attempts.filter { $0.error == nil }
+                let losers = attempts.filter { $0.error != nil }
+                #expect(winners.count == 1)
+                #expect(losers.count == Self.racers - 1)
+                let winner = try #require(winners.first)
+                for loser in losers {
+                    guard case let .uniqueConstraintViolation(entity, constraint, value, existingID, incomingID) = loser.error else {
+                        Issue.record("expected uniqueConstraintViolation, got \(String(describing: loser.error))")
+                        continue
+                    }
+                    #expect(entity == "Tag" && constraint == "name")
+                    #expect(Self.tagNames.contains(value))
+                    #expect(winner.tagIDs.map(\.uuidString).contains(existingID))
+                    #expect(loser.tagIDs.map(\.uuidString).contains(incomingID))
                 }
-                #expect(entity == "Tag" && constraint == "name")
-                #expect(Self.tagNames.contains(value))
-                #expect(winner.tagIDs.map(\.uuidString).contains(existingID))
-                #expect(loser.tagIDs.map(\.uuidString).contains(incomingID))
+                #expect(container.version == 1)
+                #expect(container.count(of: Note.self) == Self.notesPerRacer)
+                try Self.checkNotes(container, expected: winner.notes)
+                let tagIDs = Set(try container.mainContext.fetchIdentifiers(FetchDescriptor<ExampleModel.Tag>()))
+                #expect(tagIDs == winner.tagIDs)
             }
-            #expect(container.version == 1)
-            #expect(container.count(of: Note.self) == Self.notesPerRacer)
-            try Self.checkNotes(container, expected: winner.notes)
-            let tagIDs = Set(try container.mainContext.fetchIdentifiers(FetchDescriptor<ExampleModel.Tag>()))
-            #expect(tagIDs == winner.tagIDs)
         }
     }
 }

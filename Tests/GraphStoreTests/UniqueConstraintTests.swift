@@ -36,14 +36,14 @@ private struct Booking: Entity, Hashable {
     static let ios = Tag(name: "ios")
     fileprivate static let ann = Person(email: "ann@example.com", displayName: "Ann (stored)", handle: "ann")
 
-    static func container() throws -> GraphContainer {
-        let container = try GraphContainer(for: exampleModel + [Person.self, Membership.self, Booking.self], store: .inMemory)
+    static let types: [any Entity.Type] = exampleModel + [Person.self, Membership.self, Booking.self]
+
+    static func seed(_ container: GraphContainer) throws {
         container.mainContext.insert(swift)
         container.mainContext.insert(ios)
         container.mainContext.insert(ann)
         try container.mainContext.save()
         try container._checkInvariants()
-        return container
     }
 
     static func tagNames(_ context: GraphContext, _ ids: [UUID]) -> [String?] {
@@ -52,221 +52,252 @@ private struct Booking: Entity, Hashable {
 
     // MARK: - Merging an incoming duplicate
 
-    @Test(arguments: [MergePolicy.contextWins, .storeWins])
-    func anIncomingDuplicateMergesIntoTheExistingObjectAndReferencesFollow(policy: MergePolicy) throws {
-        let container = try Self.container()
-        let context = container.newBackgroundContext()
-        context.mergePolicy = policy
-        let incoming = Tag(name: "swift")
-        let note = Note(text: "new", createdAt: Fixtures.epoch, tagIDs: [incoming.id, Self.ios.id])
-        let both = Note(text: "both", createdAt: Fixtures.epoch, tagIDs: [Self.swift.id, incoming.id])
-        let post = Post(id: 1, blogName: "b", date: Fixtures.epoch, summary: "s", tagIDs: [incoming.id])
-        context.insert(incoming)
-        context.insert(note)
-        context.insert(both)
-        context.insert(post)
-        try context.save()
-        try container._checkInvariants()
+    @Test(arguments: StoreKind.allCases, [MergePolicy.contextWins, .storeWins])
+    func anIncomingDuplicateMergesIntoTheExistingObjectAndReferencesFollow(store: StoreKind, policy: MergePolicy) async throws {
+        try await withContainer(store, for: Self.types) { container in
+            try Self.seed(container)
+            let context = container.newBackgroundContext()
+            context.mergePolicy = policy
+            let incoming = Tag(name: "swift")
+            let note = Note(text: "new", createdAt: Fixtures.epoch, tagIDs: [incoming.id, Self.ios.id])
+            let both = Note(text: "both", createdAt: Fixtures.epoch, tagIDs: [Self.swift.id, incoming.id])
+            let post = Post(id: 1, blogName: "b", date: Fixtures.epoch, summary: "s", tagIDs: [incoming.id])
+            context.insert(incoming)
+            context.insert(note)
+            context.insert(both)
+            context.insert(post)
+            try context.save()
+            try container._checkInvariants()
 
-        let reader = container.newBackgroundContext()
-        #expect(container.count(of: Tag.self) == 2)
-        #expect(reader.model(Tag.self, id: incoming.id) == nil)
-        #expect(reader.model(Tag.self, id: Self.swift.id) == Self.swift)
-        #expect(reader.model(Note.self, id: note.id)?.tagIDs == [Self.swift.id, Self.ios.id])
-        #expect(reader.model(Note.self, id: both.id)?.tagIDs == [Self.swift.id])
-        #expect(reader.model(Post.self, id: 1)?.tagIDs == [Self.swift.id])
+            let reader = container.newBackgroundContext()
+            #expect(container.count(of: Tag.self) == 2)
+            #expect(reader.model(Tag.self, id: incoming.id) == nil)
+            #expect(reader.model(Tag.self, id: Self.swift.id) == Self.swift)
+            #expect(reader.model(Note.self, id: note.id)?.tagIDs == [Self.swift.id, Self.ios.id])
+            #expect(reader.model(Note.self, id: both.id)?.tagIDs == [Self.swift.id])
+            #expect(reader.model(Post.self, id: 1)?.tagIDs == [Self.swift.id])
+        }
     }
 
-    @Test func contextWinsWritesTheIncomingValuesUnderTheExistingID() throws {
-        let container = try Self.container()
-        let context = container.newBackgroundContext()
-        context.mergePolicy = .contextWins
-        let incoming = Person(email: Self.ann.email, displayName: "Ann (incoming)", handle: "annie")
-        let membership = Membership(personID: incoming.id)
-        context.insert(incoming)
-        context.insert(membership)
-        try context.save()
-        try container._checkInvariants()
-        let reader = container.newBackgroundContext()
-        #expect(container.count(of: Person.self) == 1)
-        let merged = try #require(reader.model(Person.self, id: Self.ann.id))
-        #expect(merged.displayName == "Ann (incoming)")
-        #expect(merged.handle == "annie")
-        #expect(reader.model(Membership.self, id: membership.id)?.personID == Self.ann.id)
-        // The unique index follows the new value.
-        let taken = Person(email: "other@example.com", displayName: "Other", handle: "ann")
-        let other = container.newBackgroundContext()
-        other.insert(taken)
-        try other.save()
-        try container._checkInvariants()
-        #expect(container.count(of: Person.self) == 2)
+    @Test(arguments: StoreKind.allCases)
+    func contextWinsWritesTheIncomingValuesUnderTheExistingID(store: StoreKind) async throws {
+        try await withContainer(store, for: Self.types) { container in
+            try Self.seed(container)
+            let context = container.newBackgroundContext()
+            context.mergePolicy = .contextWins
+            let incoming = Person(email: Self.ann.email, displayName: "Ann (incoming)", handle: "annie")
+            let membership = Membership(personID: incoming.id)
+            context.insert(incoming)
+            context.insert(membership)
+            try context.save()
+            try container._checkInvariants()
+            let reader = container.newBackgroundContext()
+            #expect(container.count(of: Person.self) == 1)
+            let merged = try #require(reader.model(Person.self, id: Self.ann.id))
+            #expect(merged.displayName == "Ann (incoming)")
+            #expect(merged.handle == "annie")
+            #expect(reader.model(Membership.self, id: membership.id)?.personID == Self.ann.id)
+            // The unique index follows the new value.
+            let taken = Person(email: "other@example.com", displayName: "Other", handle: "ann")
+            let other = container.newBackgroundContext()
+            other.insert(taken)
+            try other.save()
+            try container._checkInvariants()
+            #expect(container.count(of: Person.self) == 2)
+        }
     }
 
-    @Test func storeWinsKeepsTheExistingValues() throws {
-        let container = try Self.container()
-        let context = container.newBackgroundContext()
-        context.mergePolicy = .storeWins
-        let incoming = Person(email: Self.ann.email, displayName: "Ann (incoming)", handle: "annie")
-        let membership = Membership(personID: incoming.id)
-        context.insert(incoming)
-        context.insert(membership)
-        try context.save()
-        try container._checkInvariants()
-        let reader = container.newBackgroundContext()
-        #expect(container.count(of: Person.self) == 1)
-        #expect(reader.model(Person.self, id: Self.ann.id) == Self.ann)
-        #expect(reader.model(Person.self, id: incoming.id) == nil)
-        #expect(reader.model(Membership.self, id: membership.id)?.personID == Self.ann.id)
+    @Test(arguments: StoreKind.allCases)
+    func storeWinsKeepsTheExistingValues(store: StoreKind) async throws {
+        try await withContainer(store, for: Self.types) { container in
+            try Self.seed(container)
+            let context = container.newBackgroundContext()
+            context.mergePolicy = .storeWins
+            let incoming = Person(email: Self.ann.email, displayName: "Ann (incoming)", handle: "annie")
+            let membership = Membership(personID: incoming.id)
+            context.insert(incoming)
+            context.insert(membership)
+            try context.save()
+            try container._checkInvariants()
+            let reader = container.newBackgroundContext()
+            #expect(container.count(of: Person.self) == 1)
+            #expect(reader.model(Person.self, id: Self.ann.id) == Self.ann)
+            #expect(reader.model(Person.self, id: incoming.id) == nil)
+            #expect(reader.model(Membership.self, id: membership.id)?.personID == Self.ann.id)
+        }
     }
 
-    @Test(arguments: [MergePolicy.contextWins, .storeWins])
-    func duplicatesWithinOneChangeSetMergeIntoOne(policy: MergePolicy) throws {
-        let container = try Self.container()
-        let context = container.newBackgroundContext()
-        context.mergePolicy = policy
-        let first = Tag(name: "linux"), second = Tag(name: "linux")
-        let note = Note(text: "n", createdAt: Fixtures.epoch, tagIDs: [second.id, first.id])
-        context.insert(first)
-        context.insert(second)
-        context.insert(note)
-        try context.save()
-        try container._checkInvariants()
-        let linux = try container.newBackgroundContext().fetch(FetchDescriptor<ExampleModel.Tag>(predicate: #Predicate { $0.name == "linux" }))
-        #expect(linux.count == 1)
-        #expect(linux.first?.id == first.id)
-        #expect(container.newBackgroundContext().model(Note.self, id: note.id)?.tagIDs == [first.id])
+    @Test(arguments: StoreKind.allCases, [MergePolicy.contextWins, .storeWins])
+    func duplicatesWithinOneChangeSetMergeIntoOne(store: StoreKind, policy: MergePolicy) async throws {
+        try await withContainer(store, for: Self.types) { container in
+            try Self.seed(container)
+            let context = container.newBackgroundContext()
+            context.mergePolicy = policy
+            let first = Tag(name: "linux"), second = Tag(name: "linux")
+            let note = Note(text: "n", createdAt: Fixtures.epoch, tagIDs: [second.id, first.id])
+            context.insert(first)
+            context.insert(second)
+            context.insert(note)
+            try context.save()
+            try container._checkInvariants()
+            let linux = try container.newBackgroundContext().fetch(FetchDescriptor<ExampleModel.Tag>(predicate: #Predicate { $0.name == "linux" }))
+            #expect(linux.count == 1)
+            #expect(linux.first?.id == first.id)
+            #expect(container.newBackgroundContext().model(Note.self, id: note.id)?.tagIDs == [first.id])
+        }
     }
 
     // MARK: - Renaming onto a taken value
 
-    @Test func renamingAnExistingTagOntoAnotherNameMergesItUnderContextWins() throws {
-        let container = try Self.container()
-        let main = container.mainContext
-        let onSwift = Note(text: "swift", createdAt: Fixtures.epoch, tagIDs: [Self.swift.id])
-        let onIOS = Note(text: "ios", createdAt: Fixtures.epoch, tagIDs: [Self.ios.id])
-        let onBoth = Note(text: "both", createdAt: Fixtures.epoch, tagIDs: [Self.swift.id, Self.ios.id])
-        let post = Post(id: 7, blogName: "b", date: Fixtures.epoch, summary: "s", tagIDs: [Self.swift.id])
-        for note in [onSwift, onIOS, onBoth] { main.insert(note) }
-        main.insert(post)
-        try main.save()
+    @Test(arguments: StoreKind.allCases)
+    func renamingAnExistingTagOntoAnotherNameMergesItUnderContextWins(store: StoreKind) async throws {
+        try await withContainer(store, for: Self.types) { container in
+            try Self.seed(container)
+            let main = container.mainContext
+            let onSwift = Note(text: "swift", createdAt: Fixtures.epoch, tagIDs: [Self.swift.id])
+            let onIOS = Note(text: "ios", createdAt: Fixtures.epoch, tagIDs: [Self.ios.id])
+            let onBoth = Note(text: "both", createdAt: Fixtures.epoch, tagIDs: [Self.swift.id, Self.ios.id])
+            let post = Post(id: 7, blogName: "b", date: Fixtures.epoch, summary: "s", tagIDs: [Self.swift.id])
+            for note in [onSwift, onIOS, onBoth] { main.insert(note) }
+            main.insert(post)
+            try main.save()
 
-        let context = container.newBackgroundContext()
-        context.mergePolicy = .contextWins
-        var renamed = Self.swift
-        renamed.name = "ios"
-        context.insert(renamed)
-        try context.save()
-        try container._checkInvariants()
+            let context = container.newBackgroundContext()
+            context.mergePolicy = .contextWins
+            var renamed = Self.swift
+            renamed.name = "ios"
+            context.insert(renamed)
+            try context.save()
+            try container._checkInvariants()
 
-        let reader = container.newBackgroundContext()
-        #expect(try reader.fetch(FetchDescriptor<ExampleModel.Tag>()) == [Self.ios])
-        #expect(reader.model(Tag.self, id: Self.swift.id) == nil)
-        #expect(reader.model(Note.self, id: onSwift.id)?.tagIDs == [Self.ios.id])
-        #expect(reader.model(Note.self, id: onIOS.id)?.tagIDs == [Self.ios.id])
-        #expect(reader.model(Note.self, id: onBoth.id)?.tagIDs == [Self.ios.id])
-        #expect(reader.model(Post.self, id: 7)?.tagIDs == [Self.ios.id])
+            let reader = container.newBackgroundContext()
+            #expect(try reader.fetch(FetchDescriptor<ExampleModel.Tag>()) == [Self.ios])
+            #expect(reader.model(Tag.self, id: Self.swift.id) == nil)
+            #expect(reader.model(Note.self, id: onSwift.id)?.tagIDs == [Self.ios.id])
+            #expect(reader.model(Note.self, id: onIOS.id)?.tagIDs == [Self.ios.id])
+            #expect(reader.model(Note.self, id: onBoth.id)?.tagIDs == [Self.ios.id])
+            #expect(reader.model(Post.self, id: 7)?.tagIDs == [Self.ios.id])
+        }
     }
 
-    @Test func swappingValuesInOneSaveIsNotACollision() throws {
-        let container = try Self.container()
-        let main = container.mainContext
-        var a = Self.swift, b = Self.ios
-        swap(&a.name, &b.name)
-        main.insert(a)
-        main.insert(b)
-        try main.save()
-        try container._checkInvariants()
-        #expect(main.model(Tag.self, id: Self.swift.id)?.name == "ios")
-        #expect(main.model(Tag.self, id: Self.ios.id)?.name == "swift")
+    @Test(arguments: StoreKind.allCases)
+    func swappingValuesInOneSaveIsNotACollision(store: StoreKind) async throws {
+        try await withContainer(store, for: Self.types) { container in
+            try Self.seed(container)
+            let main = container.mainContext
+            var a = Self.swift, b = Self.ios
+            swap(&a.name, &b.name)
+            main.insert(a)
+            main.insert(b)
+            try main.save()
+            try container._checkInvariants()
+            #expect(main.model(Tag.self, id: Self.swift.id)?.name == "ios")
+            #expect(main.model(Tag.self, id: Self.ios.id)?.name == "swift")
+        }
     }
 
-    @Test func aValueFreedInTheSameSaveCanBeTaken() throws {
-        let container = try Self.container()
-        let main = container.mainContext
-        let replacement = Tag(name: "swift")
-        main.delete(Self.swift)
-        main.insert(replacement)
-        try main.save()
-        try container._checkInvariants()
-        #expect(try main.fetch(FetchDescriptor<ExampleModel.Tag>(predicate: #Predicate { $0.name == "swift" })) == [replacement])
+    @Test(arguments: StoreKind.allCases)
+    func aValueFreedInTheSameSaveCanBeTaken(store: StoreKind) async throws {
+        try await withContainer(store, for: Self.types) { container in
+            try Self.seed(container)
+            let main = container.mainContext
+            let replacement = Tag(name: "swift")
+            main.delete(Self.swift)
+            main.insert(replacement)
+            try main.save()
+            try container._checkInvariants()
+            #expect(try main.fetch(FetchDescriptor<ExampleModel.Tag>(predicate: #Predicate { $0.name == "swift" })) == [replacement])
+        }
     }
 
     // MARK: - .error
 
-    @Test func errorThrowsAndCommitsNothing() throws {
-        let container = try Self.container()
-        let context = container.newBackgroundContext()
-        #expect(context.mergePolicy == .error)
-        let incoming = Tag(name: "swift")
-        let note = Note(text: "n", createdAt: Fixtures.epoch, tagIDs: [incoming.id])
-        context.insert(incoming)
-        context.insert(note)
-        #expect(throws: GraphStoreError.uniqueConstraintViolation(
-            entity: "Tag", constraint: "name", value: "swift", existingID: Self.swift.id.uuidString, incomingID: incoming.id.uuidString)
-        ) { try context.save() }
-        try container._checkInvariants()
-        #expect(container.version == 1)
-        #expect(container.count(of: Tag.self) == 2)
-        #expect(container.count(of: Note.self) == 0)
+    @Test(arguments: StoreKind.allCases)
+    func errorThrowsAndCommitsNothing(store: StoreKind) async throws {
+        try await withContainer(store, for: Self.types) { container in
+            try Self.seed(container)
+            let context = container.newBackgroundContext()
+            #expect(context.mergePolicy == .error)
+            let incoming = Tag(name: "swift")
+            let note = Note(text: "n", createdAt: Fixtures.epoch, tagIDs: [incoming.id])
+            context.insert(incoming)
+            context.insert(note)
+            #expect(throws: GraphStoreError.uniqueConstraintViolation(
+                entity: "Tag", constraint: "name", value: "swift", existingID: Self.swift.id.uuidString, incomingID: incoming.id.uuidString)
+            ) { try context.save() }
+            try container._checkInvariants()
+            #expect(container.version == 1)
+            #expect(container.count(of: Tag.self) == 2)
+            #expect(container.count(of: Note.self) == 0)
 
-        // Renaming onto a taken value throws too.
-        context.rollback()
-        var renamed = Self.swift
-        renamed.name = "ios"
-        context.insert(renamed)
-        #expect(throws: GraphStoreError.uniqueConstraintViolation(
-            entity: "Tag", constraint: "name", value: "ios", existingID: Self.ios.id.uuidString, incomingID: Self.swift.id.uuidString)
-        ) { try context.save() }
-        try container._checkInvariants()
-        #expect(container.newBackgroundContext().model(Tag.self, id: Self.swift.id) == Self.swift)
+            // Renaming onto a taken value throws too.
+            context.rollback()
+            var renamed = Self.swift
+            renamed.name = "ios"
+            context.insert(renamed)
+            #expect(throws: GraphStoreError.uniqueConstraintViolation(
+                entity: "Tag", constraint: "name", value: "ios", existingID: Self.ios.id.uuidString, incomingID: Self.swift.id.uuidString)
+            ) { try context.save() }
+            try container._checkInvariants()
+            #expect(container.newBackgroundContext().model(Tag.self, id: Self.swift.id) == Self.swift)
+        }
     }
 
-    @Test func duplicatesWithinOneChangeSetThrowUnderError() throws {
-        let container = try Self.container()
-        let context = container.newBackgroundContext()
-        context.insert(Tag(name: "linux"))
-        context.insert(Tag(name: "linux"))
-        let error = #expect(throws: GraphStoreError.self) { try context.save() }
-        guard case .uniqueConstraintViolation(let entity, let constraint, let value, _, _) = error else {
-            Issue.record("expected uniqueConstraintViolation, got \(String(describing: error))")
-            return
+    @Test(arguments: StoreKind.allCases)
+    func duplicatesWithinOneChangeSetThrowUnderError(store: StoreKind) async throws {
+        try await withContainer(store, for: Self.types) { container in
+            try Self.seed(container)
+            let context = container.newBackgroundContext()
+            context.insert(Tag(name: "linux"))
+            context.insert(Tag(name: "linux"))
+            let error = #expect(throws: GraphStoreError.self) { try context.save() }
+            guard case .uniqueConstraintViolation(let entity, let constraint, let value, _, _) = error else {
+                Issue.record("expected uniqueConstraintViolation, got \(String(describing: error))")
+                return
+            }
+            #expect(entity == "Tag" && constraint == "name" && value == "linux")
+            try container._checkInvariants()
+            #expect(container.count(of: Tag.self) == 2)
         }
-        #expect(entity == "Tag" && constraint == "name" && value == "linux")
-        try container._checkInvariants()
-        #expect(container.count(of: Tag.self) == 2)
     }
 
     // MARK: - Optional and compound values
 
-    @Test func nilValuesNeverCollide() throws {
-        let container = try Self.container()
-        let main = container.mainContext
-        main.insert(Person(email: "x@example.com", displayName: "X", handle: nil))
-        main.insert(Person(email: "y@example.com", displayName: "Y", handle: nil))
-        try main.save()
-        try container._checkInvariants()
-        #expect(container.count(of: Person.self) == 3)
+    @Test(arguments: StoreKind.allCases)
+    func nilValuesNeverCollide(store: StoreKind) async throws {
+        try await withContainer(store, for: Self.types) { container in
+            try Self.seed(container)
+            let main = container.mainContext
+            main.insert(Person(email: "x@example.com", displayName: "X", handle: nil))
+            main.insert(Person(email: "y@example.com", displayName: "Y", handle: nil))
+            try main.save()
+            try container._checkInvariants()
+            #expect(container.count(of: Person.self) == 3)
+        }
     }
 
-    @Test func compoundConstraintsCompareBothValues() throws {
-        let container = try Self.container()
-        let main = container.mainContext
-        main.insert(Booking(room: "A", day: 1))
-        main.insert(Booking(room: "A", day: 2))
-        main.insert(Booking(room: "B", day: 1))
-        try main.save()
-        try container._checkInvariants()
-        #expect(container.count(of: Booking.self) == 3)
+    @Test(arguments: StoreKind.allCases)
+    func compoundConstraintsCompareBothValues(store: StoreKind) async throws {
+        try await withContainer(store, for: Self.types) { container in
+            try Self.seed(container)
+            let main = container.mainContext
+            main.insert(Booking(room: "A", day: 1))
+            main.insert(Booking(room: "A", day: 2))
+            main.insert(Booking(room: "B", day: 1))
+            try main.save()
+            try container._checkInvariants()
+            #expect(container.count(of: Booking.self) == 3)
 
-        let clash = Booking(room: "A", day: 2)
-        main.insert(clash)
-        let error = #expect(throws: GraphStoreError.self) { try main.save() }
-        guard case .uniqueConstraintViolation(let entity, let constraint, _, _, let incomingID) = error else {
-            Issue.record("expected uniqueConstraintViolation, got \(String(describing: error))")
-            return
+            let clash = Booking(room: "A", day: 2)
+            main.insert(clash)
+            let error = #expect(throws: GraphStoreError.self) { try main.save() }
+            guard case .uniqueConstraintViolation(let entity, let constraint, _, _, let incomingID) = error else {
+                Issue.record("expected uniqueConstraintViolation, got \(String(describing: error))")
+                return
+            }
+            #expect(entity == "Booking" && constraint == "(room, day)" && incomingID == clash.id.uuidString)
+            try container._checkInvariants()
+            #expect(container.count(of: Booking.self) == 3)
         }
-        #expect(entity == "Booking" && constraint == "(room, day)" && incomingID == clash.id.uuidString)
-        try container._checkInvariants()
-        #expect(container.count(of: Booking.self) == 3)
     }
 }
