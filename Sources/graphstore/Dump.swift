@@ -5,12 +5,12 @@ import GraphStore
 struct Dump: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Print a store as JSON (the whole document, or one entity's objects).")
 
-    @Argument(help: "A snapshot file.") var file: String
+    @Argument(help: "A snapshot file or a GraphStore SQLite file.") var file: String
     @Option(help: "Print only this entity's objects, as a JSON array.") var entity: String?
 
     func run() async throws {
         try await reportingErrors {
-            let snapshot = try GenericSnapshot.read(from: URL(fileURLWithPath: file))
+            let snapshot = try readStore(URL(fileURLWithPath: file))
             let value: SnapshotValue
             if let entity {
                 guard snapshot.entities.contains(where: { $0.name == entity }) else {

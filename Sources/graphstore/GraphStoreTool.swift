@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GraphStore
+import GraphStoreSQLite
 
 /// `graphstore`: inspect, verify, dump, convert and migrate GraphStore stores without the app's
 /// Swift types.
@@ -9,7 +10,7 @@ struct GraphStoreTool: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "graphstore",
         abstract: "Inspect, verify, dump, convert and migrate GraphStore stores.",
-        subcommands: [Inspect.self, Dump.self, Verify.self, Convert.self])
+        subcommands: [Inspect.self, Dump.self, Verify.self, Convert.self, Migrate.self])
 }
 
 /// An error the tool reports as one line on stderr.
@@ -29,6 +30,12 @@ func reportingErrors(_ body: () async throws -> Void) async throws {
         FileHandle.standardError.write(Data("graphstore: \(error.description)\n".utf8))
         throw ExitCode.failure
     }
+}
+
+/// The store at `url` as generic values: a GraphStore SQLite file (told by SQLite's magic) or a
+/// snapshot file.
+func readStore(_ url: URL) throws -> GenericSnapshot {
+    SQLiteStoreInfo.isSQLiteDatabase(at: url) ? try Migration.readSQLite(from: url) : try GenericSnapshot.read(from: url)
 }
 
 /// Writes `data` to standard output.

@@ -1,15 +1,20 @@
 import ArgumentParser
 import Foundation
 import GraphStore
+import GraphStoreSQLite
 
 struct Inspect: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Show a store's format, versions and entities with counts and sizes.")
 
-    @Argument(help: "A snapshot file.") var file: String
+    @Argument(help: "A snapshot file or a GraphStore SQLite file.") var file: String
 
     func run() async throws {
         try await reportingErrors {
             let url = URL(fileURLWithPath: file)
+            if SQLiteStoreInfo.isSQLiteDatabase(at: url) {
+                writeOut(Self.describe(try SQLiteStoreInfo.inspect(url)))
+                return
+            }
             let snapshot = try GenericSnapshot.read(from: url)
             let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.intValue ?? 0
             let header = snapshot.header
@@ -29,6 +34,28 @@ struct Inspect: AsyncParsableCommand {
             }
             writeOut(lines.joined(separator: "\n") + "\n")
         }
+    }
+
+    /// The lines for a SQLite file: as for a snapshot, with the bytes of each table's pages.
+    static func describe(_ info: SQLiteStoreInfo) -> String {
+        var lines = [
+            "file:            \(info.path) (\(info.fileSize) bytes)",
+            "kind:            SQLite, \(info.isWriteAheadLog ? "write-ahead log" : "rollback journal"), \(info.pageSize)-byte pages",
+            "format:          \(info.format) \(info.formatVersion)",
+            "model version:   \(info.modelVersion)",
+            "store version:   \(info.storeVersion)",
+            "",
+            "entity                objects        bytes  columns",
+        ]
+        for entity in info.entities {
+            let bytes = entity.bytes.map(String.init) ?? "-"
+            let columns = entity.columns.map { "\($0.name):\($0.kind)" }.joined(separator: " ")
+            lines.append("\(entity.name.padding(toLength: 20, withPad: " ", startingAt: 0)) \(String(entity.rows).leftPadded(8)) \(bytes.leftPadded(12))  \(columns)")
+        }
+        if info.entities.contains(where: { $0.bytes == nil }) {
+            lines.append("(bytes: this SQLite has no dbstat table; the file holds \(info.fileSize) bytes in all)")
+        }
+        return lines.joined(separator: "\n") + "\n"
     }
 }
 

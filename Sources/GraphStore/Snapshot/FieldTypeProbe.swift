@@ -4,9 +4,11 @@ import Foundation
 /// tell a JSON number that is a date, or a JSON string that is Base64 data, from the others.
 ///
 /// Paths are keys joined by `.`, with `[]` for array elements: `createdAt`, `attachments[].bytes`.
-/// The result goes into ``SnapshotHeaderV1/fieldTypes``.
+/// A top-level `Double` or `Float` (or a single-value wrapper of one) is recorded as `real`, since
+/// JSON writes `3.0` as `3`: tools give it a floating-point column. The result goes into
+/// ``SnapshotHeaderV1/fieldTypes``.
 enum FieldTypeProbe {
-    /// `path → "date" | "data"` found in `objects` (at most `limit` of them are probed).
+    /// `path → "date" | "data" | "real"` found in `objects` (at most `limit` of them are probed).
     ///
     /// - Complexity: O(size of the probed objects).
     static func fieldTypes(of objects: some Sequence<any Entity>, limit: Int = 64) -> [String: String] {
@@ -33,6 +35,8 @@ enum FieldTypeProbe {
     struct ProbeEncoder: Encoder {
         let recorder: Recorder
         let path: String
+        /// Whether `path` is a top-level key (or a single-value wrapper at one).
+        var isTopLevel = false
         var codingPath: [any CodingKey] { [] }
         var userInfo: [CodingUserInfoKey: Any] { [:] }
 
@@ -41,19 +45,22 @@ enum FieldTypeProbe {
         }
 
         func unkeyedContainer() -> any UnkeyedEncodingContainer { Unkeyed(recorder: recorder, path: path + "[]") }
-        func singleValueContainer() -> any SingleValueEncodingContainer { Single(recorder: recorder, path: path) }
+        func singleValueContainer() -> any SingleValueEncodingContainer { Single(recorder: recorder, path: path, isTopLevel: isTopLevel) }
 
-        /// Records `value` at `path` when it is a date or data; otherwise probes inside it.
-        static func probe<T: Encodable>(_ value: T, recorder: Recorder, path: String) throws {
+        /// Records `value` at `path` when it is a date or data (or a top-level double); otherwise
+        /// probes inside it.
+        static func probe<T: Encodable>(_ value: T, recorder: Recorder, path: String, isTopLevel: Bool = false) throws {
             if T.self == Date.self {
                 recorder.types[path] = "date"
             } else if T.self == Data.self {
                 recorder.types[path] = "data"
+            } else if T.self == Double.self || T.self == Float.self {
+                if isTopLevel { recorder.types[path] = "real" }
             } else if primitives.contains(ObjectIdentifier(T.self)) {
                 // Leaves: encoding them again would only call back here.
                 return
             } else {
-                try value.encode(to: ProbeEncoder(recorder: recorder, path: path))
+                try value.encode(to: ProbeEncoder(recorder: recorder, path: path, isTopLevel: isTopLevel))
             }
         }
     }
@@ -67,7 +74,7 @@ enum FieldTypeProbe {
 
         mutating func encodeNil(forKey key: Key) throws {}
         mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
-            try ProbeEncoder.probe(value, recorder: recorder, path: child(key))
+            try ProbeEncoder.probe(value, recorder: recorder, path: child(key), isTopLevel: path.isEmpty)
         }
         mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
             KeyedEncodingContainer(Keyed<NestedKey>(recorder: recorder, path: child(key)))
@@ -104,11 +111,12 @@ enum FieldTypeProbe {
     struct Single: SingleValueEncodingContainer {
         let recorder: Recorder
         let path: String
+        var isTopLevel = false
         var codingPath: [any CodingKey] { [] }
 
         mutating func encodeNil() throws {}
         mutating func encode<T: Encodable>(_ value: T) throws {
-            try ProbeEncoder.probe(value, recorder: recorder, path: path)
+            try ProbeEncoder.probe(value, recorder: recorder, path: path, isTopLevel: isTopLevel)
         }
     }
 }
@@ -129,6 +137,8 @@ extension SnapshotValue {
             case (.double(let seconds), "date"): return .date(Date(timeIntervalSinceReferenceDate: seconds))
             case (.integer(let seconds), "date"): return .date(Date(timeIntervalSinceReferenceDate: Double(seconds)))
             case (.string(let text), "data"): return Data(base64Encoded: text).map(SnapshotValue.data) ?? self
+            case (.integer(let number), "real"): return .double(Double(number))
+            case (.unsigned(let number), "real"): return .double(Double(number))
             default: return self
             }
         }

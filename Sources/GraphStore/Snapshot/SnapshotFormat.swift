@@ -54,8 +54,10 @@ public struct SnapshotHeaderV1: Codable, Sendable, Equatable {
     /// How dates are written: `secondsSince2001`.
     public var dateEncoding: String
     /// Per entity, where its objects hold dates and data (`"createdAt": "date"`,
-    /// `"attachments[].bytes": "data"`), found on a sample of objects when the snapshot is
-    /// written. Lets tools without the app's types convert between JSON and property lists.
+    /// `"attachments[].bytes": "data"`), and which top-level values are doubles
+    /// (`"rating": "real"`, since JSON writes `3.0` as `3`), found on a sample of objects when
+    /// the snapshot is written. Lets tools without the app's types convert between JSON and
+    /// property lists, and migrate to SQLite with the typed store's column kinds.
     public var fieldTypes: [String: [String: String]]?
 
     /// The format name every snapshot carries.

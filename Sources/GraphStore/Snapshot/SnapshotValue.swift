@@ -70,7 +70,13 @@ extension SnapshotValue: Codable {
         } else if let value = try? single.decode(Bool.self) {
             self = .bool(value)
         } else if let value = try? single.decode(Int64.self) {
-            self = .integer(value)
+            // A zero may be -0.0, which JSON writes as `-0` and a property list as a real: the
+            // sign is kept, as the typed decoders keep it.
+            if value == 0, let double = try? single.decode(Double.self), double.sign == .minus {
+                self = .double(double)
+            } else {
+                self = .integer(value)
+            }
         } else if let value = try? single.decode(UInt64.self) {
             self = .unsigned(value)
         } else if isPropertyList, let value = try? single.decode(Date.self) {

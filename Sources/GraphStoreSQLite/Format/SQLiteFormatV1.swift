@@ -29,6 +29,8 @@ enum SQLiteFormatV1 {
     struct Metadata {
         var modelVersion: String
         var storeVersion: UInt64
+        /// The file's layout version (at most ``formatVersion``).
+        var formatVersion: Int = SQLiteFormatV1.formatVersion
     }
 
     /// Whether `name` is a table name SQLite or this format keeps for itself.
@@ -95,7 +97,7 @@ enum SQLiteFormatV1 {
             throw damaged("has no valid \"storeVersion\"")
         }
         let modelVersion = values[MetadataKey.modelVersion.rawValue].flatMap { String.fromDatabaseValue($0) } ?? ""
-        return Metadata(modelVersion: modelVersion, storeVersion: storeVersion)
+        return Metadata(modelVersion: modelVersion, storeVersion: storeVersion, formatVersion: Int(version))
     }
 
     /// Column name → kind, per entity name, from `graphstore_columns`.

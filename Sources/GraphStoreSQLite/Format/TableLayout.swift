@@ -54,6 +54,13 @@ struct TableLayout: Sendable {
         "SELECT \(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", ")) FROM \(quotedName)"
     }
 
+    /// Inserts a row; a row with the same id is a constraint error. What a migration, which
+    /// writes each object once, uses.
+    var insertSQL: String {
+        let names = columns.map(\.quotedDatabaseIdentifier)
+        return "INSERT INTO \(quotedName) (\(names.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ", ")))"
+    }
+
     /// Inserts a row, or updates every column of the row with its id. An upsert rather than
     /// `INSERT OR REPLACE`, so SQLite (and its update hook) sees one update, not a delete and
     /// an insert.

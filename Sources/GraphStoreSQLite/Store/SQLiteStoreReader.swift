@@ -53,11 +53,12 @@ enum SQLiteStoreReader {
         return (version, layout)
     }
 
-    // MARK: - Private
-
     /// The layout of an existing table: its columns in table order, each with the kind recorded
-    /// in `graphstore_columns`.
-    private static func tableLayout(_ name: String, recorded: [String: ColumnKind], db: Database, path: String) throws -> TableLayout {
+    /// in `graphstore_columns`. Also used by ``Migration`` and ``SQLiteStoreInfo``.
+    ///
+    /// - Throws: ``GraphStoreError/damagedFile(path:offset:reason:)`` when the table and
+    ///   `graphstore_columns` disagree or the table has no `id` column.
+    static func tableLayout(_ name: String, recorded: [String: ColumnKind], db: Database, path: String) throws -> TableLayout {
         var table = TableLayout(name: name)
         for column in try db.columns(in: name) {
             guard let kind = recorded[column.name] else {
@@ -75,6 +76,8 @@ enum SQLiteStoreReader {
         }
         return table
     }
+
+    // MARK: - Private
 
     private static func readObjects(of entity: EntityDescription, table: TableLayout, db: Database, path: String, json: JSONDecoder) throws -> [any Entity] {
         let idIndex = table.index(of: SQLiteFormatV1.idColumn)

@@ -1,0 +1,239 @@
+import Foundation
+import GRDB
+import GraphStore
+
+/// Moves a store between a snapshot file and a SQLite file without the app's Swift types.
+///
+/// ```swift
+/// import GraphStoreSQLite
+///
+/// // A snapshot file becomes a SQLite store that `.sqlite(url)` opens with the same objects…
+/// let summary = try Migration.snapshotToSQLite(
+///     from: URL(fileURLWithPath: "store.json.gz"), to: URL(fileURLWithPath: "store.sqlite")) { progress in
+///     print(progress)                      // "Post: 1000/100000"
+/// }
+/// print(summary.objectsPerSecond)
+///
+/// // …and back to a snapshot that `.file(url)` opens.
+/// try Migration.sqliteToSnapshot(
+///     from: URL(fileURLWithPath: "store.sqlite"), to: URL(fileURLWithPath: "store.plist.gz"),
+///     format: .binaryPropertyList, compression: .gzip)
+/// ```
+///
+/// The SQLite file is the one the typed store writes: the same `graphstore_metadata`, a table
+/// per entity with a column per top-level key (`id` first, then by name) and the same column
+/// kinds and encodings (NaN, -0.0, unsigned integers above `Int64.max` and strings holding NUL
+/// as BLOBs), recorded in `graphstore_columns`. Column kinds come from the snapshot header's
+/// ``GraphStore/SnapshotHeaderV1/fieldTypes`` (`date`, `data`, `real`) and otherwise from the
+/// values: only Booleans give `bool`, only integers `integer`, other numbers `real`, strings
+/// `text`, arrays, objects and mixtures `json`. Going back, the column kinds give the snapshot its
+/// values: dates as seconds since 2001 in JSON and native dates in a property list, data as
+/// Base64 in JSON and native in a property list; the header's `fieldTypes` records them.
+///
+/// The destination is written under a temporary name in its directory and renamed into place
+/// when complete, so it is never half-written, and an existing destination is replaced only
+/// with ``MigrationOptions/overwrite``. The source is only read.
+///
+/// Limits: a value nested in a `json` column keeps no type beside its JSON (a SQLite file
+/// records kinds for top-level columns only), so in a property list written from SQLite a
+/// nested date is a number and nested data a Base64 string; a JSON snapshot is exact. A JSON
+/// snapshot without `real` field types (written before they were recorded) gives a Double
+/// property whose values are all whole numbers an `integer` column; the typed store reads it,
+/// and writes only whole numbers to it.
+public enum Migration {
+    /// Writes the snapshot file at `source` as a GraphStore SQLite file at `destination`.
+    ///
+    /// - Parameters:
+    ///   - source: A snapshot file (JSON or binary property list, gzip or not).
+    ///   - destination: The SQLite file to create, such as `store.sqlite`.
+    ///   - options: Overwriting, model version, decompression bound.
+    ///   - progress: Called on the calling thread as each entity's rows are written (see
+    ///     ``MigrationProgress``).
+    /// - Returns: What was migrated, and how fast.
+    /// - Throws: ``GraphStore/GraphStoreError/fileOperationFailed(path:operation:reason:)`` when
+    ///   the destination exists (without ``MigrationOptions/overwrite``) or cannot be written;
+    ///   the errors of ``GraphStore/GenericSnapshot/read(from:maxDecompressedBytes:)`` for the
+    ///   source; ``GraphStore/GraphStoreError/codingFailed(path:entity:id:reason:)`` for an
+    ///   entity or value SQLite cannot hold as the typed store would (a reserved entity name, a
+    ///   value that contradicts the header's field types, a duplicate id).
+    /// - Complexity: O(objects × their size); the snapshot is read into memory.
+    @discardableResult
+    public static func snapshotToSQLite(
+        from source: URL, to destination: URL, options: MigrationOptions = MigrationOptions(),
+        progress: (@Sendable (MigrationProgress) -> Void)? = nil
+    ) throws -> MigrationSummary {
+        let started = ContinuousClock.now
+        let file = try MigrationFile(destination: destination, overwrite: options.overwrite)
+        let snapshot = try GenericSnapshot.read(from: source, maxDecompressedBytes: options.maxDecompressedBytes)
+        var summary = try writeSQLite(snapshot, to: file, options: options, progress: progress, started: started)
+        summary.source = source
+        summary.bytesRead = MigrationFile.size(of: source.path)
+        return summary
+    }
+
+    /// Writes the GraphStore SQLite file at `source` as a snapshot file at `destination`.
+    ///
+    /// - Parameters:
+    ///   - source: A SQLite file written by the SQLite store (or by ``snapshotToSQLite(from:to:options:progress:)``).
+    ///   - destination: The snapshot file to create, such as `store.json.gz`.
+    ///   - format: ``GraphStore/SnapshotFormat/json`` (default) or ``GraphStore/SnapshotFormat/binaryPropertyList``.
+    ///   - compression: ``GraphStore/Compression/gzip`` (default) or ``GraphStore/Compression/none``.
+    ///   - options: Overwriting, model version.
+    ///   - progress: Called on the calling thread as each entity's rows are read.
+    /// - Returns: What was migrated, and how fast.
+    /// - Throws: the errors of ``readSQLite(from:progress:)`` for the source;
+    ///   ``GraphStore/GraphStoreError/fileOperationFailed(path:operation:reason:)`` when the
+    ///   destination exists (without ``MigrationOptions/overwrite``) or cannot be written.
+    /// - Complexity: O(rows × their size); the graph is built in memory.
+    @discardableResult
+    public static func sqliteToSnapshot(
+        from source: URL, to destination: URL, format: SnapshotFormat = .json, compression: Compression = .gzip,
+        options: MigrationOptions = MigrationOptions(), progress: (@Sendable (MigrationProgress) -> Void)? = nil
+    ) throws -> MigrationSummary {
+        let started = ContinuousClock.now
+        let file = try MigrationFile(destination: destination, overwrite: options.overwrite)
+        let snapshot = try readSQLite(from: source, progress: progress)
+        var summary = try writeSnapshot(snapshot, to: file, format: format, compression: compression, options: options, started: started)
+        summary.source = source
+        summary.bytesRead = MigrationFile.size(of: source.path)
+        return summary
+    }
+
+    /// Writes a snapshot held in memory (read from a file, or made by an importer) as a
+    /// GraphStore SQLite file, as ``snapshotToSQLite(from:to:options:progress:)`` does.
+    ///
+    /// ```swift
+    /// let (snapshot, _) = try PlainSQLiteImporter.snapshot(from: legacyURL)
+    /// try Migration.writeSQLite(snapshot, to: URL(fileURLWithPath: "store.sqlite"))
+    /// ```
+    ///
+    /// - Throws: as ``snapshotToSQLite(from:to:options:progress:)``, without the source's errors.
+    /// - Complexity: O(objects × their size).
+    @discardableResult
+    public static func writeSQLite(
+        _ snapshot: GenericSnapshot, to destination: URL, options: MigrationOptions = MigrationOptions(),
+        progress: (@Sendable (MigrationProgress) -> Void)? = nil
+    ) throws -> MigrationSummary {
+        let started = ContinuousClock.now
+        let file = try MigrationFile(destination: destination, overwrite: options.overwrite)
+        return try writeSQLite(snapshot, to: file, options: options, progress: progress, started: started)
+    }
+
+    /// Writes a snapshot held in memory as a snapshot file, atomically and only over an existing
+    /// file with ``MigrationOptions/overwrite``.
+    ///
+    /// - Throws: ``GraphStore/GraphStoreError/fileOperationFailed(path:operation:reason:)``,
+    ///   ``GraphStore/GraphStoreError/codingFailed(path:entity:id:reason:)``.
+    /// - Complexity: O(objects) to encode, O(bytes) to compress and write.
+    @discardableResult
+    public static func writeSnapshot(
+        _ snapshot: GenericSnapshot, to destination: URL, format: SnapshotFormat = .json, compression: Compression = .gzip,
+        options: MigrationOptions = MigrationOptions()
+    ) throws -> MigrationSummary {
+        let started = ContinuousClock.now
+        let file = try MigrationFile(destination: destination, overwrite: options.overwrite)
+        return try writeSnapshot(snapshot, to: file, format: format, compression: compression, options: options, started: started)
+    }
+
+    /// Reads a GraphStore SQLite file as a snapshot: an entity per table the store made (sorted
+    /// by name; a table `graphstore_columns` knows nothing of is not the store's, and skipped), an
+    /// object per row (in table order), a key per non-NULL column; the header has the file's
+    /// model and store versions, the time of reading as `savedAt`, and `fieldTypes` for its
+    /// `date`, `blob` and `real` columns. What `graphstore dump` prints.
+    ///
+    /// The file is opened read-only, in one read transaction, and never changed.
+    ///
+    /// - Throws: ``GraphStore/GraphStoreError/fileOperationFailed(path:operation:reason:)`` for
+    ///   a missing or unreadable file; ``GraphStore/GraphStoreError/damagedFile(path:offset:reason:)``
+    ///   for an empty file, one that is not SQLite, is truncated or malformed, or is a SQLite
+    ///   database without GraphStore's metadata, or whose tables disagree with it;
+    ///   ``GraphStore/GraphStoreError/unsupportedFormatVersion(path:found:supported:)``;
+    ///   ``GraphStore/GraphStoreError/codingFailed(path:entity:id:reason:)`` for a value that
+    ///   does not fit its column's kind; ``GraphStore/GraphStoreError/storeLocked(path:)`` while
+    ///   a container has the store open.
+    /// - Complexity: O(rows × their size).
+    public static func readSQLite(from source: URL, progress: (@Sendable (MigrationProgress) -> Void)? = nil) throws -> GenericSnapshot {
+        let database = try ForeignDatabase.open(source)
+        defer { database.close() }
+        return try database.read { db in
+            let contents = try SQLiteStoreContents.read(db, path: database.path)
+            let json = SQLiteJSON.makeDecoder()
+            var entities: [(name: String, objects: [SnapshotValue])] = []
+            for table in contents.tables {
+                entities.append((table.name, try SQLiteStoreContents.objects(of: table, in: db, path: database.path, json: json, progress: progress)))
+            }
+            let fieldTypes = contents.fieldTypes
+            let header = SnapshotHeaderV1(
+                modelVersion: contents.metadata.modelVersion, savedAt: Date(), storeVersion: contents.metadata.storeVersion,
+                counts: Dictionary(uniqueKeysWithValues: entities.map { ($0.name, $0.objects.count) }),
+                fieldTypes: fieldTypes.isEmpty ? nil : fieldTypes)
+            // Its dates and data are native values, as a property list's are: no conversion by
+            // field types is needed for either format.
+            return GenericSnapshot(header: header, entities: entities, format: .binaryPropertyList, compression: .none)
+        }
+    }
+
+    // MARK: - Internal
+
+    /// Writes `snapshot` to the file's temporary name, then renames it into place.
+    static func writeSnapshot(
+        _ snapshot: GenericSnapshot, to file: MigrationFile, format: SnapshotFormat, compression: Compression,
+        options: MigrationOptions, started: ContinuousClock.Instant
+    ) throws -> MigrationSummary {
+        var snapshot = snapshot
+        if let modelVersion = options.modelVersion { snapshot.header.modelVersion = modelVersion }
+        do {
+            do {
+                try snapshot.write(to: file.temporary, format: format, compression: compression)
+            } catch let error as GraphStoreError {
+                throw relocated(error, from: file.temporary, to: file.url)
+            }
+            try options.beforeRename?(file.temporary)
+            try file.commit()
+        } catch {
+            file.removeTemporary()
+            throw error
+        }
+        return summary(of: snapshot, file: file, started: started)
+    }
+
+    /// Builds the SQLite file under the file's temporary name, then renames it into place.
+    static func writeSQLite(
+        _ snapshot: GenericSnapshot, to file: MigrationFile, options: MigrationOptions,
+        progress: (@Sendable (MigrationProgress) -> Void)?, started: ContinuousClock.Instant
+    ) throws -> MigrationSummary {
+        let tables = try SQLiteTablePlan.plans(for: snapshot, path: file.url.path)
+        do {
+            try SQLiteTablePlan.build(
+                tables, snapshot: snapshot, at: file.temporary, destination: file.url,
+                modelVersion: options.modelVersion ?? snapshot.header.modelVersion, progress: progress)
+            try options.beforeRename?(file.temporary)
+            try file.commit()
+        } catch {
+            file.removeTemporary()
+            throw error
+        }
+        return summary(of: snapshot, file: file, started: started)
+    }
+
+    // MARK: - Private
+
+    private static func summary(of snapshot: GenericSnapshot, file: MigrationFile, started: ContinuousClock.Instant) -> MigrationSummary {
+        MigrationSummary(
+            source: nil, destination: file.url,
+            entities: snapshot.entities.map { MigrationSummary.EntityCount(name: $0.name, objects: $0.objects.count) },
+            bytesRead: 0, bytesWritten: MigrationFile.size(of: file.url.path), duration: ContinuousClock.now - started)
+    }
+
+    /// The error with the temporary file's path replaced by the destination's.
+    private static func relocated(_ error: GraphStoreError, from temporary: URL, to destination: URL) -> GraphStoreError {
+        switch error {
+        case .fileOperationFailed(let path, let operation, let reason) where path == temporary.path:
+            .fileOperationFailed(path: destination.path, operation: operation, reason: reason)
+        case .codingFailed(let path, let entity, let id, let reason) where path == temporary.path:
+            .codingFailed(path: destination.path, entity: entity, id: id, reason: reason)
+        default:
+            error
+        }
+    }
+}

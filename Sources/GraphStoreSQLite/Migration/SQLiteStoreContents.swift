@@ -1,0 +1,117 @@
+import Foundation
+import GRDB
+import GraphStore
+
+/// A GraphStore SQLite file read without the app's types: its metadata and, for every entity
+/// table (a table with columns in `graphstore_columns`; others are not the store's and are
+/// left out), the layout from `graphstore_columns`; and its rows as generic values.
+///
+/// Read inside one read transaction of a read-only connection (see ``ForeignDatabase``), so
+/// the file is never changed.
+struct SQLiteStoreContents {
+    let metadata: SQLiteFormatV1.Metadata
+    /// The entity tables, sorted by name.
+    let tables: [TableLayout]
+
+    /// The metadata and table layouts of the store in `db`, checked.
+    ///
+    /// - Throws: ``GraphStore/GraphStoreError/damagedFile(path:offset:reason:)`` for a database
+    ///   that is not a GraphStore store, or whose tables disagree with `graphstore_columns`;
+    ///   ``GraphStore/GraphStoreError/unsupportedFormatVersion(path:found:supported:)``.
+    /// - Complexity: O(tables + columns).
+    static func read(_ db: Database, path: String) throws -> SQLiteStoreContents {
+        let tables = Set(try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'"))
+        guard tables.contains(SQLiteFormatV1.metadataTable) else {
+            let names = tables.sorted().prefix(10).joined(separator: ", ")
+            throw GraphStoreError.damagedFile(
+                path: path, offset: nil,
+                reason: "it is a SQLite database but not a GraphStore store: it has no \(SQLiteFormatV1.metadataTable) table"
+                    + (names.isEmpty ? " (it has no tables)" : " (its tables: \(names))"))
+        }
+        let metadata = try SQLiteFormatV1.readMetadata(in: db, path: path)
+        guard tables.contains(SQLiteFormatV1.columnsTable) else {
+            throw GraphStoreError.damagedFile(path: path, offset: nil, reason: "it has no \(SQLiteFormatV1.columnsTable) table")
+        }
+        var kinds = try SQLiteFormatV1.readColumnKinds(in: db, path: path)
+        var layouts: [TableLayout] = []
+        for name in tables.sorted() where !SQLiteFormatV1.isReserved(name) {
+            // A table without any recorded column is not GraphStore's (the store records a
+            // table's columns when it creates it); the typed store ignores it, and so does this.
+            guard let recorded = kinds.removeValue(forKey: name) else { continue }
+            layouts.append(try SQLiteStoreReader.tableLayout(name, recorded: recorded, db: db, path: path))
+        }
+        if let orphan = kinds.keys.sorted().first {
+            throw GraphStoreError.damagedFile(
+                path: path, offset: nil, reason: "\(SQLiteFormatV1.columnsTable) lists columns of \(orphan), which has no table")
+        }
+        return SQLiteStoreContents(metadata: metadata, tables: layouts)
+    }
+
+    /// The number of rows of `table`.
+    static func rowCount(of table: TableLayout, in db: Database) throws -> Int {
+        try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table.name.quotedDatabaseIdentifier)") ?? 0
+    }
+
+    /// Every row of `table` as an object: a key per non-NULL column. Reports progress per row.
+    ///
+    /// - Throws: ``GraphStore/GraphStoreError/codingFailed(path:entity:id:reason:)`` naming the
+    ///   row whose value does not fit its column's kind; SQLite's errors.
+    /// - Complexity: O(rows × their size).
+    static func objects(
+        of table: TableLayout, in db: Database, path: String, json: JSONDecoder,
+        progress: (@Sendable (MigrationProgress) -> Void)?
+    ) throws -> [SnapshotValue] {
+        let total = try rowCount(of: table, in: db)
+        var reporter = ProgressReporter(entity: table.name, total: total, callback: progress)
+        var objects: [SnapshotValue] = []
+        objects.reserveCapacity(total)
+        let columns = table.columns
+        let kinds = table.kinds
+        let idIndex = table.index(of: SQLiteFormatV1.idColumn)
+        let rows = try Row.fetchCursor(db, sql: table.selectSQL)
+        while let row = try rows.next() {
+            var fields: [String: SnapshotValue] = [:]
+            fields.reserveCapacity(columns.count)
+            for index in columns.indices {
+                let stored: DatabaseValue = row[index]
+                do {
+                    if let value = try GenericColumnDecoding.decode(stored, kind: kinds[index], json: json) {
+                        fields[columns[index]] = value
+                    }
+                } catch let mismatch as GenericColumnDecoding.Mismatch {
+                    throw GraphStoreError.codingFailed(
+                        path: path, entity: table.name, id: idIndex.map { idText(row[$0]) }, reason: "\(columns[index]): \(mismatch.reason)")
+                }
+            }
+            guard fields[SQLiteFormatV1.idColumn] != nil else {
+                throw GraphStoreError.codingFailed(path: path, entity: table.name, id: nil, reason: "a row has a NULL id")
+            }
+            objects.append(.object(fields))
+            reporter.advance()
+        }
+        reporter.finish()
+        return objects
+    }
+
+    /// The header's field types for the tables: `date`, `data` and `real` columns.
+    var fieldTypes: [String: [String: String]] {
+        var types: [String: [String: String]] = [:]
+        for table in tables {
+            let entries = zip(table.columns, table.kinds).compactMap { column, kind in
+                GenericColumnDecoding.fieldType(of: kind).map { (column, $0) }
+            }
+            if !entries.isEmpty { types[table.name] = Dictionary(uniqueKeysWithValues: entries) }
+        }
+        return types
+    }
+
+    // MARK: - Private
+
+    private static func idText(_ value: DatabaseValue) -> String {
+        switch value.storage {
+        case .string(let text): text
+        case .int64(let number): String(number)
+        default: ColumnDecoding.describe(value)
+        }
+    }
+}
