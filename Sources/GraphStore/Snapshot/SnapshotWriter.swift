@@ -16,11 +16,7 @@ final class SnapshotWriter: Sendable {
     private let queue = DispatchQueue(label: "GraphStore.SnapshotWriter", qos: .utility)
     private let state: Guarded<State>
     private let logger = Logger(label: "GraphStore.SnapshotWriter")
-
-    private struct Waiter {
-        let version: UInt64
-        let continuation: CheckedContinuation<Void, any Error>
-    }
+    private let broadcaster = StoreEventBroadcaster()
 
     private struct State {
         var newest: GraphVersion
@@ -29,10 +25,8 @@ final class SnapshotWriter: Sendable {
         var timerGeneration = 0
         var lastWriteStart: Duration?
         var consecutiveFailures = 0
-        var waiters: [Waiter] = []
+        var waiters = FlushWaiters()
         var status = StoreStatus()
-        var subscribers: [Int: AsyncStream<StoreEvent>.Continuation] = [:]
-        var nextSubscriber = 0
         var isClosed = false
     }
 
@@ -80,7 +74,7 @@ final class SnapshotWriter: Sendable {
                 // After close the lock file is released: writing now could clobber another
                 // process's store.
                 if state.isClosed { return .failure(.containerClosed) }
-                state.waiters.append(Waiter(version: state.newest.number, continuation: continuation))
+                state.waiters.add(continuation, until: state.newest.number)
                 if !state.isWriting { startWrite(&state) }
                 return .success(false)
             }
@@ -101,11 +95,9 @@ final class SnapshotWriter: Sendable {
         } catch {
             flushed = .failure(error)
         }
-        let subscribers = state.withLock { state in
+        state.withLock { state in
             state.isClosed = true
             state.timerGeneration += 1
-            defer { state.subscribers = [:] }
-            return Array(state.subscribers.values)
         }
         // A write may still be announcing itself on the queue (one the timer started, whose
         // version a concurrent flush already saw as durable): let it finish first, so no
@@ -113,7 +105,7 @@ final class SnapshotWriter: Sendable {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             queue.async { continuation.resume() }
         }
-        for subscriber in subscribers { subscriber.finish() }
+        broadcaster.finish()
         try flushed.get()
     }
 
@@ -122,21 +114,7 @@ final class SnapshotWriter: Sendable {
     }
 
     func events() -> AsyncStream<StoreEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: StoreEvent.self)
-        let id: Int? = state.withLock { state in
-            guard !state.isClosed else { return nil }
-            defer { state.nextSubscriber += 1 }
-            state.subscribers[state.nextSubscriber] = continuation
-            return state.nextSubscriber
-        }
-        guard let id else {
-            continuation.finish()
-            return stream
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) }
-        }
-        return stream
+        broadcaster.stream()
     }
 
     /// Waits until the writer's queue has run everything submitted so far; a test hook.
@@ -179,9 +157,9 @@ final class SnapshotWriter: Sendable {
         let started = ContinuousClock.now
         let result = Result { try target.write(version) }
         let duration = ContinuousClock.now - started
-        let (event, finished, failedError, subscribers) = state.withLock { state in
+        let (event, finished, failedError) = state.withLock { state in
             var event: StoreEvent
-            var finished: [Waiter]
+            var finished: [CheckedContinuation<Void, any Error>]
             var failedError: GraphStoreError?
             state.isWriting = false
             switch result {
@@ -192,8 +170,7 @@ final class SnapshotWriter: Sendable {
                 state.status.lastWriteBytes = bytes
                 state.status.durableVersion = version.number
                 state.status.lastError = nil
-                finished = state.waiters.filter { $0.version <= version.number }
-                state.waiters.removeAll { $0.version <= version.number }
+                finished = state.waiters.takeCovered(by: version.number)
                 event = .wrote(version: version.number, bytes: bytes, duration: duration)
                 if state.newest.number > version.number && !state.isClosed {
                     if state.waiters.isEmpty {
@@ -207,30 +184,22 @@ final class SnapshotWriter: Sendable {
                 state.consecutiveFailures += 1
                 state.status.failedWrites += 1
                 state.status.lastError = error
-                finished = state.waiters
-                state.waiters = []
+                finished = state.waiters.takeAll()
                 failedError = error
-                let delay = retryDelay(afterFailures: state.consecutiveFailures)
+                let delay = storeWriteRetryDelay(afterFailures: state.consecutiveFailures, minimum: interval)
                 event = .writeFailed(error, retryIn: delay)
                 if !state.isClosed { arm(&state, at: clock.now + delay) }
             }
-            return (event, finished, failedError, Array(state.subscribers.values))
+            return (event, finished, failedError)
         }
         // Announce before resuming the flushes this write covers: once `flush()` returns, the
         // event is in every stream (and `close()` cannot end a stream before it).
-        for subscriber in subscribers { subscriber.yield(event) }
+        broadcaster.broadcast(event)
         if let failedError {
             logger.error("Snapshot write failed; the graph stays in memory and the write will be retried", metadata: ["error": "\(failedError)"])
-            for waiter in finished { waiter.continuation.resume(throwing: failedError) }
+            for waiter in finished { waiter.resume(throwing: failedError) }
         } else {
-            for waiter in finished { waiter.continuation.resume() }
+            for waiter in finished { waiter.resume() }
         }
-    }
-
-    /// Back-off after failures: the interval (at least 250 ms), doubled per failure, at most 60 s.
-    private func retryDelay(afterFailures failures: Int) -> Duration {
-        let base = max(interval, .milliseconds(250))
-        let factor = 1 << min(failures - 1, 8)
-        return min(base * factor, .seconds(60))
     }
 }
