@@ -1,0 +1,171 @@
+/// What a keyed container works on: one object of a ``FastJSONDocument``, its coding path,
+/// and for objects whose keys cannot be matched byte for byte, an index by key.
+///
+/// A class, so that the container, which `KeyedDecodingContainer` copies for every call, is a
+/// single reference.
+final class FastJSONObject {
+    let impl: FastJSONDecoderImpl
+    /// The object's token.
+    let object: Int
+    /// The object's coding path (at most one inline component, so members extend it freely).
+    let path: FastJSONPath
+    /// Set for objects whose keys need matching as strings.
+    let index: FastJSONKeyIndex?
+
+    init(impl: FastJSONDecoderImpl, object: Int, path: FastJSONPath, index: FastJSONKeyIndex?) {
+        self.impl = impl
+        self.object = object
+        self.path = path
+        self.index = index
+    }
+}
+
+/// A keyed container over one object of a ``FastJSONDocument``.
+struct FastJSONKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    let state: FastJSONObject
+
+    @inline(__always) var impl: FastJSONDecoderImpl { state.impl }
+    @inline(__always) var object: Int { state.object }
+    @inline(__always) var index: FastJSONKeyIndex? { state.index }
+
+    var codingPath: [any CodingKey] { state.path.codingPath }
+
+    var allKeys: [Key] {
+        if let index { return index.keys.compactMap { Key(stringValue: $0) } }
+        var keys: [Key] = []
+        let end = impl.tokens[object].end
+        var member = object + 1
+        while member < end {
+            if let key = Key(stringValue: impl.string(at: member)) { keys.append(key) }
+            member = impl.document.skip(member + 1)
+        }
+        return keys
+    }
+
+    /// The value token for `key`, or `nil` when the object has no such member.
+    @inline(__always) func valueIfPresent(_ key: Key) -> Int? {
+        if let index { return index.values[key.stringValue] }
+        return impl.member(of: object, named: key.stringValue)
+    }
+
+    @inline(__always) func value(_ key: Key) throws -> Int {
+        guard let value = valueIfPresent(key) else {
+            throw DecodingError.keyNotFound(key, DecodingError.Context(
+                codingPath: codingPath, debugDescription: "No value associated with key \(key) (\"\(key.stringValue)\")."))
+        }
+        return value
+    }
+
+    /// The value token for `key`, or `nil` when it is missing or `null`.
+    @inline(__always) func nonNullValue(_ key: Key) -> Int? {
+        guard let value = valueIfPresent(key), impl.tokens[value].tag != FastJSONKind.null.rawValue else { return nil }
+        return value
+    }
+
+    func contains(_ key: Key) -> Bool {
+        valueIfPresent(key) != nil
+    }
+
+    func decodeNil(forKey key: Key) throws -> Bool {
+        impl.kind(try value(key)) == .null
+    }
+
+    // MARK: Scalars
+
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try impl.unwrapBool(try value(key), path: state.path, key: key) }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try impl.unwrapString(try value(key), path: state.path, key: key) }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try impl.unwrapDouble(try value(key), path: state.path, key: key) }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try impl.unwrapFloat(try value(key), path: state.path, key: key) }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try impl.unwrapInteger(try value(key), as: type, path: state.path, key: key) }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try impl.unwrapInteger(try value(key), as: type, path: state.path, key: key) }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try impl.unwrapInteger(try value(key), as: type, path: state.path, key: key) }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try impl.unwrapInteger(try value(key), as: type, path: state.path, key: key) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try impl.unwrapInteger(try value(key), as: type, path: state.path, key: key) }
+    func decode(_ type: Int128.Type, forKey key: Key) throws -> Int128 { try impl.unwrapInteger(try value(key), as: type, path: state.path, key: key) }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try impl.unwrapInteger(try value(key), as: type, path: state.path, key: key) }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try impl.unwrapInteger(try value(key), as: type, path: state.path, key: key) }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try impl.unwrapInteger(try value(key), as: type, path: state.path, key: key) }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try impl.unwrapInteger(try value(key), as: type, path: state.path, key: key) }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try impl.unwrapInteger(try value(key), as: type, path: state.path, key: key) }
+    func decode(_ type: UInt128.Type, forKey key: Key) throws -> UInt128 { try impl.unwrapInteger(try value(key), as: type, path: state.path, key: key) }
+
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+        let value = try value(key)
+        if impl.isSpecial(T.self) { return try impl.unwrapSpecial(value, as: T.self, path: state.path, key: key) }
+        return try impl.decodeNested(T.self, at: value, path: state.path.appending(.key(key)))
+    }
+
+    // MARK: Optionals: a missing key or null is nil
+
+    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
+        guard let value = nonNullValue(key) else { return nil }
+        return try impl.unwrapBool(value, path: state.path, key: key)
+    }
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
+        guard let value = nonNullValue(key) else { return nil }
+        return try impl.unwrapString(value, path: state.path, key: key)
+    }
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
+        guard let value = nonNullValue(key) else { return nil }
+        return try impl.unwrapDouble(value, path: state.path, key: key)
+    }
+    func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? {
+        guard let value = nonNullValue(key) else { return nil }
+        return try impl.unwrapFloat(value, path: state.path, key: key)
+    }
+    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try integerIfPresent(key) }
+    func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try integerIfPresent(key) }
+    func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { try integerIfPresent(key) }
+    func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try integerIfPresent(key) }
+    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try integerIfPresent(key) }
+    func decodeIfPresent(_ type: Int128.Type, forKey key: Key) throws -> Int128? { try integerIfPresent(key) }
+    func decodeIfPresent(_ type: UInt.Type, forKey key: Key) throws -> UInt? { try integerIfPresent(key) }
+    func decodeIfPresent(_ type: UInt8.Type, forKey key: Key) throws -> UInt8? { try integerIfPresent(key) }
+    func decodeIfPresent(_ type: UInt16.Type, forKey key: Key) throws -> UInt16? { try integerIfPresent(key) }
+    func decodeIfPresent(_ type: UInt32.Type, forKey key: Key) throws -> UInt32? { try integerIfPresent(key) }
+    func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try integerIfPresent(key) }
+    func decodeIfPresent(_ type: UInt128.Type, forKey key: Key) throws -> UInt128? { try integerIfPresent(key) }
+
+    @inline(__always) func integerIfPresent<T: FixedWidthInteger>(_ key: Key) throws -> T? {
+        guard let value = nonNullValue(key) else { return nil }
+        return try impl.unwrapInteger(value, as: T.self, path: state.path, key: key)
+    }
+
+    func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        guard let value = nonNullValue(key) else { return nil }
+        if impl.isSpecial(T.self) { return try impl.unwrapSpecial(value, as: T.self, path: state.path, key: key) }
+        return try impl.decodeNested(T.self, at: value, path: state.path.appending(.key(key)))
+    }
+
+    // MARK: Nesting
+
+    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
+        let value = try value(key)
+        return KeyedDecodingContainer(try impl.keyedContainer(keyedBy: type, at: value, path: state.path.appending(.key(key))))
+    }
+
+    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+        let value = try value(key)
+        return try impl.unkeyedContainer(at: value, path: state.path.appending(.key(key)))
+    }
+
+    func superDecoder() throws -> any Decoder {
+        decoder(for: FastJSONStringKey.super, value: valueIfPresent(named: FastJSONStringKey.super.stringValue))
+    }
+
+    func superDecoder(forKey key: Key) throws -> any Decoder {
+        decoder(for: key, value: valueIfPresent(key))
+    }
+
+    private func valueIfPresent(named name: String) -> Int? {
+        if let index { return index.values[name] }
+        return impl.member(of: object, named: name)
+    }
+
+    /// A separate decoder for a member, over `null` when the member is missing.
+    private func decoder(for key: some CodingKey, value: Int?) -> FastJSONDecoderImpl {
+        FastJSONDecoderImpl(
+            document: impl.document, userInfo: impl.userInfo, floats: impl.floats,
+            current: value ?? impl.document.missing, path: state.path.appending(.key(key)))
+    }
+}

@@ -1,0 +1,125 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// The second half of a large array, decoded on another thread while the caller decodes the
+/// first half through its unkeyed container.
+///
+/// Results are handed over in order, one per `decode(_:)` of the same type at the next index.
+/// Anything else at or past the half (another type, `decodeNil()`, a nested container, an
+/// element the worker could not decode) drops the rest and the container goes on decoding
+/// itself from there, so the outcome, errors included, is that of decoding in order. Only
+/// used when the caller opts in (``FastJSONDecoder/decode(_:from:userInfo:nonConformingFloats:maxDepth:parallel:)``):
+/// the elements' `init(from:)` run on two threads at once.
+final class FastJSONSpeculation: @unchecked Sendable {
+    /// Arrays with fewer elements are decoded on one thread.
+    static let minimumElements = 2_048
+
+    let elementType: ObjectIdentifier
+    /// The first element index the worker decodes.
+    let start: Int
+    private let results: UnsafeMutableRawPointer
+    private let stride: Int
+    private let destroy: (UnsafeMutableRawPointer, Int) -> Void
+    private let cancelled = Atomic<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
+    // Written by the worker before it signals `finished`; read by the caller after waiting.
+    private var produced = 0
+    private var worker: FastJSONDecoderImpl?
+    private let parent: FastJSONPathNode?
+    // The caller's side.
+    private var joined = false
+    private var consumed = 0
+
+    private init<T>(_ type: T.Type, start: Int, count: Int, worker: FastJSONDecoderImpl, parent: FastJSONPathNode?) {
+        elementType = ObjectIdentifier(T.self)
+        self.start = start
+        stride = MemoryLayout<T>.stride
+        results = UnsafeMutableRawPointer(UnsafeMutablePointer<T>.allocate(capacity: max(count, 1)))
+        destroy = { pointer, count in pointer.assumingMemoryBound(to: T.self).deinitialize(count: count) }
+        self.worker = worker
+        self.parent = parent
+    }
+
+    deinit {
+        cancel()
+        destroy(results + consumed * stride, produced - consumed)
+        results.deallocate()
+    }
+
+    /// Starts decoding elements `start..<total` (the first at token `firstToken`) as `T`.
+    static func start<T: Decodable>(
+        _ type: T.Type, impl: FastJSONDecoderImpl, firstToken: Int, start: Int, total: Int, parent: FastJSONPathNode?
+    ) -> FastJSONSpeculation {
+        let worker = FastJSONDecoderImpl(
+            document: impl.document, userInfo: impl.userInfo, floats: impl.floats, current: firstToken, path: .root)
+        // The worker's own copy of the array's node: each element's path retains it, and a
+        // reference count shared by both threads would bounce between their caches.
+        let ownParent = parent.map { FastJSONPathNode(parent: $0.parent, first: $0.first, second: $0.second) }
+        let speculation = FastJSONSpeculation(T.self, start: start, count: total - start, worker: worker, parent: ownParent)
+        speculation.body = { [unowned speculation] in speculation.run(T.self, firstToken: firstToken, total: total) }
+        // A thread of its own rather than a queue: the caller blocks until it is done, which
+        // must never wait on a pool the caller's own thread may be part of.
+        let thread = Thread { speculation.runBody() }
+        thread.qualityOfService = .userInitiated
+        thread.start()
+        return speculation
+    }
+
+    /// The worker's job, typed; set before the worker starts, cleared by it.
+    private var body: (() -> Void)?
+
+    private func runBody() {
+        let body = self.body
+        self.body = nil
+        body?()
+    }
+
+    private func run<T: Decodable>(_ type: T.Type, firstToken: Int, total: Int) {
+        defer {
+            worker = nil
+            finished.signal()
+        }
+        guard let worker else { return }
+        let output = results.assumingMemoryBound(to: T.self)
+        var element = firstToken
+        for index in start..<total {
+            if cancelled.load(ordering: .relaxed) { return }
+            // An error is left for the caller to meet again when it decodes this element.
+            guard let value = try? worker.decodeNested(T.self, at: element, path: FastJSONPath(node: parent, first: .index(index))) else {
+                return
+            }
+            (output + (index - start)).initialize(to: value)
+            produced += 1
+            element = worker.document.skip(element)
+        }
+    }
+
+    /// Waits for the worker.
+    private func join() {
+        guard !joined else { return }
+        finished.wait()
+        joined = true
+    }
+
+    /// Stops the worker (after the element it is decoding) and waits for it.
+    func cancel() {
+        guard !joined else { return }
+        cancelled.store(true, ordering: .relaxed)
+        join()
+    }
+
+    /// Whether the result for element `index` (the next one) is ready to take, waiting for
+    /// the worker if needed.
+    func hasResult(at index: Int) -> Bool {
+        join()
+        return index - start == consumed && consumed < produced
+    }
+
+    /// The next result; only after ``hasResult(at:)`` said yes.
+    func take<T>(_ type: T.Type) -> T {
+        let result = (results + consumed * stride).assumingMemoryBound(to: T.self).move()
+        consumed += 1
+        return result
+    }
+}

@@ -1,0 +1,225 @@
+/// An unkeyed container over one array of a ``FastJSONDocument``.
+///
+/// A class, so that it sits in an `any UnkeyedDecodingContainer` without a separate box and
+/// can keep its elements' parent path once made.
+final class FastJSONUnkeyedContainer: UnkeyedDecodingContainer {
+    let impl: FastJSONDecoderImpl
+    let count: Int?
+    private let total: Int
+    /// The token of the next element.
+    @exclusivity(unchecked) private var cursor: Int
+    @exclusivity(unchecked) private(set) var currentIndex = 0
+    /// The array's coding path.
+    private let path: FastJSONPath
+    /// The array's path as one node, made when an element first needs its own path.
+    @exclusivity(unchecked) private var elementParent: FastJSONPathNode??
+    /// Elements from some index on, being decoded on another thread.
+    @exclusivity(unchecked) private var speculation: FastJSONSpeculation?
+
+    init(impl: FastJSONDecoderImpl, array: Int, count: Int, path: FastJSONPath) {
+        self.impl = impl
+        self.count = count
+        total = count
+        cursor = array + 1
+        self.path = path
+    }
+
+    var codingPath: [any CodingKey] { path.codingPath }
+
+    var isAtEnd: Bool { currentIndex >= total }
+
+    /// The array's path as one node.
+    private var elementParentNode: FastJSONPathNode? {
+        if let made = elementParent { return made }
+        let parent = path.materialized
+        elementParent = .some(parent)
+        return parent
+    }
+
+    /// The coding path of the current element, for decoding it through `init(from:)`.
+    private var elementPath: FastJSONPath {
+        FastJSONPath(node: elementParentNode, first: .index(currentIndex))
+    }
+
+    // MARK: Speculation
+
+    /// Before anything but taking a speculated result at or past the speculation's start:
+    /// drops the speculation, so that the container decodes itself from here.
+    @inline(__always) private func settle() {
+        if let speculation, currentIndex >= speculation.start { dropSpeculation() }
+    }
+
+    private func dropSpeculation() {
+        speculation?.cancel()
+        speculation = nil
+    }
+
+    /// Has the second half of the array decoded as `T` on another thread, when the decoder
+    /// allows it and the array is a large one of objects.
+    private func speculate<T: Decodable>(_ type: T.Type) {
+        guard impl.parallel, currentIndex == 0, total >= FastJSONSpeculation.minimumElements,
+              impl.kind(cursor) == .object, !impl.isSpecial(T.self) else { return }
+        let start = total / 2
+        var token = cursor
+        for _ in 0..<start { token = impl.document.skip(token) }
+        let speculation = FastJSONSpeculation.start(
+            T.self, impl: impl, firstToken: token, start: start, total: total, parent: elementParentNode)
+        impl.speculations.append(speculation)
+        self.speculation = speculation
+    }
+
+    @inline(__always) private var indexKey: FastJSONIndexKey { FastJSONIndexKey(currentIndex) }
+
+    /// The current element's token; an error at the end.
+    @inline(__always) private func next(_ type: Any.Type, atEnd message: String = "Unkeyed container is at end.") throws -> Int {
+        guard currentIndex < total else {
+            throw DecodingError.valueNotFound(type, DecodingError.Context(
+                codingPath: path.codingPath(appending: indexKey), debugDescription: message))
+        }
+        return cursor
+    }
+
+    /// The current element's token, or `nil` at the end or for `null`.
+    @inline(__always) private func nextNonNull() -> Int? {
+        guard currentIndex < total, impl.tokens[cursor].tag != FastJSONKind.null.rawValue else { return nil }
+        return cursor
+    }
+
+    @inline(__always) private func advance() {
+        if currentIndex < total { cursor = impl.document.skip(cursor) }
+        currentIndex += 1
+    }
+
+    func decodeNil() throws -> Bool {
+        settle()
+        let value = try next(Never.self)
+        guard impl.kind(value) == .null else { return false }
+        advance()
+        return true
+    }
+
+    // MARK: Scalars
+
+    @inline(__always) private func scalar<T>(_ type: T.Type, _ unwrap: (Int, FastJSONIndexKey) throws -> T) throws -> T {
+        settle()
+        let result = try unwrap(try next(type), indexKey)
+        advance()
+        return result
+    }
+
+    func decode(_ type: Bool.Type) throws -> Bool { try scalar(type) { try impl.unwrapBool($0, path: path, key: $1) } }
+    func decode(_ type: String.Type) throws -> String { try scalar(type) { try impl.unwrapString($0, path: path, key: $1) } }
+    func decode(_ type: Double.Type) throws -> Double { try scalar(type) { try impl.unwrapDouble($0, path: path, key: $1) } }
+    func decode(_ type: Float.Type) throws -> Float { try scalar(type) { try impl.unwrapFloat($0, path: path, key: $1) } }
+    func decode(_ type: Int.Type) throws -> Int { try integer() }
+    func decode(_ type: Int8.Type) throws -> Int8 { try integer() }
+    func decode(_ type: Int16.Type) throws -> Int16 { try integer() }
+    func decode(_ type: Int32.Type) throws -> Int32 { try integer() }
+    func decode(_ type: Int64.Type) throws -> Int64 { try integer() }
+    func decode(_ type: Int128.Type) throws -> Int128 { try integer() }
+    func decode(_ type: UInt.Type) throws -> UInt { try integer() }
+    func decode(_ type: UInt8.Type) throws -> UInt8 { try integer() }
+    func decode(_ type: UInt16.Type) throws -> UInt16 { try integer() }
+    func decode(_ type: UInt32.Type) throws -> UInt32 { try integer() }
+    func decode(_ type: UInt64.Type) throws -> UInt64 { try integer() }
+    func decode(_ type: UInt128.Type) throws -> UInt128 { try integer() }
+
+    @inline(__always) private func integer<T: FixedWidthInteger>() throws -> T {
+        try scalar(T.self) { try impl.unwrapInteger($0, as: T.self, path: path, key: $1) }
+    }
+
+    func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        if let speculation {
+            if currentIndex >= speculation.start {
+                if ObjectIdentifier(T.self) == speculation.elementType && speculation.hasResult(at: currentIndex) {
+                    let result = speculation.take(T.self)
+                    advance()
+                    return result
+                }
+                dropSpeculation()
+            }
+        } else if currentIndex == 0 && impl.parallel {
+            speculate(T.self)
+        }
+        let value = try next(type)
+        let result: T
+        if impl.isSpecial(T.self) {
+            result = try impl.unwrapSpecial(value, as: T.self, path: path, key: indexKey)
+        } else {
+            result = try impl.decodeNested(T.self, at: value, path: elementPath)
+        }
+        advance()
+        return result
+    }
+
+    // MARK: Optionals: null (or the end, as in JSONDecoder) is nil
+
+    @inline(__always) private func scalarIfPresent<T>(_ unwrap: (Int, FastJSONIndexKey) throws -> T) throws -> T? {
+        settle()
+        let result = try nextNonNull().map { try unwrap($0, indexKey) }
+        advance()
+        return result
+    }
+
+    func decodeIfPresent(_ type: Bool.Type) throws -> Bool? { try scalarIfPresent { try impl.unwrapBool($0, path: path, key: $1) } }
+    func decodeIfPresent(_ type: String.Type) throws -> String? { try scalarIfPresent { try impl.unwrapString($0, path: path, key: $1) } }
+    func decodeIfPresent(_ type: Double.Type) throws -> Double? { try scalarIfPresent { try impl.unwrapDouble($0, path: path, key: $1) } }
+    func decodeIfPresent(_ type: Float.Type) throws -> Float? { try scalarIfPresent { try impl.unwrapFloat($0, path: path, key: $1) } }
+    func decodeIfPresent(_ type: Int.Type) throws -> Int? { try integerIfPresent() }
+    func decodeIfPresent(_ type: Int8.Type) throws -> Int8? { try integerIfPresent() }
+    func decodeIfPresent(_ type: Int16.Type) throws -> Int16? { try integerIfPresent() }
+    func decodeIfPresent(_ type: Int32.Type) throws -> Int32? { try integerIfPresent() }
+    func decodeIfPresent(_ type: Int64.Type) throws -> Int64? { try integerIfPresent() }
+    func decodeIfPresent(_ type: Int128.Type) throws -> Int128? { try integerIfPresent() }
+    func decodeIfPresent(_ type: UInt.Type) throws -> UInt? { try integerIfPresent() }
+    func decodeIfPresent(_ type: UInt8.Type) throws -> UInt8? { try integerIfPresent() }
+    func decodeIfPresent(_ type: UInt16.Type) throws -> UInt16? { try integerIfPresent() }
+    func decodeIfPresent(_ type: UInt32.Type) throws -> UInt32? { try integerIfPresent() }
+    func decodeIfPresent(_ type: UInt64.Type) throws -> UInt64? { try integerIfPresent() }
+    func decodeIfPresent(_ type: UInt128.Type) throws -> UInt128? { try integerIfPresent() }
+
+    @inline(__always) private func integerIfPresent<T: FixedWidthInteger>() throws -> T? {
+        try scalarIfPresent { try impl.unwrapInteger($0, as: T.self, path: path, key: $1) }
+    }
+
+    func decodeIfPresent<T: Decodable>(_ type: T.Type) throws -> T? {
+        settle()
+        var result: T?
+        if let value = nextNonNull() {
+            if impl.isSpecial(T.self) {
+                result = try impl.unwrapSpecial(value, as: T.self, path: path, key: indexKey)
+            } else {
+                result = try impl.decodeNested(T.self, at: value, path: elementPath)
+            }
+        }
+        advance()
+        return result
+    }
+
+    // MARK: Nesting
+
+    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
+        settle()
+        let value = try next(KeyedDecodingContainer<NestedKey>.self)
+        let container = try impl.keyedContainer(keyedBy: type, at: value, path: elementPath)
+        advance()
+        return KeyedDecodingContainer(container)
+    }
+
+    func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        settle()
+        let value = try next((any UnkeyedDecodingContainer).self)
+        let container = try impl.unkeyedContainer(at: value, path: elementPath)
+        advance()
+        return container
+    }
+
+    func superDecoder() throws -> any Decoder {
+        settle()
+        let value = try next((any Decoder).self, atEnd: "Cannot get superDecoder() -- unkeyed container is at end.")
+        let decoder = FastJSONDecoderImpl(
+            document: impl.document, userInfo: impl.userInfo, floats: impl.floats, current: value, path: elementPath)
+        advance()
+        return decoder
+    }
+}
