@@ -2,7 +2,7 @@ import Foundation
 
 /// Encodes a graph version as a snapshot document (header, then one array per entity) and
 /// decodes one back, checking the header, the counts and the graph's integrity.
-enum SnapshotCodec {
+package enum SnapshotCodec {
     // MARK: - Encoding
 
     /// The document for `version` in `format`, uncompressed.
@@ -44,7 +44,8 @@ enum SnapshotCodec {
         }
     }
 
-    static func makeJSONEncoder() -> JSONEncoder {
+    /// The snapshot's JSON encoding strategies; also what the SQLite store writes in JSON columns.
+    package static func makeJSONEncoder() -> JSONEncoder {
         let encoder = JSONEncoder()
         // `.deferredToDate` writes `timeIntervalSinceReferenceDate`: exact, and documented in
         // the header as `secondsSince2001`.
@@ -54,7 +55,8 @@ enum SnapshotCodec {
         return encoder
     }
 
-    static func makeJSONDecoder() -> JSONDecoder {
+    /// The decoding counterpart of ``makeJSONEncoder()``.
+    package static func makeJSONDecoder() -> JSONDecoder {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .deferredToDate
         decoder.dataDecodingStrategy = .base64

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GraphStore
 
 /// How the values of one column are stored, as recorded in `graphstore_columns`: enough for a
 /// tool without the app's types to turn a row back into the snapshot document's JSON values.
@@ -76,24 +77,9 @@ struct ColumnValue: Sendable {
     }
 }
 
-/// The JSON coding of nested values: the snapshot codec's strategies, so a `json` column holds
+/// The JSON coding of nested values: the snapshot codec's own strategies, so a `json` column holds
 /// exactly what the snapshot document holds for the same value.
-///
-/// Keep in step with `SnapshotCodec.makeJSONEncoder()` / `makeJSONDecoder()` in GraphStore.
 enum SQLiteJSON {
-    static func makeEncoder() -> JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .deferredToDate
-        encoder.dataEncodingStrategy = .base64
-        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "Infinity", negativeInfinity: "-Infinity", nan: "NaN")
-        return encoder
-    }
-
-    static func makeDecoder() -> JSONDecoder {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .deferredToDate
-        decoder.dataDecodingStrategy = .base64
-        decoder.nonConformingFloatDecodingStrategy = .convertFromString(positiveInfinity: "Infinity", negativeInfinity: "-Infinity", nan: "NaN")
-        return decoder
-    }
+    static func makeEncoder() -> JSONEncoder { SnapshotCodec.makeJSONEncoder() }
+    static func makeDecoder() -> JSONDecoder { SnapshotCodec.makeJSONDecoder() }
 }
