@@ -83,8 +83,19 @@ import Testing
             #expect(marked == 60)
             try container.mainContext.save()
             #expect(container.count(of: Post.self) == 40)
-            #expect(try container.mainContext.delete(model: Post.self) == 40)
-            try container.mainContext.save()
+            // Without a predicate: what this context sees, pending inserts included and pending
+            // deletes not counted twice; a child sees its parent's changes too.
+            let main = container.mainContext
+            main.insert(contentsOf: Fixtures.posts(5, startingAt: 1_000))
+            main.delete(Post.self, id: 1)
+            let child = main.newChildContext()
+            child.insert(contentsOf: Fixtures.posts(2, startingAt: 2_000))
+            #expect(try child.delete(model: Post.self) == 39 + 5 + 2)
+            #expect(try child.fetchCount(FetchDescriptor<Post>()) == 0)
+            #expect(try main.fetchCount(FetchDescriptor<Post>()) == 44)
+            try child.save()
+            #expect(try main.fetchCount(FetchDescriptor<Post>()) == 0)
+            try main.save()
             #expect(container.count(of: Post.self) == 0)
             try container._checkInvariants()
         }

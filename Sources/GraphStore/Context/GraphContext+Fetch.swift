@@ -61,9 +61,20 @@ extension GraphContext {
     /// - Complexity: O(n) predicate evaluations.
     @discardableResult
     public func delete<E: Entity>(model: E.Type, where predicate: Predicate<E>? = nil) throws -> Int {
-        let ids = try fetchIdentifiers(FetchDescriptor<E>(predicate: predicate))
-        recordAll(ids.map { (ObjectKey($0), PendingChange.Kind.delete) }, entity: core.schema.index(of: E.self))
-        return ids.count
+        let entity = core.schema.index(of: E.self)
+        let keys: [ObjectKey]
+        if let predicate {
+            keys = try fetchIdentifiers(FetchDescriptor<E>(predicate: predicate)).map { ObjectKey($0) }
+        } else {
+            // Every object this context sees, by key: no object is cast or copied.
+            let overlay = overlay(entity: entity)
+            let table = core.currentVersion.tables[entity]
+            var all = table.keys.filter { overlay[$0] == nil }
+            all.append(contentsOf: overlay.lazy.filter { $0.value.upserted != nil }.map(\.key))
+            keys = all
+        }
+        recordAll(keys.map { ($0, PendingChange.Kind.delete) }, entity: entity)
+        return keys.count
     }
 
     // MARK: - Internal
