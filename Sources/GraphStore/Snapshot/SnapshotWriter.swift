@@ -68,20 +68,15 @@ final class SnapshotWriter: Sendable {
     ///
     /// - Throws: the error of the write that was meant to cover this flush.
     func flush() async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let ready: Result<Bool, GraphStoreError> = state.withLock { state in
-                if state.status.durableVersion >= state.newest.number { return .success(true) }
+        try await awaitFlush { continuation in
+            state.withLock { state in
+                if state.status.durableVersion >= state.newest.number { return .durable }
                 // After close the lock file is released: writing now could clobber another
                 // process's store.
-                if state.isClosed { return .failure(.containerClosed) }
+                if state.isClosed { return .failed(.containerClosed) }
                 state.waiters.add(continuation, until: state.newest.number)
                 if !state.isWriting { startWrite(&state) }
-                return .success(false)
-            }
-            switch ready {
-            case .success(true): continuation.resume()
-            case .success(false): break
-            case .failure(let error): continuation.resume(throwing: error)
+                return .waiting
             }
         }
     }

@@ -95,6 +95,34 @@ package struct FlushWaiters: Sendable {
     }
 }
 
+// MARK: - Waiting for a flush
+
+/// What a writer decides, under its lock, about a `flush()` that just arrived.
+package enum FlushDecision: Sendable {
+    /// Everything committed is already durable: return at once.
+    case durable
+    /// The flush's continuation was added to the writer's ``FlushWaiters``: a write resumes it.
+    case waiting
+    /// The flush fails at once, for example because the store is closed.
+    case failed(GraphStoreError)
+}
+
+/// Suspends a `flush()` until the writer resumes it: `decide` runs with the continuation (under
+/// the writer's lock, where it either keeps the continuation in its ``FlushWaiters`` or says
+/// why not), and the continuation is resumed here, after the lock is released, when it was
+/// not kept.
+///
+/// - Throws: the error `decide` returns, or the one the writer resumes the flush with.
+package func awaitFlush(_ decide: (CheckedContinuation<Void, any Error>) -> FlushDecision) async throws {
+    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+        switch decide(continuation) {
+        case .durable: continuation.resume()
+        case .waiting: break
+        case .failed(let error): continuation.resume(throwing: error)
+        }
+    }
+}
+
 // MARK: - Retry
 
 /// How long a writer waits before retrying after `failures` consecutive failed writes: `minimum`

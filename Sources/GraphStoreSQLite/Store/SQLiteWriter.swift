@@ -78,18 +78,13 @@ final class SQLiteWriter: Sendable {
     ///
     /// - Throws: the error of the write that was meant to cover this flush.
     func flush() async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let outcome: Result<Bool, GraphStoreError> = state.withLock { state in
-                if state.status.durableVersion >= state.newest.number { return .success(true) }
-                if state.isClosed { return .failure(state.status.lastError ?? .containerClosed) }
+        try await awaitFlush { continuation in
+            state.withLock { state in
+                if state.status.durableVersion >= state.newest.number { return .durable }
+                if state.isClosed { return .failed(state.status.lastError ?? .containerClosed) }
                 state.waiters.add(continuation, until: state.newest.number)
                 if !state.isWriting { startWrite(&state) }
-                return .success(false)
-            }
-            switch outcome {
-            case .success(true): continuation.resume()
-            case .success(false): break
-            case .failure(let error): continuation.resume(throwing: error)
+                return .waiting
             }
         }
     }
