@@ -253,12 +253,23 @@ final class SnapshotTmpfs: Sendable {
     }
 
     /// Remounts read-only (`true`) or read-write; returns the errno on failure.
+    ///
+    /// A read-only remount fails with EBUSY while any process holds a file on the mount open for
+    /// writing. Other suites spawn processes concurrently, and a child holds copies of the
+    /// parent's descriptors until it execs (close-on-exec closes them only then), so EBUSY is
+    /// retried for up to two seconds before it counts as a failure.
     @discardableResult
     func remount(readOnly: Bool) -> Int32? {
         #if os(Linux)
         var flags = UInt(MS_REMOUNT)
         if readOnly { flags |= UInt(MS_RDONLY) }
-        return Glibc.mount("tmpfs", url.path, "tmpfs", flags, "size=\(sizeKiB)k") == 0 ? nil : errno
+        for _ in 0..<200 {
+            if Glibc.mount("tmpfs", url.path, "tmpfs", flags, "size=\(sizeKiB)k") == 0 { return nil }
+            let failure = errno
+            guard failure == EBUSY else { return failure }
+            usleep(10_000)
+        }
+        return EBUSY
         #else
         return ENOSYS
         #endif
