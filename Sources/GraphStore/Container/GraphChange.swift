@@ -1,3 +1,5 @@
+import HashTreeCollections
+
 /// What one commit changed: delivered by ``GraphContainer/changes`` in commit order, after the
 /// commit is visible to every context.
 ///
@@ -14,10 +16,25 @@ public struct GraphChange: Sendable, CustomStringConvertible {
     let inserted: [String: [ObjectKey]]
     let updated: [String: [ObjectKey]]
     let deleted: [String: [ObjectKey]]
+    /// Tables the commit dropped whole (every object of the entity deleted): their ids are
+    /// listed when asked for, so such a commit costs O(1) however many objects it deletes.
+    let dropped: [String: TreeDictionary<ObjectKey, StoredObject>]
+
+    init(
+        version: UInt64, contextName: String?, inserted: [String: [ObjectKey]], updated: [String: [ObjectKey]],
+        deleted: [String: [ObjectKey]], dropped: [String: TreeDictionary<ObjectKey, StoredObject>] = [:]
+    ) {
+        self.version = version
+        self.contextName = contextName
+        self.inserted = inserted
+        self.updated = updated
+        self.deleted = deleted
+        self.dropped = dropped
+    }
 
     /// The names of the entities with any change.
     public var entityNames: Set<String> {
-        Set(inserted.keys).union(updated.keys).union(deleted.keys)
+        Set(inserted.keys).union(updated.keys).union(deleted.keys).union(dropped.keys)
     }
 
     /// Ids of inserted objects of `type`.
@@ -27,12 +44,22 @@ public struct GraphChange: Sendable, CustomStringConvertible {
     /// Ids of updated objects of `type` (including objects changed by a delete rule or merge).
     public func updatedIDs<E: Entity>(_ type: E.Type) -> [E.ID] { ids(updated, type) }
     /// Ids of deleted objects of `type` (including cascaded deletes).
-    public func deletedIDs<E: Entity>(_ type: E.Type) -> [E.ID] { ids(deleted, type) }
+    ///
+    /// - Complexity: O(deleted objects of that entity).
+    public func deletedIDs<E: Entity>(_ type: E.Type) -> [E.ID] {
+        deletedKeys(E.entityName).compactMap { $0.value(as: E.ID.self) }
+    }
 
     /// The number of inserted, updated and deleted objects across entities.
     public var insertedCount: Int { inserted.values.reduce(0) { $0 + $1.count } }
     public var updatedCount: Int { updated.values.reduce(0) { $0 + $1.count } }
-    public var deletedCount: Int { deleted.values.reduce(0) { $0 + $1.count } }
+    public var deletedCount: Int { deleted.values.reduce(0) { $0 + $1.count } + dropped.values.reduce(0) { $0 + $1.count } }
+
+    /// The deleted ids of the entity `name`.
+    func deletedKeys(_ name: String) -> [ObjectKey] {
+        guard let table = dropped[name] else { return deleted[name] ?? [] }
+        return (deleted[name] ?? []) + table.keys
+    }
 
     public var description: String {
         "version \(version)\(contextName.map { " from \($0)" } ?? ""): \(insertedCount) inserted, \(updatedCount) updated, \(deletedCount) deleted"

@@ -45,6 +45,9 @@ extension GraphContext {
                 state.generation += 1
                 state.commitActions.removeFirst(min(actions.count, state.commitActions.count))
             }
+            // Either may hold the last reference to a whole deleted table (a clear marker, a
+            // dropped table): freeing it should not delay the save.
+            core.releaseInBackground((consume changes, consume written))
             return parent == nil ? actions : []
         }
         for action in committedActions { action() }

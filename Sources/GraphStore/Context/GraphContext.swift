@@ -1,4 +1,5 @@
 import Foundation
+import HashTreeCollections
 import OrderedCollections
 import Synchronization
 
@@ -141,8 +142,10 @@ public final class GraphContext: Sendable {
             state.generation += 1
             // One hash lookup: the default (and its stored-version lookup) is evaluated only
             // for an id this context has not changed yet.
+            let marker = state.pending.cleared[entity]
             state.pending.entities[entity].updateValue(
-                forKey: key, default: PendingChange(kind: kind, base: storedBase(entity: entity, key: key), sequence: sequence)
+                forKey: key,
+                default: PendingChange(kind: kind, base: firstBase(entity: entity, key: key, marker: marker, table: nil), sequence: sequence)
             ) { change in
                 change.kind = kind
                 change.sequence = sequence
@@ -158,17 +161,26 @@ public final class GraphContext: Sendable {
         state.withLock { state in
             state.generation += 1
             state.pending.entities[entity].reserveCapacity(state.pending.entities[entity].count + changes.count)
+            let marker = state.pending.cleared[entity]
             for (key, kind) in changes {
                 let sequence = nextPendingSequence()
                 state.pending.entities[entity].updateValue(
                     forKey: key,
-                    default: PendingChange(kind: kind, base: table.map { $0[key]?.version } ?? storedBase(entity: entity, key: key), sequence: sequence)
+                    default: PendingChange(kind: kind, base: firstBase(entity: entity, key: key, marker: marker, table: table), sequence: sequence)
                 ) { change in
                     change.kind = kind
                     change.sequence = sequence
                 }
             }
         }
+    }
+
+    /// The base of this context's first entry for `key`: the version its clear marker saw, or
+    /// the stored version (read from `table` when given).
+    private func firstBase(entity: Int, key: ObjectKey, marker: ClearMarker?, table: TreeDictionary<ObjectKey, StoredObject>?) -> UInt64? {
+        if let marked = marker?.table[key] { return marked.version }
+        if let table { return table[key]?.version }
+        return storedBase(entity: entity, key: key)
     }
 
     /// The store version a first change of `key` is based on: an ancestor's base if one has
@@ -182,13 +194,13 @@ public final class GraphContext: Sendable {
 
     /// This context's pending change for `key`, or its nearest ancestor's.
     func pendingChange(entity: Int, key: ObjectKey) -> PendingChange? {
-        if let change = state.withLock({ $0.pending.entities[entity][key] }) { return change }
+        if let change = state.withLock({ $0.pending.change(entity: entity, key: key) }) { return change }
         return parent?.pendingChange(entity: entity, key: key)
     }
 
     /// Pending changes of one entity as seen from this context: ancestors' overlaid by its own.
     func overlay(entity: Int) -> EntityChanges {
-        let mine = state.withLock { $0.pending.entities[entity] }
+        let mine = state.withLock { $0.pending.expanded(entity: entity) }
         guard var inherited = parent?.overlay(entity: entity), !inherited.isEmpty else { return mine }
         for (key, change) in mine { inherited[key] = change }
         return inherited

@@ -14,6 +14,9 @@ struct CommitPlan {
     private(set) var upserts: [OrderedDictionary<ObjectKey, any Entity>]
     /// Ids to delete, per entity index.
     private(set) var deletes: [OrderedSet<ObjectKey>]
+    /// Entities whose every stored object is deleted (a context's clear marker on a table
+    /// nobody changed since): dropped whole, without listing the ids in `deletes`.
+    private(set) var cleared: Set<Int> = []
     /// Upserts of standalone entities whose conflict check is left to `apply`, which looks
     /// each object up anyway (one tree lookup per object instead of two).
     private var deferred: [Int: EntityChanges] = [:]
@@ -46,7 +49,17 @@ struct CommitPlan {
     /// Compares each change's base with the stored object and applies the merge policy.
     mutating func resolveConflicts(_ changes: ChangeSet) throws {
         var conflicts: [MergeConflict] = []
-        for (entity, entityChanges) in changes.entities.enumerated() where !entityChanges.isEmpty {
+        for entity in changes.entities.indices {
+            if let marker = changes.cleared[entity], changes.entities[entity].isEmpty, marker.stamp == base.tableStamps[entity],
+               schema.incoming[entity].allSatisfy({ base.inverse[$0].isEmpty }) {
+                // The table is as the context saw it and nothing references its objects: no
+                // conflict and no delete rule can arise, so it goes whole.
+                if !base.tables[entity].isEmpty { cleared.insert(entity) }
+                continue
+            }
+            // Otherwise a marker is spelled out as one deletion per object it covers.
+            let entityChanges = changes.expanded(entity: entity)
+            guard !entityChanges.isEmpty else { continue }
             // A standalone entity (no unique constraint, no relationship in or out) with only
             // upserts: nothing between here and `apply` looks at its objects, so `apply`
             // checks the bases while it writes.
@@ -171,7 +184,7 @@ struct CommitPlan {
         _ holder: ObjectKey, value: ObjectKey, constraint: UniqueKeyDescription, entity: Int,
         incoming: OrderedDictionary<ObjectKey, any Entity>
     ) -> Bool {
-        if deletes[entity].contains(holder) { return false }
+        if isDeleted(holder, entity: entity) { return false }
         if let pending = incoming[holder] { return constraint.key(pending) == value }
         return true
     }
@@ -192,7 +205,7 @@ struct CommitPlan {
                 for old in renames.keys {
                     if let referencing = base.inverse[relationshipIndex][old] { sources.append(contentsOf: referencing) }
                 }
-                for source in sources where !deletes[relationship.source].contains(source) {
+                for source in sources where !isDeleted(source, entity: relationship.source) {
                     guard var value = upserts[relationship.source][source] ?? base.tables[relationship.source][source]?.value else { continue }
                     let targets = relationship.targets(value)
                     var changed = false
@@ -225,7 +238,7 @@ struct CommitPlan {
                 }
                 var sources = OrderedSet(base.inverse[relationshipIndex][key] ?? [])
                 sources.append(contentsOf: pendingReferences[relationshipIndex]?[key] ?? [])
-                for source in sources where !deletes[relationship.source].contains(source) {
+                for source in sources where !isDeleted(source, entity: relationship.source) {
                     guard let value = upserts[relationship.source][source] ?? base.tables[relationship.source][source]?.value,
                           relationship.targets(value).contains(key)
                     else { continue }
@@ -244,7 +257,7 @@ struct CommitPlan {
         }
         for (entity, key, relationshipIndex, source) in denied {
             let relationship = schema.relationships[relationshipIndex]
-            guard !deletes[relationship.source].contains(source),
+            guard !isDeleted(source, entity: relationship.source),
                   let value = upserts[relationship.source][source] ?? base.tables[relationship.source][source]?.value,
                   relationship.targets(value).contains(key)
             else { continue }
@@ -284,7 +297,12 @@ struct CommitPlan {
 
     private func exists(_ key: ObjectKey, entity: Int) -> Bool {
         if upserts[entity][key] != nil { return true }
-        return base.tables[entity][key] != nil && !deletes[entity].contains(key)
+        return base.tables[entity][key] != nil && !isDeleted(key, entity: entity)
+    }
+
+    /// Whether this commit deletes the stored object `key`.
+    private func isDeleted(_ key: ObjectKey, entity: Int) -> Bool {
+        cleared.contains(entity) || deletes[entity].contains(key)
     }
 
     // MARK: - Apply
@@ -297,18 +315,23 @@ struct CommitPlan {
         var next = base
         next.number = base.number + 1
         var inserted: [String: [ObjectKey]] = [:], updated: [String: [ObjectKey]] = [:], deleted: [String: [ObjectKey]] = [:]
+        var dropped: [String: TreeDictionary<ObjectKey, StoredObject>] = [:]
+        for entity in cleared {
+            // No upserts and no references into it (see `resolveConflicts`).
+            dropped[schema.entities[entity].name] = next.tables[entity]
+            next.dropTable(entity, schema: schema)
+        }
         for (entity, keys) in deletes.enumerated() where !keys.isEmpty {
             if keys.count == next.tables[entity].count, upserts[entity].isEmpty,
                keys.allSatisfy({ next.tables[entity][$0] != nil }) {
                 // Every object of the entity goes: drop the table and its own indexes whole
                 // instead of removing entry by entry. (References into it were handled by
                 // the delete rules.)
-                next.tables[entity] = [:]
-                next.unique[entity] = next.unique[entity].map { _ in [:] }
-                for relationshipIndex in schema.entities[entity].relationshipIndexes { next.inverse[relationshipIndex] = [:] }
+                next.dropTable(entity, schema: schema)
                 deleted[schema.entities[entity].name] = Array(keys)
                 continue
             }
+            next.tableStamps[entity] = next.number
             for key in keys {
                 guard let old = next.tables[entity].removeValue(forKey: key) else { continue }
                 next.removeFromIndexes(old.value, key: key, entity: entity, schema: schema)
@@ -319,6 +342,7 @@ struct CommitPlan {
             let description = schema.entities[entity]
             let isIndexed = !description.constraints.isEmpty || !description.relationshipIndexes.isEmpty
             var insertedKeys: [ObjectKey] = [], updatedKeys: [ObjectKey] = []
+            next.tableStamps[entity] = next.number
             if isIndexed {
                 // Old index entries go first, so values can move between objects in one commit.
                 for key in values.keys {
@@ -345,7 +369,7 @@ struct CommitPlan {
             if !updatedKeys.isEmpty { updated[description.name] = updatedKeys }
         }
         let change = GraphChange(
-            version: next.number, contextName: contextName, inserted: inserted, updated: updated, deleted: deleted)
+            version: next.number, contextName: contextName, inserted: inserted, updated: updated, deleted: deleted, dropped: dropped)
         return (next, change)
     }
 

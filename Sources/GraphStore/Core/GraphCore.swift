@@ -101,6 +101,13 @@ package final class GraphCore: Sendable {
         return change
     }
 
+    /// Drops `value` on a background queue: for the last reference to something large (a
+    /// committed change set holding a dropped table), whose freeing should not delay a save.
+    func releaseInBackground<T: Sendable>(_ value: consuming T) {
+        let box = [value]
+        Self.reclaimer.async { withExtendedLifetime(box) {} }
+    }
+
     /// A new stream of every commit from now on, in commit order.
     func subscribe() -> AsyncStream<GraphChange> {
         let (stream, continuation) = AsyncStream.makeStream(of: GraphChange.self, bufferingPolicy: .unbounded)

@@ -21,11 +21,15 @@ package struct GraphVersion: Sendable {
     var unique: [[TreeDictionary<ObjectKey, ObjectKey>]]
     /// Per global relationship index: target id → ids of the objects referencing it.
     var inverse: [TreeDictionary<ObjectKey, TreeSet<ObjectKey>>]
+    /// Per entity index: the number of the last version that changed the entity's table (0
+    /// for the opened state). Equal stamps mean an unchanged table.
+    var tableStamps: [UInt64]
 
     /// An empty graph for `schema`.
     init(schema: Schema) {
         number = 0
         tables = Array(repeating: [:], count: schema.entities.count)
+        tableStamps = Array(repeating: 0, count: schema.entities.count)
         unique = schema.entities.map { Array(repeating: [:], count: $0.constraints.count) }
         inverse = Array(repeating: [:], count: schema.relationships.count)
     }
@@ -36,6 +40,15 @@ package struct GraphVersion: Sendable {
     }
 
     // MARK: - Index maintenance
+
+    /// Empties an entity's table and the indexes of its own values (unique values, outgoing
+    /// references); references into it are the caller's business.
+    mutating func dropTable(_ entity: Int, schema: Schema) {
+        tables[entity] = [:]
+        tableStamps[entity] = number
+        unique[entity] = unique[entity].map { _ in [:] }
+        for relationshipIndex in schema.entities[entity].relationshipIndexes { inverse[relationshipIndex] = [:] }
+    }
 
     /// Removes `value`'s unique values and outgoing references from the indexes.
     ///
