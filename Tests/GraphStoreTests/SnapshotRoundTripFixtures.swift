@@ -221,8 +221,16 @@ struct EdgeValues: Entity, CustomStringConvertible {
     /// `SnapshotRoundTripTests.binaryPropertyListKnownLimitations`); JSON holds them all.
     /// (`extremes` and `empties` avoid them: they hold `-0.0` but never `0.0`, and no string
     /// canonically equivalent to another.)
+    /// A non-optional string holding `"$null"`, the plist encoder's marker for `nil`: our own
+    /// binary-plist reader gives it back (Foundation's decoder reads it as `nil` and fails).
+    static let nullMarkerText: EdgeValues = {
+        var value = empties
+        value.id = "the string $null"
+        value.text = "$null"
+        return value
+    }()
+
     static let binaryPropertyListTraps: [(name: String, value: EdgeValues)] = [
-        ("the string $null", { var value = empties; value.text = "$null"; return value }()),
         ("the string $null in an optional", { var value = empties; value.optionalText = "$null"; return value }()),
         ("0.0 then -0.0", { var value = empties; value.doubles = [0.0, -0.0]; return value }()),
         ("float -0.0 then 0.0", { var value = empties; value.floats = [-0.0, 0.0]; return value }()),

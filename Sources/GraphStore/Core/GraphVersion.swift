@@ -1,3 +1,4 @@
+import Foundation
 import HashTreeCollections
 
 /// An object as committed, with the store version that last wrote it.
@@ -89,29 +90,43 @@ package struct GraphVersion: Sendable {
     /// A version holding `objects` (per entity index) at store version `number`, indexed and
     /// checked; used when a store opens.
     ///
+    /// The tables and the indexes do not depend on each other: for a large graph they are
+    /// built on two threads at once (the index side is most of the work: a persistent-set
+    /// insert per reference). The problem reported is the one building them in order would
+    /// meet first.
+    ///
     /// - Throws: ``LoadProblem`` for a duplicate id, a unique value held twice, or a reference
     ///   to a missing object.
     /// - Complexity: O(objects + references).
     static func loaded(_ objects: [[any Entity]], number: UInt64, schema: Schema) throws(LoadProblem) -> GraphVersion {
-        var version = GraphVersion(schema: schema)
-        version.number = number
-        for (entity, values) in objects.enumerated() {
-            let description = schema.entities[entity]
-            var table = TreeDictionary<ObjectKey, StoredObject>()
-            for value in values {
-                let key = description.key(value)
-                guard table.updateValue(StoredObject(value: value, version: number), forKey: key) == nil else {
-                    throw LoadProblem(entity: description.name, id: key.description, message: "the id appears twice")
-                }
-                for (index, constraint) in description.constraints.enumerated() {
-                    if let unique = constraint.key(value), let other = version.unique[entity][index][unique] {
-                        throw LoadProblem(entity: description.name, id: key.description, message: "its \(constraint.name) \(unique) is also held by \(other)")
-                    }
-                }
-                version.addToIndexes(value, key: key, entity: entity, schema: schema)
+        let tables = Guarded<Result<[TreeDictionary<ObjectKey, StoredObject>], PositionedLoadProblem>>(.success([]))
+        let indexes = Guarded<Result<GraphVersion, PositionedLoadProblem>>(.success(GraphVersion(schema: schema)))
+        let work: @Sendable (Int) -> Void = { part in
+            if part == 0 {
+                let built = buildTables(objects, number: number, schema: schema)
+                tables.withLock { $0 = built }
+            } else {
+                let built = buildIndexes(objects, schema: schema)
+                indexes.withLock { $0 = built }
             }
-            version.tables[entity] = table
         }
+        if objects.reduce(0, { $0 + $1.count }) >= 10_000, ProcessInfo.processInfo.activeProcessorCount > 1 {
+            DispatchQueue.concurrentPerform(iterations: 2, execute: work)
+        } else {
+            work(0)
+            work(1)
+        }
+        var version: GraphVersion
+        switch (tables.withLock { $0 }, indexes.withLock { $0 }) {
+        case (.success(let builtTables), .success(let indexed)):
+            version = indexed
+            version.tables = builtTables
+        case (.failure(let problem), .success), (.success, .failure(let problem)):
+            throw problem.problem
+        case (.failure(let first), .failure(let second)):
+            throw (first.position <= second.position ? first : second).problem
+        }
+        version.number = number
         for relationship in schema.relationships {
             for (target, sources) in version.inverse[relationship.index] where version.tables[relationship.target][target] == nil {
                 throw LoadProblem(
@@ -120,6 +135,52 @@ package struct GraphVersion: Sendable {
             }
         }
         return version
+    }
+
+    /// A load problem and where building in order meets it: entity, object, then the id
+    /// check before the unique check.
+    struct PositionedLoadProblem: Error {
+        let position: (entity: Int, object: Int, check: Int)
+        let problem: LoadProblem
+    }
+
+    private static func buildTables(
+        _ objects: [[any Entity]], number: UInt64, schema: Schema
+    ) -> Result<[TreeDictionary<ObjectKey, StoredObject>], PositionedLoadProblem> {
+        var tables: [TreeDictionary<ObjectKey, StoredObject>] = []
+        for (entity, values) in objects.enumerated() {
+            let description = schema.entities[entity]
+            var table = TreeDictionary<ObjectKey, StoredObject>()
+            for (index, value) in values.enumerated() {
+                let key = description.key(value)
+                guard table.updateValue(StoredObject(value: value, version: number), forKey: key) == nil else {
+                    return .failure(PositionedLoadProblem(
+                        position: (entity, index, 0), problem: LoadProblem(entity: description.name, id: key.description, message: "the id appears twice")))
+                }
+            }
+            tables.append(table)
+        }
+        return .success(tables)
+    }
+
+    private static func buildIndexes(_ objects: [[any Entity]], schema: Schema) -> Result<GraphVersion, PositionedLoadProblem> {
+        var version = GraphVersion(schema: schema)
+        for (entity, values) in objects.enumerated() {
+            let description = schema.entities[entity]
+            guard !description.constraints.isEmpty || !description.relationshipIndexes.isEmpty else { continue }
+            for (position, value) in values.enumerated() {
+                let key = description.key(value)
+                for (index, constraint) in description.constraints.enumerated() {
+                    if let unique = constraint.key(value), let other = version.unique[entity][index][unique] {
+                        return .failure(PositionedLoadProblem(
+                            position: (entity, position, 1),
+                            problem: LoadProblem(entity: description.name, id: key.description, message: "its \(constraint.name) \(unique) is also held by \(other)")))
+                    }
+                }
+                version.addToIndexes(value, key: key, entity: entity, schema: schema)
+            }
+        }
+        return .success(version)
     }
 }
 

@@ -99,9 +99,9 @@ package enum SnapshotCodec {
                 // threads for large arrays, with the same results and errors.
                 document = try FastJSONDecoder.decode(DecodableDocument.self, from: data, userInfo: [DecodingContext.key: context], parallel: true)
             case .binaryPropertyList:
-                let decoder = PropertyListDecoder()
-                decoder.userInfo[DecodingContext.key] = context
-                document = try decoder.decode(DecodableDocument.self, from: data)
+                // Reads as `PropertyListDecoder` does (differences: see `BPlistDecoder`), in
+                // place and with large arrays decoded in two halves.
+                document = try BPlistDecoder.decode(DecodableDocument.self, from: data, userInfo: [DecodingContext.key: context], parallel: true)
             }
         } catch let rejection as HeaderRejection {
             switch rejection {
@@ -139,7 +139,10 @@ package enum SnapshotCodec {
         guard let entity, context.codingPath.first?.stringValue == DocumentKey.entities.stringValue else {
             let underlying = (context.underlyingError.map { " (\($0))" }) ?? ""
             let at = context.codingPath.isEmpty ? "" : " at \(pathText(context.codingPath))"
-            return .damagedFile(path: path, offset: nil, reason: "not a readable \(format == .json ? "JSON" : "property list") snapshot\(at): \(context.debugDescription)\(underlying)")
+            // A damaged binary plist table names its byte (JSON syntax errors count bytes of
+            // the UTF-8 text, which may not be the file's, so they stay in the reason).
+            let offset = (context.underlyingError as? BPlistSyntaxError)?.offset
+            return .damagedFile(path: path, offset: offset, reason: "not a readable \(format == .json ? "JSON" : "property list") snapshot\(at): \(context.debugDescription)\(underlying)")
         }
         return .codingFailed(
             path: path, entity: entity, id: index.map { "#\($0) in the file" },

@@ -25,20 +25,18 @@ final class FastJSONSpeculation: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
     // Written by the worker before it signals `finished`; read by the caller after waiting.
     private var produced = 0
-    private var worker: FastJSONDecoderImpl?
-    private let parent: FastJSONPathNode?
+    private var worker: (any SpeculativeArrayWorker)?
     // The caller's side.
     private var joined = false
     private var consumed = 0
 
-    private init<T>(_ type: T.Type, start: Int, count: Int, worker: FastJSONDecoderImpl, parent: FastJSONPathNode?) {
+    private init<T>(_ type: T.Type, start: Int, count: Int, worker: any SpeculativeArrayWorker) {
         elementType = ObjectIdentifier(T.self)
         self.start = start
         stride = MemoryLayout<T>.stride
         results = UnsafeMutableRawPointer(UnsafeMutablePointer<T>.allocate(capacity: max(count, 1)))
         destroy = { pointer, count in pointer.assumingMemoryBound(to: T.self).deinitialize(count: count) }
         self.worker = worker
-        self.parent = parent
     }
 
     deinit {
@@ -47,17 +45,11 @@ final class FastJSONSpeculation: @unchecked Sendable {
         results.deallocate()
     }
 
-    /// Starts decoding elements `start..<total` (the first at token `firstToken`) as `T`.
-    static func start<T: Decodable>(
-        _ type: T.Type, impl: FastJSONDecoderImpl, firstToken: Int, start: Int, total: Int, parent: FastJSONPathNode?
-    ) -> FastJSONSpeculation {
-        let worker = FastJSONDecoderImpl(
-            document: impl.document, userInfo: impl.userInfo, floats: impl.floats, current: firstToken, path: .root)
-        // The worker's own copy of the array's node: each element's path retains it, and a
-        // reference count shared by both threads would bounce between their caches.
-        let ownParent = parent.map { FastJSONPathNode(parent: $0.parent, first: $0.first, second: $0.second) }
-        let speculation = FastJSONSpeculation(T.self, start: start, count: total - start, worker: worker, parent: ownParent)
-        speculation.body = { [unowned speculation] in speculation.run(T.self, firstToken: firstToken, total: total) }
+    /// Starts decoding elements `start..<total` as `T` through `worker`, which is released
+    /// before the speculation reports that it is done.
+    static func start<T: Decodable>(_ type: T.Type, worker: any SpeculativeArrayWorker, start: Int, total: Int) -> FastJSONSpeculation {
+        let speculation = FastJSONSpeculation(T.self, start: start, count: total - start, worker: worker)
+        speculation.body = { [unowned speculation] in speculation.run(T.self, total: total) }
         // A thread of its own rather than a queue: the caller blocks until it is done, which
         // must never wait on a pool the caller's own thread may be part of.
         let thread = Thread { speculation.runBody() }
@@ -75,23 +67,19 @@ final class FastJSONSpeculation: @unchecked Sendable {
         body?()
     }
 
-    private func run<T: Decodable>(_ type: T.Type, firstToken: Int, total: Int) {
+    private func run<T: Decodable>(_ type: T.Type, total: Int) {
         defer {
             worker = nil
             finished.signal()
         }
         guard let worker else { return }
         let output = results.assumingMemoryBound(to: T.self)
-        var element = firstToken
         for index in start..<total {
             if cancelled.load(ordering: .relaxed) { return }
             // An error is left for the caller to meet again when it decodes this element.
-            guard let value = try? worker.decodeNested(T.self, at: element, path: FastJSONPath(node: parent, first: .index(index))) else {
-                return
-            }
+            guard let value = worker.decodeElement(T.self, index: index) else { return }
             (output + (index - start)).initialize(to: value)
             produced += 1
-            element = worker.document.skip(element)
         }
     }
 
@@ -121,5 +109,34 @@ final class FastJSONSpeculation: @unchecked Sendable {
         let result = (results + consumed * stride).assumingMemoryBound(to: T.self).move()
         consumed += 1
         return result
+    }
+}
+
+/// Decodes the elements of one array in order, for a ``FastJSONSpeculation`` on another thread.
+protocol SpeculativeArrayWorker: AnyObject {
+    /// Element `index` (one more than the previous call's) as `T`, or `nil` if it cannot be
+    /// decoded (the caller then meets the error itself).
+    func decodeElement<T: Decodable>(_ type: T.Type, index: Int) -> T?
+}
+
+/// Walks a JSON array's elements token by token.
+final class FastJSONArrayWorker: SpeculativeArrayWorker {
+    private let impl: FastJSONDecoderImpl
+    private var element: Int
+    private let parent: FastJSONPathNode?
+
+    /// A worker over its own decoder, starting at token `firstToken`.
+    init(impl: FastJSONDecoderImpl, firstToken: Int, parent: FastJSONPathNode?) {
+        self.impl = FastJSONDecoderImpl(document: impl.document, userInfo: impl.userInfo, floats: impl.floats, current: firstToken, path: .root)
+        element = firstToken
+        // Its own copy of the array's node: each element's path retains it, and a reference
+        // count shared by both threads would bounce between their caches.
+        self.parent = parent.map { FastJSONPathNode(parent: $0.parent, first: $0.first, second: $0.second) }
+    }
+
+    func decodeElement<T: Decodable>(_ type: T.Type, index: Int) -> T? {
+        guard let value = try? impl.decodeNested(T.self, at: element, path: FastJSONPath(node: parent, first: .index(index))) else { return nil }
+        element = impl.document.skip(element)
+        return value
     }
 }

@@ -62,8 +62,8 @@ final class FastJSONUnkeyedContainer: UnkeyedDecodingContainer {
         let start = total / 2
         var token = cursor
         for _ in 0..<start { token = impl.document.skip(token) }
-        let speculation = FastJSONSpeculation.start(
-            T.self, impl: impl, firstToken: token, start: start, total: total, parent: elementParentNode)
+        let worker = FastJSONArrayWorker(impl: impl, firstToken: token, parent: elementParentNode)
+        let speculation = FastJSONSpeculation.start(T.self, worker: worker, start: start, total: total)
         impl.speculations.append(speculation)
         self.speculation = speculation
     }
