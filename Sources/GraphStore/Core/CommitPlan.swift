@@ -10,7 +10,7 @@ struct CommitPlan {
     let schema: Schema
     let base: GraphVersion
     let policy: MergePolicy
-    /// Objects to write, per entity index.
+    /// Objects to write, per entity index (standalone entities' are in `deferred` instead).
     private(set) var upserts: [OrderedDictionary<ObjectKey, any Entity>]
     /// Ids to delete, per entity index.
     private(set) var deletes: [OrderedSet<ObjectKey>]
@@ -66,7 +66,7 @@ struct CommitPlan {
             let description = schema.entities[entity]
             if description.constraints.isEmpty, description.relationshipIndexes.isEmpty, schema.incoming[entity].isEmpty,
                entityChanges.values.allSatisfy({ $0.upserted != nil }) {
-                upserts[entity] = entityChanges.mapValues { $0.upserted! }
+                // Not copied into `upserts`: nothing else reads a standalone entity's writes.
                 deferred[entity] = entityChanges
                 continue
             }
@@ -351,15 +351,11 @@ struct CommitPlan {
                     }
                 }
             }
-            if let changes = deferred[entity] {
-                try applyDeferred(changes, entity: entity, to: &next, inserted: &insertedKeys, updated: &updatedKeys)
-            } else {
-                for (key, value) in values {
-                    if next.tables[entity].updateValue(StoredObject(value: value, version: next.number), forKey: key) == nil {
-                        insertedKeys.append(key)
-                    } else {
-                        updatedKeys.append(key)
-                    }
+            for (key, value) in values {
+                if next.tables[entity].updateValue(StoredObject(value: value, version: next.number), forKey: key) == nil {
+                    insertedKeys.append(key)
+                } else {
+                    updatedKeys.append(key)
                 }
             }
             if isIndexed {
@@ -367,6 +363,14 @@ struct CommitPlan {
             }
             if !insertedKeys.isEmpty { inserted[description.name] = insertedKeys }
             if !updatedKeys.isEmpty { updated[description.name] = updatedKeys }
+        }
+        for (entity, changes) in deferred.sorted(by: { $0.key < $1.key }) {
+            var insertedKeys: [ObjectKey] = [], updatedKeys: [ObjectKey] = []
+            next.tableStamps[entity] = next.number
+            try applyDeferred(changes, entity: entity, to: &next, inserted: &insertedKeys, updated: &updatedKeys)
+            let name = schema.entities[entity].name
+            if !insertedKeys.isEmpty { inserted[name] = insertedKeys }
+            if !updatedKeys.isEmpty { updated[name] = updatedKeys }
         }
         let change = GraphChange(
             version: next.number, contextName: contextName, inserted: inserted, updated: updated, deleted: deleted, dropped: dropped)
