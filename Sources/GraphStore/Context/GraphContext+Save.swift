@@ -47,7 +47,9 @@ extension GraphContext {
             }
             // Either may hold the last reference to a whole deleted table (a clear marker, a
             // dropped table): freeing it should not delay the save.
-            core.releaseInBackground((consume changes, consume written))
+            if changes.cleared.contains(where: { $0 != nil }) {
+                core.releaseInBackground((consume changes, consume written))
+            }
             return parent == nil ? actions : []
         }
         for action in committedActions { action() }

@@ -75,18 +75,11 @@ struct ChangeSet: Sendable {
     }
 
     /// Folds `child`'s changes over these: the child's value wins, the base of an id this set
-    /// already changed is kept (it is the older, store-relative one).
+    /// already changed (or its clear marker covers) is kept: it is the older, store-relative
+    /// one. A child context records no clear markers of its own.
     mutating func merge(_ child: ChangeSet) {
         for (entity, changes) in child.entities.enumerated() {
             for (key, change) in changes {
-                var merged = change
-                if let existing = self.change(entity: entity, key: key) { merged.base = existing.base }
-                entities[entity][key] = merged
-            }
-        }
-        // A child context records no markers; a child's set that had one is spelled out.
-        for (entity, marker) in child.cleared.enumerated() where marker != nil {
-            for (key, change) in child.expanded(entity: entity) where child.entities[entity][key] == nil {
                 var merged = change
                 if let existing = self.change(entity: entity, key: key) { merged.base = existing.base }
                 entities[entity][key] = merged

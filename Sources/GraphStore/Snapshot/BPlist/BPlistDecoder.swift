@@ -68,8 +68,14 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer {
 
     /// The object `reference` names; a damaged table is a `dataCorrupted` error at the path.
     @inline(__always) func object<Key: CodingKey>(_ reference: Int, path: FastJSONPath, key: Key) throws -> BPlistObject {
+        try reading(path: path, key: key) { try document.object(reference) }
+    }
+
+    /// `body`'s result, with a ``BPlistSyntaxError`` it throws made a `dataCorrupted` error at
+    /// `key` of `path`.
+    @inline(__always) private func reading<T, Key: CodingKey>(path: FastJSONPath, key: Key, _ body: () throws -> T) throws -> T {
         do {
-            return try document.object(reference)
+            return try body()
         } catch {
             throw DecodingError.dataCorrupted(DecodingError.Context(
                 codingPath: path.codingPath(appending: key), debugDescription: "The given data was not a valid property list.", underlyingError: error))
@@ -151,12 +157,7 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer {
 
     func string<Key: CodingKey>(_ object: BPlistObject, path: FastJSONPath, key: Key) throws -> String {
         guard object.kind == .asciiString || object.kind == .utf16String else { throw typeMismatch(String.self, object, path: path, key: key) }
-        do {
-            return try document.string(object)
-        } catch {
-            throw DecodingError.dataCorrupted(DecodingError.Context(
-                codingPath: path.codingPath(appending: key), debugDescription: "The given data was not a valid property list.", underlyingError: error))
-        }
+        return try reading(path: path, key: key) { try document.string(object) }
     }
 
     func bool<Key: CodingKey>(_ object: BPlistObject, path: FastJSONPath, key: Key) throws -> Bool {
@@ -188,12 +189,7 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer {
     }
 
     private func integerParts<Key: CodingKey>(_ object: BPlistObject, path: FastJSONPath, key: Key) throws -> (signed: Int64?, unsigned: UInt64?) {
-        do {
-            return try document.integer(object)
-        } catch {
-            throw DecodingError.dataCorrupted(DecodingError.Context(
-                codingPath: path.codingPath(appending: key), debugDescription: "The given data was not a valid property list.", underlyingError: error))
-        }
+        try reading(path: path, key: key) { try document.integer(object) }
     }
 
     func integer<T: FixedWidthInteger, Key: CodingKey>(_ object: BPlistObject, as type: T.Type, path: FastJSONPath, key: Key) throws -> T {
@@ -274,13 +270,7 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer {
     }
 
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        // The value itself, at this decoder's path; not through `decodeNested` (which would
-        // call `T(from: self)` again at the same place for a non-special `T`).
-        if T.self == String.self || T.self == Int.self || T.self == Int64.self || T.self == Double.self || T.self == Bool.self
-            || T.self == Date.self || T.self == Data.self || T.self == UUID.self {
-            return try decodeValue(T.self, at: current, path: path, key: FastJSONNoKey())
-        }
-        return try T(from: self)
+        try decodeValue(T.self, at: current, path: path, key: FastJSONNoKey())
     }
 }
 
@@ -335,7 +325,7 @@ struct BPlistKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     func contains(_ key: Key) -> Bool { state.value(named: key.stringValue) != nil }
 
-    private func value(_ key: Key) throws -> Int {
+    private func value<K: CodingKey>(_ key: K) throws -> Int {
         guard let value = state.value(named: key.stringValue) else {
             throw DecodingError.keyNotFound(key, DecodingError.Context(
                 codingPath: codingPath, debugDescription: "No value associated with key \(key) (\"\(key.stringValue)\")."))
@@ -406,11 +396,7 @@ struct BPlistKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     private func decoder<K: CodingKey>(at key: K) throws -> any Decoder {
-        guard let reference = state.value(named: key.stringValue) else {
-            throw DecodingError.keyNotFound(key, DecodingError.Context(
-                codingPath: codingPath, debugDescription: "No value associated with key \(key) (\"\(key.stringValue)\")."))
-        }
-        return BPlistDecoderImpl(document: impl.document, userInfo: impl.userInfo, current: reference, path: state.path.appending(codingKey: key))
+        BPlistDecoderImpl(document: impl.document, userInfo: impl.userInfo, current: try value(key), path: state.path.appending(codingKey: key))
     }
 }
 
