@@ -25,6 +25,12 @@ private struct Gauge: Entity {
     static var uniqueConstraints: [UniqueConstraint<Gauge>] { [UniqueConstraint(\.commitKey)] }
 }
 
+/// An entity with no relationship and no unique constraint.
+private struct Meter: Entity {
+    var id: Int
+    var reading: Int
+}
+
 /// A context is `Sendable` and safe to use from many tasks at once: no change is lost when
 /// tasks insert while others save, and `perform` blocks never overlap.
 @Suite struct ContextThreadSafetyTests {
@@ -60,34 +66,69 @@ private struct Gauge: Entity {
         }
     }
 
-    /// An object changed again while a save of the same context commits it: the next save
-    /// writes the newer value, and does not conflict with the context's own commit.
+    /// The tests that change a context from inside its own save, through `Gauge`'s hook.
     ///
-    /// Serialized: `Gauge.whileCommitting` is one hook for the whole process, so the stores'
-    /// cases must not set and consume it at the same time.
-    @Test(.serialized, arguments: StoreKind.allCases)
-    func aChangeMadeAgainDuringASaveIsSavedNextWithoutConflict(store: StoreKind) async throws {
-        try await withContainer(store, for: exampleModel + [Gauge.self]) { container in
-            let context = container.newBackgroundContext()
-            #expect(context.mergePolicy == .error)
-            let id = UUID()
-            context.insert(Gauge(id: id, reading: 1))
-            try context.save()
-            try container._checkInvariants()
+    /// Serialized: `Gauge.whileCommitting` is one hook for the whole process, so no two of
+    /// these tests (or two stores' cases of one) may set and consume it at the same time.
+    @Suite(.serialized) struct DuringASave {
+        /// An object changed again while a save of the same context commits it: the next save
+        /// writes the newer value, and does not conflict with the context's own commit.
+        @Test(arguments: StoreKind.allCases)
+        func aChangeMadeAgainDuringASaveIsSavedNextWithoutConflict(store: StoreKind) async throws {
+            try await withContainer(store, for: exampleModel + [Gauge.self]) { container in
+                let context = container.newBackgroundContext()
+                #expect(context.mergePolicy == .error)
+                let id = UUID()
+                context.insert(Gauge(id: id, reading: 1))
+                try context.save()
+                try container._checkInvariants()
 
-            context.insert(Gauge(id: id, reading: 2))
-            // While the save below commits reading 2, the context changes the gauge again.
-            Gauge.whileCommitting.withLock { $0 = { context.insert(Gauge(id: id, reading: 3)) } }
-            try context.save()
-            try container._checkInvariants()
-            #expect(Gauge.whileCommitting.value == nil, "the hook did not run during the save")
-            #expect(container.newBackgroundContext().model(Gauge.self, id: id)?.reading == 2)
-            #expect(context.hasChanges)
+                context.insert(Gauge(id: id, reading: 2))
+                // While the save below commits reading 2, the context changes the gauge again.
+                Gauge.whileCommitting.withLock { $0 = { context.insert(Gauge(id: id, reading: 3)) } }
+                try context.save()
+                try container._checkInvariants()
+                #expect(Gauge.whileCommitting.value == nil, "the hook did not run during the save")
+                #expect(container.newBackgroundContext().model(Gauge.self, id: id)?.reading == 2)
+                #expect(context.hasChanges)
 
-            try context.save()
-            try container._checkInvariants()
-            #expect(!context.hasChanges)
-            #expect(container.newBackgroundContext().model(Gauge.self, id: id)?.reading == 3)
+                try context.save()
+                try container._checkInvariants()
+                #expect(!context.hasChanges)
+                #expect(container.newBackgroundContext().model(Gauge.self, id: id)?.reading == 3)
+            }
+        }
+
+        /// The same for an entity whose upserts a save writes straight from the context's log (no
+        /// relationship, no unique constraint): the change made during the save stays pending, is
+        /// based on what the save wrote, and a new object inserted meanwhile is saved next.
+        @Test(arguments: StoreKind.allCases)
+        func aLoggedChangeMadeAgainDuringASaveIsSavedNextWithoutConflict(store: StoreKind) async throws {
+            try await withContainer(store, for: exampleModel + [Gauge.self, Meter.self]) { container in
+                let context = container.newBackgroundContext()
+                context.insert(Meter(id: 1, reading: 1))
+                try context.save()
+
+                context.insert(Meter(id: 1, reading: 2))
+                context.insert(Gauge(id: UUID(), reading: 0))
+                Gauge.whileCommitting.withLock {
+                    $0 = {
+                        context.insert(Meter(id: 1, reading: 3))
+                        context.insert(Meter(id: 2, reading: 3))
+                    }
+                }
+                try context.save()
+                #expect(Gauge.whileCommitting.value == nil, "the hook did not run during the save")
+                #expect(container.newBackgroundContext().model(Meter.self, id: 1)?.reading == 2)
+                #expect(container.newBackgroundContext().model(Meter.self, id: 2) == nil)
+                #expect(context.hasChanges)
+
+                try context.save()
+                try container._checkInvariants()
+                #expect(!context.hasChanges)
+                #expect(container.newBackgroundContext().model(Meter.self, id: 1)?.reading == 3)
+                #expect(container.newBackgroundContext().model(Meter.self, id: 2)?.reading == 3)
+            }
         }
     }
 

@@ -82,7 +82,7 @@ extension GraphContext {
             all.append(contentsOf: overlay.lazy.filter { $0.value.upserted != nil }.map(\.key))
             keys = all
         }
-        recordAll(keys.map { ($0, PendingChange.Kind.delete) }, entity: entity)
+        recordAll(keys.map { PendingLog.Entry(key: $0, kind: .delete, sequence: nextPendingSequence()) }, entity: entity)
         return keys.count
     }
 
@@ -99,12 +99,13 @@ extension GraphContext {
         return withState { state -> Int? in
             guard state.pending.cleared[entity] == nil else { return nil }
             state.generation += 1
+            state.pending.fold(entity)
             state.pending.cleared[entity] = ClearMarker(table: table, stamp: version.tableStamps[entity], sequence: sequence)
             // Entries the marker stands for exactly are dropped, so the save can take the
             // whole-table path; what remains are deletions based on an older version than the
             // marker's (they still conflict as they would have).
             var count = table.count
-            state.pending.entities[entity] = state.pending.entities[entity].filter { key, change in
+            let remaining = state.pending.entities[entity].filter { key, change in
                 guard let stored = table[key] else {
                     // Inserted by this context only, or gone from the store: nothing to delete.
                     if change.upserted != nil { count += 1 }
@@ -115,6 +116,7 @@ extension GraphContext {
             }.mapValues { change in
                 PendingChange(kind: .delete, base: change.base, sequence: sequence)
             }
+            state.pending.setEntries(remaining, entity: entity)
             return count
         }
     }

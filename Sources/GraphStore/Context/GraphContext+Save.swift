@@ -46,14 +46,17 @@ extension GraphContext {
                 state.commitActions.removeFirst(min(actions.count, state.commitActions.count))
             }
             // Either may hold the last reference to a whole deleted table (a clear marker, a
-            // dropped table): freeing it should not delay the save.
-            if changes.cleared.contains(where: { $0 != nil }) {
+            // dropped table) or to many thousand objects: freeing them should not delay the save.
+            if changes.count >= Self.backgroundReleaseCount || changes.cleared.contains(where: { $0 != nil }) {
                 core.releaseInBackground((consume changes, consume written))
             }
             return parent == nil ? actions : []
         }
         for action in committedActions { action() }
     }
+
+    /// From this many changes on, a saved change set is freed on a background queue.
+    private static let backgroundReleaseCount = 4_096
 
     /// Takes a child's saved changes and its `onCommit` actions.
     private func absorb(_ changes: ChangeSet, actions: [@Sendable () -> Void]) {

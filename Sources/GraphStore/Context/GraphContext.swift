@@ -90,8 +90,8 @@ public final class GraphContext: Sendable {
     /// - Complexity: O(k) amortized for k objects, plus O(log n) each to look up the stored
     ///   object's version; the context's lock is taken once.
     public func insert<S: Sequence>(contentsOf objects: S) where S.Element: Entity {
-        let changes = objects.map { (ObjectKey($0.id), PendingChange.Kind.upsert($0)) }
-        recordAll(changes, entity: core.schema.index(of: S.Element.self))
+        let entries = objects.map { PendingLog.Entry(key: ObjectKey($0.id), kind: .upsert($0), sequence: nextPendingSequence()) }
+        recordAll(entries, entity: core.schema.index(of: S.Element.self))
     }
 
     /// Deletes `object` (by its id) when the context is saved.
@@ -138,38 +138,45 @@ public final class GraphContext: Sendable {
 
     private func record(_ kind: PendingChange.Kind, entity: Int, key: ObjectKey) {
         let sequence = nextPendingSequence()
+        let latestNumber = core.currentNumber
         state.withLock { state in
             state.generation += 1
-            // One hash lookup: the default (and its stored-version lookup) is evaluated only
-            // for an id this context has not changed yet.
+            if parent == nil, state.pending.cleared[entity] == nil {
+                // A top-level context logs the change: one append, no lookup (see PendingLog).
+                state.pending.log(PendingLog.Entry(key: key, kind: kind, sequence: sequence), entity: entity, latestNumber: latestNumber) {
+                    core.latestTable(entity: entity)
+                }
+                return
+            }
             let marker = state.pending.cleared[entity]
-            state.pending.entities[entity].updateValue(
-                forKey: key,
-                default: PendingChange(kind: kind, base: firstBase(entity: entity, key: key, marker: marker, table: nil), sequence: sequence)
-            ) { change in
-                change.kind = kind
-                change.sequence = sequence
+            state.pending.record(kind, key: key, entity: entity, sequence: sequence) {
+                firstBase(entity: entity, key: key, marker: marker, table: nil)
             }
         }
     }
 
-    /// Records many changes under one lock, with the stored versions read from one snapshot.
-    func recordAll(_ changes: [(ObjectKey, PendingChange.Kind)], entity: Int) {
-        guard !changes.isEmpty else { return }
+    /// Records many changes, in order, under one lock: logged by a top-level context, else
+    /// recorded with the stored versions read from one snapshot.
+    func recordAll(_ entries: [PendingLog.Entry], entity: Int) {
+        guard !entries.isEmpty else { return }
+        if parent == nil {
+            let latestNumber = core.currentNumber
+            let logged = state.withLock { state -> Bool in
+                guard state.pending.cleared[entity] == nil else { return false }
+                state.generation += 1
+                state.pending.log(contentsOf: entries, entity: entity, latestNumber: latestNumber) { core.latestTable(entity: entity) }
+                return true
+            }
+            if logged { return }
+        }
         // A top-level context's bases all come from one version, read before the lock.
         let table = parent == nil ? core.currentVersion.tables[entity] : nil
         state.withLock { state in
             state.generation += 1
-            state.pending.entities[entity].reserveCapacity(state.pending.entities[entity].count + changes.count)
             let marker = state.pending.cleared[entity]
-            for (key, kind) in changes {
-                let sequence = nextPendingSequence()
-                state.pending.entities[entity].updateValue(
-                    forKey: key,
-                    default: PendingChange(kind: kind, base: firstBase(entity: entity, key: key, marker: marker, table: table), sequence: sequence)
-                ) { change in
-                    change.kind = kind
-                    change.sequence = sequence
+            for entry in entries {
+                state.pending.record(entry.kind, key: entry.key, entity: entity, sequence: entry.sequence) {
+                    firstBase(entity: entity, key: entry.key, marker: marker, table: table)
                 }
             }
         }
@@ -194,13 +201,21 @@ public final class GraphContext: Sendable {
 
     /// This context's pending change for `key`, or its nearest ancestor's.
     func pendingChange(entity: Int, key: ObjectKey) -> PendingChange? {
-        if let change = state.withLock({ $0.pending.change(entity: entity, key: key) }) { return change }
+        let change = state.withLock { state in
+            state.pending.fold(entity)
+            return state.pending.change(entity: entity, key: key)
+        }
+        if let change { return change }
         return parent?.pendingChange(entity: entity, key: key)
     }
 
     /// Pending changes of one entity as seen from this context: ancestors' overlaid by its own.
     func overlay(entity: Int) -> EntityChanges {
-        let mine = state.withLock { $0.pending.expanded(entity: entity) }
+        let mine = state.withLock { state in
+            // Folded in place, so that the next read does not fold the same log again.
+            state.pending.fold(entity)
+            return state.pending.expanded(entity: entity)
+        }
         guard var inherited = parent?.overlay(entity: entity), !inherited.isEmpty else { return mine }
         for (key, change) in mine { inherited[key] = change }
         return inherited

@@ -6,6 +6,11 @@ struct PendingChange: Sendable {
     enum Kind: Sendable {
         case upsert(any Entity)
         case delete
+
+        var isUpsert: Bool {
+            if case .upsert = self { return true }
+            return false
+        }
     }
 
     var kind: Kind
@@ -39,34 +44,217 @@ struct ClearMarker: Sendable {
     }
 }
 
+/// Changes a top-level context recorded since its entries were last brought up to date, kept
+/// as a plain log: recording a change is one append, with no hashing and no lookup of the
+/// stored object. A change's base (the stored version when the context first changed the id)
+/// is read later, and only for ids that turn out to be new, from the table of the store
+/// version the change was recorded on: each segment of the log holds that table.
+///
+/// A log is folded into the entries (``ChangeSet/fold(_:)``) before anything looks a change up
+/// by id; a save that only writes consumes it directly (``CommitPlan``).
+struct PendingLog: Sendable {
+    struct Entry: Sendable {
+        var key: ObjectKey
+        var kind: PendingChange.Kind
+        var sequence: UInt64
+    }
+
+    /// The entries recorded on one store version.
+    struct Segment: Sendable {
+        /// Index of the segment's first entry.
+        var start: Int
+        /// The entity's table in that version: bases are read from it.
+        var table: TreeDictionary<ObjectKey, StoredObject>
+        /// The table's stamp (``GraphVersion/tableStamps``): while the store's stamp is the
+        /// same, every base equals the stored object's current version.
+        var stamp: UInt64
+        /// The number of the version the segment was recorded on.
+        var versionNumber: UInt64
+    }
+
+    private(set) var entries: [Entry] = []
+    private(set) var segments: [Segment] = []
+
+    var isEmpty: Bool { entries.isEmpty }
+    var count: Int { entries.count }
+
+    /// Whether the next entry can join the last segment: the store is still at `versionNumber`.
+    func isCurrent(_ versionNumber: UInt64) -> Bool {
+        segments.last?.versionNumber == versionNumber
+    }
+
+    /// Starts a segment for entries recorded on a newer store version (a table that did not
+    /// change only moves the last segment forward).
+    mutating func startSegment(table: TreeDictionary<ObjectKey, StoredObject>, stamp: UInt64, versionNumber: UInt64) {
+        if let last = segments.indices.last, segments[last].stamp == stamp {
+            segments[last].versionNumber = versionNumber
+        } else if let last = segments.indices.last, segments[last].start == entries.count {
+            segments[last] = Segment(start: entries.count, table: table, stamp: stamp, versionNumber: versionNumber)
+        } else {
+            segments.append(Segment(start: entries.count, table: table, stamp: stamp, versionNumber: versionNumber))
+        }
+    }
+
+    /// Appends a change to the last segment (there must be one).
+    mutating func append(_ entry: Entry) {
+        entries.append(entry)
+    }
+
+    /// Appends changes to the last segment (there must be one); taken over without a copy
+    /// when the log is empty.
+    mutating func append(contentsOf more: [Entry]) {
+        if entries.isEmpty { entries = more } else { entries.append(contentsOf: more) }
+    }
+
+    /// Calls `body` with each entry, in order, and the segment it belongs to.
+    func forEach(_ body: (Entry, Segment) throws -> Void) rethrows {
+        for (index, segment) in segments.enumerated() {
+            let end = index + 1 < segments.count ? segments[index + 1].start : entries.count
+            for position in segment.start..<end { try body(entries[position], segment) }
+        }
+    }
+
+    /// Records every entry into `changes` as ``ChangeSet``'s eager path would have: a new id is
+    /// based on its segment's table, a changed one keeps its base.
+    ///
+    /// - Complexity: O(k) hash lookups for k entries, plus O(log n) for each new id's base.
+    func fold(into changes: inout EntityChanges) {
+        guard !isEmpty else { return }
+        changes.reserveCapacity(changes.count + entries.count)
+        forEach { entry, segment in
+            changes.updateValue(
+                forKey: entry.key,
+                default: PendingChange(kind: entry.kind, base: segment.table[entry.key]?.version, sequence: entry.sequence)
+            ) { change in
+                change.kind = entry.kind
+                change.sequence = entry.sequence
+            }
+        }
+    }
+}
+
 /// A context's pending changes, per entity index, in the order they were made.
 struct ChangeSet: Sendable {
-    var entities: [OrderedDictionary<ObjectKey, PendingChange>]
+    /// Per entity index, the changes by id, in the order of each id's first change.
+    private(set) var entities: [EntityChanges]
+    /// Per entity index, changes recorded after `entities` and not folded into it yet (see
+    /// ``PendingLog``). A log and a clear marker never coexist: marking folds the log, and a
+    /// context records eagerly while a marker is pending.
+    private(set) var logs: [PendingLog]
     /// Per entity index, a pending deletion of every object the context saw (see
     /// ``ClearMarker``); only a top-level context records one.
     var cleared: [ClearMarker?]
 
     init(entityCount: Int) {
         entities = Array(repeating: [:], count: entityCount)
+        logs = Array(repeating: PendingLog(), count: entityCount)
         cleared = Array(repeating: nil, count: entityCount)
     }
 
     var isEmpty: Bool {
-        entities.allSatisfy(\.isEmpty) && cleared.allSatisfy { $0 == nil }
+        entities.allSatisfy(\.isEmpty) && logs.allSatisfy(\.isEmpty) && cleared.allSatisfy { $0 == nil }
     }
 
-    /// The pending change of `key`: its entry, or the clear marker's deletion.
-    func change(entity: Int, key: ObjectKey) -> PendingChange? {
-        entities[entity][key] ?? cleared[entity]?.change(for: key)
+    /// The number of changes recorded (an id changed twice counts twice until folded; a clear
+    /// marker counts once).
+    var count: Int {
+        entities.reduce(0) { $0 + $1.count } + logs.reduce(0) { $0 + $1.count } + cleared.reduce(0) { $0 + ($1 == nil ? 0 : 1) }
     }
 
-    /// One entity's changes with a clear marker spelled out as one deletion per object, in
-    /// marking order before the entries.
+    /// Whether `entity` has a change (an entry, a logged change or a clear marker).
+    func hasChanges(entity: Int) -> Bool {
+        !entities[entity].isEmpty || !logs[entity].isEmpty || cleared[entity] != nil
+    }
+
+    // MARK: Recording
+
+    /// Records `kind` for `key`: a first change of `key` gets the base `base()` computes, a
+    /// later one keeps the first one's. Folds the entity's log first.
     ///
-    /// - Complexity: O(p) without a marker; O(n + p) with one (n objects it covers).
-    func expanded(entity: Int) -> OrderedDictionary<ObjectKey, PendingChange> {
+    /// - Complexity: O(1) amortized, plus `base()` for a new id.
+    mutating func record(_ kind: PendingChange.Kind, key: ObjectKey, entity: Int, sequence: UInt64, base: () -> UInt64?) {
+        fold(entity)
+        entities[entity].updateValue(forKey: key, default: PendingChange(kind: kind, base: base(), sequence: sequence)) { change in
+            change.kind = kind
+            change.sequence = sequence
+        }
+    }
+
+    /// Appends `entry` to the entity's log; `version` gives the latest table when the store
+    /// has moved past the log's last segment (`latestNumber` is the store's latest version
+    /// number as the caller read it).
+    ///
+    /// - Complexity: O(1) amortized.
+    mutating func log(_ entry: PendingLog.Entry, entity: Int, latestNumber: UInt64, version: () -> LatestTable) {
+        startSegmentIfNeeded(entity: entity, latestNumber: latestNumber, version: version)
+        logs[entity].append(entry)
+    }
+
+    /// Appends `entries`, in order, to the entity's log, all on one store version.
+    ///
+    /// - Complexity: O(k) for k entries; O(1) when the log is empty.
+    mutating func log(contentsOf entries: [PendingLog.Entry], entity: Int, latestNumber: UInt64, version: () -> LatestTable) {
+        startSegmentIfNeeded(entity: entity, latestNumber: latestNumber, version: version)
+        logs[entity].append(contentsOf: entries)
+    }
+
+    typealias LatestTable = (table: TreeDictionary<ObjectKey, StoredObject>, stamp: UInt64, number: UInt64)
+
+    private mutating func startSegmentIfNeeded(entity: Int, latestNumber: UInt64, version: () -> LatestTable) {
+        guard !logs[entity].isCurrent(latestNumber) else { return }
+        let latest = version()
+        logs[entity].startSegment(table: latest.table, stamp: latest.stamp, versionNumber: latest.number)
+    }
+
+    /// Folds the entity's log into its entries.
+    mutating func fold(_ entity: Int) {
+        guard !logs[entity].isEmpty else { return }
+        let log = logs[entity]
+        logs[entity] = PendingLog()
+        log.fold(into: &entities[entity])
+    }
+
+    /// Folds every log.
+    mutating func foldAll() {
+        for entity in logs.indices { fold(entity) }
+    }
+
+    /// A copy with every log folded.
+    func folded() -> ChangeSet {
+        guard logs.contains(where: { !$0.isEmpty }) else { return self }
+        var copy = self
+        copy.foldAll()
+        return copy
+    }
+
+    /// Replaces the entity's entries (its log must be folded).
+    mutating func setEntries(_ changes: EntityChanges, entity: Int) {
+        precondition(logs[entity].isEmpty, "the log of entity \(entity) must be folded first")
+        entities[entity] = changes
+    }
+
+    // MARK: Reading
+
+    /// The pending change of `key`: its entry, or the clear marker's deletion. The entity's log
+    /// must be folded.
+    func change(entity: Int, key: ObjectKey) -> PendingChange? {
+        assert(logs[entity].isEmpty, "look-up in an entity with an unfolded log")
+        return entities[entity][key] ?? cleared[entity]?.change(for: key)
+    }
+
+    /// One entity's changes with its log folded in and a clear marker spelled out as one
+    /// deletion per object, in marking order before the entries.
+    ///
+    /// - Complexity: O(p) without a marker or log; O(n + p) with a marker (n objects it covers),
+    ///   O(p + k) with a log of k changes.
+    func expanded(entity: Int) -> EntityChanges {
+        if !logs[entity].isEmpty {
+            var all = entities[entity]
+            logs[entity].fold(into: &all)
+            return all
+        }
         guard let marker = cleared[entity] else { return entities[entity] }
-        var all = OrderedDictionary<ObjectKey, PendingChange>(minimumCapacity: marker.table.count + entities[entity].count)
+        var all = EntityChanges(minimumCapacity: marker.table.count + entities[entity].count)
         for (key, stored) in marker.table where entities[entity][key] == nil {
             all[key] = PendingChange(kind: .delete, base: stored.version, sequence: marker.sequence)
         }
@@ -74,11 +262,15 @@ struct ChangeSet: Sendable {
         return all
     }
 
+    // MARK: Combining
+
     /// Folds `child`'s changes over these: the child's value wins, the base of an id this set
     /// already changed (or its clear marker covers) is kept: it is the older, store-relative
     /// one. A child context records no clear markers of its own.
     mutating func merge(_ child: ChangeSet) {
-        for (entity, changes) in child.entities.enumerated() {
+        let child = child.folded()
+        for (entity, changes) in child.entities.enumerated() where !changes.isEmpty {
+            fold(entity)
             for (key, change) in changes {
                 var merged = change
                 if let existing = self.change(entity: entity, key: key) { merged.base = existing.base }
@@ -89,6 +281,8 @@ struct ChangeSet: Sendable {
 
     /// Removes the entries of `committed` that have not been changed again since.
     mutating func removeCommitted(_ committed: ChangeSet) {
+        foldAll()
+        let committed = committed.folded()
         // Rebuilt rather than removed from one by one: removing from an ordered dictionary
         // shifts its storage, which would make a large save quadratic.
         for (entity, changes) in committed.entities.enumerated() where !changes.isEmpty {
@@ -105,6 +299,8 @@ struct ChangeSet: Sendable {
     ///
     /// - Complexity: O(committed changes).
     mutating func rebase(_ committed: ChangeSet, onto written: GraphChange, schema: Schema) {
+        foldAll()
+        let committed = committed.folded()
         for (entity, changes) in committed.entities.enumerated() where !changes.isEmpty && !entities[entity].isEmpty {
             let name = schema.entities[entity].name
             var versions: [ObjectKey: UInt64?] = [:]

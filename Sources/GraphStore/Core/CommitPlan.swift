@@ -1,3 +1,4 @@
+import Foundation
 import HashTreeCollections
 import OrderedCollections
 
@@ -19,7 +20,20 @@ struct CommitPlan {
     private(set) var cleared: Set<Int> = []
     /// Upserts of standalone entities whose conflict check is left to `apply`, which looks
     /// each object up anyway (one tree lookup per object instead of two).
-    private var deferred: [Int: EntityChanges] = [:]
+    private var deferred: [Int: DeferredUpserts] = [:]
+
+    /// A standalone entity's upserts as the context holds them: its entries, then its log.
+    private struct DeferredUpserts {
+        var entries: EntityChanges
+        var log: PendingLog
+
+        /// Every change, one per id, as ``ChangeSet/expanded(entity:)`` lists them.
+        var folded: EntityChanges {
+            var all = entries
+            log.fold(into: &all)
+            return all
+        }
+    }
 
     init(schema: Schema, base: GraphVersion, policy: MergePolicy) {
         self.schema = schema
@@ -50,26 +64,29 @@ struct CommitPlan {
     mutating func resolveConflicts(_ changes: ChangeSet) throws {
         var conflicts: [MergeConflict] = []
         for entity in changes.entities.indices {
-            if let marker = changes.cleared[entity], changes.entities[entity].isEmpty, marker.stamp == base.tableStamps[entity],
+            if let marker = changes.cleared[entity], changes.entities[entity].isEmpty, changes.logs[entity].isEmpty,
+               marker.stamp == base.tableStamps[entity],
                schema.incoming[entity].allSatisfy({ base.inverse[$0].isEmpty }) {
                 // The table is as the context saw it and nothing references its objects: no
                 // conflict and no delete rule can arise, so it goes whole.
                 if !base.tables[entity].isEmpty { cleared.insert(entity) }
                 continue
             }
-            // Otherwise a marker is spelled out as one deletion per object it covers.
-            let entityChanges = changes.expanded(entity: entity)
-            guard !entityChanges.isEmpty else { continue }
+            guard changes.hasChanges(entity: entity) else { continue }
             // A standalone entity (no unique constraint, no relationship in or out) with only
             // upserts: nothing between here and `apply` looks at its objects, so `apply`
-            // checks the bases while it writes.
+            // checks the bases while it writes, straight from the context's entries and log.
             let description = schema.entities[entity]
             if description.constraints.isEmpty, description.relationshipIndexes.isEmpty, schema.incoming[entity].isEmpty,
-               entityChanges.values.allSatisfy({ $0.upserted != nil }) {
+               changes.cleared[entity] == nil, changes.entities[entity].values.allSatisfy({ $0.kind.isUpsert }),
+               changes.logs[entity].entries.allSatisfy({ $0.kind.isUpsert }) {
                 // Not copied into `upserts`: nothing else reads a standalone entity's writes.
-                deferred[entity] = entityChanges
+                deferred[entity] = DeferredUpserts(entries: changes.entities[entity], log: changes.logs[entity])
                 continue
             }
+            // Otherwise the log is folded and a marker spelled out as one deletion per object
+            // it covers.
+            let entityChanges = changes.expanded(entity: entity)
             // The common case, only upserts and no conflicts, reuses the change set's keys
             // instead of hashing every key again.
             var isPlain = true
@@ -113,7 +130,7 @@ struct CommitPlan {
         if policy == .error, !conflicts.isEmpty {
             // List the deferred entities' conflicts too: the error names every one.
             for (entity, changes) in deferred.sorted(by: { $0.key < $1.key }) {
-                for (key, change) in changes {
+                for (key, change) in changes.folded {
                     let stored = base.tables[entity][key]
                     guard stored?.version != change.base else { continue }
                     let kind: MergeConflict.Kind = stored == nil ? .deletedElsewhere : (change.base == nil ? .insertedElsewhere : .updatedElsewhere)
@@ -379,28 +396,75 @@ struct CommitPlan {
 
     /// Writes a standalone entity's upserts, checking each one's base against the object it
     /// replaces, with the same outcomes as ``resolveConflicts(_:)``.
+    ///
+    /// A logged change's base is read from its segment's table, and only for the first change
+    /// of an id: when the store's table still has the segment's stamp, the base is the version
+    /// the write replaces, so no lookup is needed. A later change of an id written by this
+    /// commit already finds the new version: it only replaces the value.
     private func applyDeferred(
-        _ changes: EntityChanges, entity: Int, to next: inout GraphVersion,
+        _ changes: DeferredUpserts, entity: Int, to next: inout GraphVersion,
         inserted: inout [ObjectKey], updated: inout [ObjectKey]
     ) throws {
         var conflicts: [MergeConflict] = []
-        for (key, change) in changes {
-            let old = next.tables[entity].updateValue(StoredObject(value: change.upserted!, version: next.number), forKey: key)
-            if old?.version != change.base {
-                let kind: MergeConflict.Kind = old == nil ? .deletedElsewhere : (change.base == nil ? .insertedElsewhere : .updatedElsewhere)
+        /// Ids `.storeWins` kept as stored: later changes of them are dropped too.
+        var kept: Set<ObjectKey> = []
+        let number = next.number
+        // Worked on as a local, uniquely referenced value: updated in place, with no access
+        // checks on a captured variable.
+        var table = next.tables[entity]
+        next.tables[entity] = [:]
+        defer { next.tables[entity] = table }
+        /// Whether the write of `key` replacing `old` is kept; records a conflict if it has one.
+        func settle(_ key: ObjectKey, old: StoredObject?, base: UInt64?, table: inout TreeDictionary<ObjectKey, StoredObject>) {
+            if old?.version != base {
+                let kind: MergeConflict.Kind = old == nil ? .deletedElsewhere : (base == nil ? .insertedElsewhere : .updatedElsewhere)
                 conflicts.append(MergeConflict(
                     entity: schema.entities[entity].name, id: key.description, kind: kind,
-                    baseVersion: change.base, storedVersion: old?.version))
+                    baseVersion: base, storedVersion: old?.version))
                 if policy == .storeWins {
-                    next.tables[entity][key] = old
-                    continue
+                    table[key] = old
+                    kept.insert(key)
+                    return
                 }
             }
             if old == nil { inserted.append(key) } else { updated.append(key) }
+        }
+        for (key, change) in changes.entries {
+            let old = table.updateValue(StoredObject(value: change.upserted!, version: number), forKey: key)
+            settle(key, old: old, base: change.base, table: &table)
+        }
+        let stamp = base.tableStamps[entity]
+        let entries = changes.log.entries
+        if table.isEmpty, changes.entries.isEmpty, entries.count >= TableBuilder.parallelThreshold,
+           changes.log.segments.allSatisfy({ $0.stamp == stamp }), ProcessInfo.processInfo.activeProcessorCount > 1 {
+            // A large batch into an empty table that nobody changed since: no conflict can
+            // arise and every id is new, so the table is built on two threads.
+            let built = TableBuilder.build(entries, version: number)
+            table = built.table
+            inserted.append(contentsOf: built.inserted)
+            return
+        }
+        for (index, segment) in changes.log.segments.enumerated() {
+            let end = index + 1 < changes.log.segments.count ? changes.log.segments[index + 1].start : entries.count
+            let isCurrent = segment.stamp == stamp
+            for position in segment.start..<end {
+                guard case .upsert(let value) = entries[position].kind else { preconditionFailure("a deferred change is an upsert") }
+                let key = entries[position].key
+                if !kept.isEmpty, kept.contains(key) { continue }
+                let old = table.updateValue(StoredObject(value: value, version: number), forKey: key)
+                if let old {
+                    // Changed again after a change this commit already wrote: only the value moves on.
+                    if old.version == number { continue }
+                    settle(key, old: old, base: isCurrent ? old.version : segment.table[key]?.version, table: &table)
+                } else if isCurrent {
+                    inserted.append(key)
+                } else {
+                    settle(key, old: nil, base: segment.table[key]?.version, table: &table)
+                }
+            }
         }
         if policy == .error, !conflicts.isEmpty {
             throw GraphStoreError.mergeConflict(conflicts)
         }
     }
-
 }

@@ -1,4 +1,6 @@
 import Foundation
+import HashTreeCollections
+import Synchronization
 
 /// The versioned in-memory graph shared by a container's contexts.
 ///
@@ -10,6 +12,9 @@ package final class GraphCore: Sendable {
     package let schema: Schema
     let backend: any StoreBackend
     private let latest: Guarded<GraphVersion>
+    /// The latest version's number, readable without the lock. It is stored while the lock
+    /// is held, so a thread that has seen a version through the lock reads at least its number.
+    private let latestNumber: Atomic<UInt64>
     private let commits: Guarded<CommitState>
     private static let reclaimer = DispatchQueue(label: "GraphStore.reclaimer", qos: .background)
 
@@ -23,6 +28,7 @@ package final class GraphCore: Sendable {
         self.schema = schema
         self.backend = backend
         latest = Guarded(initial)
+        latestNumber = Atomic(initial.number)
         commits = Guarded(CommitState())
     }
 
@@ -89,7 +95,10 @@ package final class GraphCore: Sendable {
         let (next, change) = planned
         guard change.insertedCount + change.updatedCount + change.deletedCount > 0 else { return nil }
         let replaced = latest.withLock { current in
-            defer { current = next }
+            defer {
+                current = next
+                latestNumber.store(next.number, ordering: .releasing)
+            }
             return current
         }
         // Objects only the replaced version held (say, a deleted table) are freed on a
@@ -149,5 +158,19 @@ extension GraphCore {
     /// - Complexity: O(log n), under the version lock.
     func storedVersion(entity: Int, key: ObjectKey) -> UInt64? {
         latest.withLock { $0.tables[entity][key]?.version }
+    }
+
+    /// The latest version's number, without taking the lock.
+    ///
+    /// - Complexity: O(1), one atomic load.
+    var currentNumber: UInt64 {
+        latestNumber.load(ordering: .acquiring)
+    }
+
+    /// One entity's table in the latest version, with its stamp and the version's number.
+    ///
+    /// - Complexity: O(1), under the version lock.
+    func latestTable(entity: Int) -> (table: TreeDictionary<ObjectKey, StoredObject>, stamp: UInt64, number: UInt64) {
+        latest.withLock { ($0.tables[entity], $0.tableStamps[entity], $0.number) }
     }
 }

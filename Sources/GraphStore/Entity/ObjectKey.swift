@@ -38,6 +38,32 @@ package struct ObjectKey: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Hashes the common id types with one multiply–xor–shift mix instead of SipHash.
+    ///
+    /// Every id of every change is hashed several times on its way into the store (the
+    /// context's pending map, the persistent table, the change lists), so SipHash's fixed cost
+    /// was a large share of an insert. `Dictionary`, `Set`, the ordered collections and the hash
+    /// trees all hash through this requirement. The mix is keyed with a per-process random
+    /// value, as Swift's own hashing is, so hash values differ between runs and cannot be
+    /// chosen from outside; `String` and other ids keep `Hasher`. `hash(into:)` is unchanged
+    /// (synthesized), so keys nested in other hashable values hash as before.
+    package func _rawHashValue(seed: Int) -> Int {
+        let salt = objectKeyHashSalt ^ UInt64(bitPattern: Int64(seed)) &* 0x9E37_79B9_7F4A_7C15
+        switch storage {
+        case .int(let value): return mixedHash(UInt64(bitPattern: Int64(value)) ^ salt ^ 0x01)
+        case .int64(let value): return mixedHash(UInt64(bitPattern: value) ^ salt ^ 0x02)
+        case .int32(let value): return mixedHash(UInt64(UInt32(bitPattern: value)) ^ salt ^ 0x03)
+        case .uuid(let value):
+            let (high, low) = withUnsafeBytes(of: value.uuid) { ($0.load(as: UInt64.self), $0.load(fromByteOffset: 8, as: UInt64.self)) }
+            return mixedHash(UInt64(bitPattern: Int64(mixedHash(high ^ salt ^ 0x04))) ^ low)
+        case .string, .other:
+            var hasher = Hasher()
+            hasher.combine(seed)
+            hash(into: &hasher)
+            return hasher.finalize()
+        }
+    }
+
     /// The wrapped value.
     package var base: any Hashable & Sendable {
         switch storage {
@@ -91,6 +117,22 @@ package struct ObjectKey: Hashable, Sendable, CustomStringConvertible {
             base.hash(into: &hasher)
         }
     }
+}
+
+/// The key of ``ObjectKey``'s hash mix: random per process, like `Hasher`'s seed.
+private let objectKeyHashSalt = UInt64.random(in: .min ... .max)
+
+/// The 64-bit finalizer of MurmurHash3: every input bit affects every output bit, so the
+/// hash trees, which use a hash five bits at a time from the low end, see well-spread bits.
+@inline(__always)
+private func mixedHash(_ value: UInt64) -> Int {
+    var x = value
+    x ^= x >> 33
+    x &*= 0xFF51_AFD7_ED55_8CCD
+    x ^= x >> 33
+    x &*= 0xC4CE_B9FE_1A85_EC53
+    x ^= x >> 33
+    return Int(bitPattern: UInt(x))
 }
 
 /// The values of a compound unique constraint, as one hashable key.

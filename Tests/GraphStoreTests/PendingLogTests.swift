@@ -1,0 +1,289 @@
+import Foundation
+import GraphStore
+import GraphStoreTestSupport
+import PropertyBased
+import Testing
+
+/// A top-level context logs its changes and reads each one's base later, from the table of the
+/// store version it was made on; a save writes a standalone entity's log straight into the new
+/// table (a large batch into an empty table on two threads). Every outcome must be the one a
+/// context that looks each change up at once gives: the model below is that context.
+@Suite struct PendingLogTests {
+    /// No relationship in or out, no unique constraint: its upserts take the save's direct path.
+    struct Counter: CounterEntity {
+        var id: Int
+        var value: Int
+    }
+
+    /// The same fields, but referenced by `Holder`: its changes take the general path.
+    struct LinkedCounter: CounterEntity {
+        var id: Int
+        var value: Int
+    }
+
+    struct Holder: Entity {
+        var id: Int
+        var counterIDs: [Int]
+        static var relationships: [Relationship<Holder>] { [.toMany(\.counterIDs, LinkedCounter.self, deleteRule: .nullify)] }
+    }
+
+    static let types: [any Entity.Type] = [Counter.self, LinkedCounter.self, Holder.self]
+
+    enum Step: Sendable, CustomStringConvertible {
+        case insert(Int, Int)
+        case insertMany([Int], Int)
+        case delete(Int)
+        case otherWrites(Int, Int)
+        case otherDeletes(Int)
+        case fetch
+        case save
+        case rollback
+
+        var description: String {
+            switch self {
+            case .insert(let id, let value): "insert \(id)=\(value)"
+            case .insertMany(let ids, let value): "insert \(ids)=\(value)"
+            case .delete(let id): "delete \(id)"
+            case .otherWrites(let id, let value): "other writes \(id)=\(value)"
+            case .otherDeletes(let id): "other deletes \(id)"
+            case .fetch: "fetch"
+            case .save: "save"
+            case .rollback: "rollback"
+            }
+        }
+    }
+
+    /// Few ids, so that changes hit the same objects again and race with other contexts.
+    static let id = Gen<Int>.int(in: 0...5)
+    static let value = Gen<Int>.int(in: 0...999)
+    static let step = Gen<Step>.frequency(
+        (weight: 6, gen: zip(id, value).map { Step.insert($0, $1) }),
+        (weight: 2, gen: zip(id.array(of: 1...4), value).map { Step.insertMany($0, $1) }),
+        (weight: 2, gen: id.map { Step.delete($0) }),
+        (weight: 3, gen: zip(id, value).map { Step.otherWrites($0, $1) }),
+        (weight: 1, gen: id.map { Step.otherDeletes($0) }),
+        (weight: 2, gen: Gen.always(Step.fetch)),
+        (weight: 3, gen: Gen.always(Step.save)),
+        (weight: 1, gen: Gen.always(Step.rollback)))
+
+    @Test(arguments: [MergePolicy.error, .contextWins, .storeWins])
+    func standaloneEntityMatchesTheModel(policy: MergePolicy) async throws {
+        await propertyCheck(count: 150, input: Self.step.array(of: 1...40)) { steps in
+            try Self.run(steps, Counter.self, policy: policy)
+        }
+    }
+
+    @Test(arguments: [MergePolicy.error, .contextWins, .storeWins])
+    func referencedEntityMatchesTheModel(policy: MergePolicy) async throws {
+        await propertyCheck(count: 150, input: Self.step.array(of: 1...40)) { steps in
+            try Self.run(steps, LinkedCounter.self, policy: policy)
+        }
+    }
+
+    /// Runs `steps` on a container's main context and on the model, comparing after each.
+    static func run<E: CounterEntity>(_ steps: [Step], _ type: E.Type, policy: MergePolicy) throws {
+        let container = try GraphContainer(for: types, store: .inMemory)
+        let main = container.mainContext
+        main.mergePolicy = policy
+        var model = Model(policy: policy)
+        for (index, step) in steps.enumerated() {
+            let trace = "step \(index) \(step) of \(steps)"
+            switch step {
+            case .insert(let id, let value):
+                main.insert(E(id: id, value: value))
+                model.change(id, to: value)
+            case .insertMany(let ids, let value):
+                main.insert(contentsOf: ids.map { E(id: $0, value: value) })
+                for id in ids { model.change(id, to: value) }
+            case .delete(let id):
+                main.delete(E.self, id: id)
+                model.change(id, to: nil)
+            case .otherWrites(let id, let value):
+                let other = container.newBackgroundContext()
+                other.insert(E(id: id, value: value))
+                try other.save()
+                model.store(id, value)
+            case .otherDeletes(let id):
+                let other = container.newBackgroundContext()
+                other.delete(E.self, id: id)
+                try other.save()
+                model.store(id, nil)
+            case .fetch:
+                #expect(try values(main, E.self) == model.seenByContext, "\(trace)")
+            case .save:
+                let expected = model.save()
+                do {
+                    try main.save()
+                    #expect(expected == nil, "\(trace): expected a conflict on \(expected ?? [])")
+                } catch GraphStoreError.mergeConflict(let conflicts) {
+                    #expect(Set(conflicts.map(\.id)) == expected.map { Set($0.map(String.init)) }, "\(trace)")
+                }
+                #expect(main.hasChanges == !model.pending.isEmpty, "\(trace)")
+            case .rollback:
+                main.rollback()
+                model.pending = [:]
+            }
+            #expect(try values(container.newBackgroundContext(), E.self) == model.committed, "\(trace)")
+        }
+        try container._checkInvariants()
+    }
+
+    static func values<E: CounterEntity>(_ context: GraphContext, _ type: E.Type) throws -> [Int: Int] {
+        Dictionary(uniqueKeysWithValues: try context.fetch(FetchDescriptor<E>()).map { ($0.id, $0.value) })
+    }
+
+    /// A context that records each change's base when it is made: the reference behaviour.
+    struct Model {
+        let policy: MergePolicy
+        /// id → (value, version of the write).
+        var objects: [Int: (value: Int, version: Int)] = [:]
+        /// id → (value or nil for a deletion, version of the stored object at the first change).
+        var pending: [Int: (value: Int?, base: Int?)] = [:]
+        var writes = 0
+
+        var committed: [Int: Int] { objects.mapValues(\.value) }
+
+        var seenByContext: [Int: Int] {
+            var seen = committed
+            for (id, change) in pending { seen[id] = change.value }
+            return seen
+        }
+
+        mutating func change(_ id: Int, to value: Int?) {
+            let base = pending[id].map(\.base) ?? objects[id]?.version
+            pending[id] = (value, base)
+        }
+
+        mutating func store(_ id: Int, _ value: Int?) {
+            writes += 1
+            objects[id] = value.map { ($0, writes) }
+        }
+
+        /// Saves the pending changes; returns the conflicting ids when the save must throw.
+        mutating func save() -> [Int]? {
+            var conflicting: [Int] = []
+            for (id, change) in pending {
+                let stored = objects[id]?.version
+                // Deleting what is already gone is not a conflict.
+                if change.value == nil, stored == nil { continue }
+                if stored != change.base { conflicting.append(id) }
+            }
+            if policy == .error, !conflicting.isEmpty { return conflicting.sorted() }
+            for (id, change) in pending where policy != .storeWins || !conflicting.contains(id) {
+                store(id, change.value)
+            }
+            pending = [:]
+            return nil
+        }
+    }
+
+    // MARK: - Large batches
+
+    /// 20,000 new counters, a few hundred of them changed again before the save, into an empty
+    /// table (built on two threads) and into a table holding one object (written in order):
+    /// the same objects, each id reported once, in the order of its first change.
+    @Test(arguments: [false, true])
+    func aLargeBatchKeepsTheLastValueAndReportsEachIDOnceInOrder(batch: Bool) async throws {
+        let ids = (0..<20_000).map { ($0 * 7_919) % 20_000 }
+        let again = ids.prefix(700).reversed().map { Counter(id: $0, value: -$0) }
+        for seeded in [false, true] {
+            let container = try GraphContainer(for: Self.types, store: .inMemory)
+            let stream = container.changes
+            if seeded {
+                container.mainContext.insert(Counter(id: 50_000, value: 1))
+                try container.mainContext.save()
+            }
+            let main = container.mainContext
+            let first = ids.map { Counter(id: $0, value: $0) }
+            if batch {
+                main.insert(contentsOf: first)
+                main.insert(contentsOf: again)
+            } else {
+                for counter in first + again { main.insert(counter) }
+            }
+            try main.save()
+            try await container.close()
+            var changes: [GraphChange] = []
+            for await change in stream { changes.append(change) }
+
+            let written = try #require(changes.last)
+            #expect(written.insertedIDs(Counter.self) == ids, "seeded: \(seeded)")
+            #expect(written.updatedCount == 0 && written.deletedCount == 0)
+            let values = try Self.values(container.newBackgroundContext(), Counter.self)
+            #expect(values.count == 20_000 + (seeded ? 1 : 0))
+            let changedAgain = Set(again.map(\.id))
+            #expect(ids.allSatisfy { values[$0] == (changedAgain.contains($0) ? -$0 : $0) })
+            try container._checkInvariants()
+        }
+    }
+
+    /// A large batch logged before another context filled the table: the store moved on, so
+    /// the bases are read from the table the batch was logged on, and every id the other
+    /// context inserted in between conflicts.
+    @Test func aLargeBatchConflictsWithObjectsInsertedSinceItWasLogged() async throws {
+        let container = try GraphContainer(for: Self.types, store: .inMemory)
+        let main = container.mainContext
+        main.insert(contentsOf: (0..<20_000).map { Counter(id: $0, value: 1) })
+        let other = container.newBackgroundContext()
+        other.insert(contentsOf: [Counter(id: 3, value: 2), Counter(id: 19_999, value: 2)])
+        try other.save()
+        #expect {
+            try main.save()
+        } throws: { error in
+            guard case .mergeConflict(let conflicts) = error as? GraphStoreError else { return false }
+            return conflicts.map(\.id).sorted() == ["19999", "3"] && conflicts.allSatisfy { $0.kind == .insertedElsewhere }
+        }
+        #expect(try main.fetchCount(FetchDescriptor<Counter>()) == 20_000)
+        main.mergePolicy = .storeWins
+        try main.save()
+        let values = try Self.values(container.newBackgroundContext(), Counter.self)
+        #expect(values.count == 20_000 && values[3] == 2 && values[19_999] == 2 && values[4] == 1)
+        try container._checkInvariants()
+    }
+
+    // MARK: - Reading a log
+
+    /// A child context reads its parent's logged changes, and its save lands in the parent's
+    /// changes with the parent's bases.
+    @Test(arguments: StoreKind.allCases)
+    func aChildSeesAndExtendsItsParentsLoggedChanges(store: StoreKind) async throws {
+        try await withContainer(store, for: Self.types) { container in
+            let main = container.mainContext
+            main.insert(Counter(id: 1, value: 1))
+            try main.save()
+
+            main.insert(Counter(id: 1, value: 2))
+            main.insert(Counter(id: 2, value: 2))
+            let child = main.newChildContext()
+            #expect(child.model(Counter.self, id: 1)?.value == 2)
+            #expect(try child.fetchCount(FetchDescriptor<Counter>()) == 2)
+            child.insert(Counter(id: 1, value: 3))
+            child.insert(Counter(id: 3, value: 3))
+            try child.save()
+            main.insert(Counter(id: 4, value: 4))
+            #expect(try Self.values(main, Counter.self) == [1: 3, 2: 2, 3: 3, 4: 4])
+
+            // Counter 1 is based on the version the parent first changed: another context's
+            // update in between conflicts.
+            let other = container.newBackgroundContext()
+            other.insert(Counter(id: 1, value: 9))
+            try other.save()
+            #expect {
+                try main.save()
+            } throws: { error in
+                guard case .mergeConflict(let conflicts) = error as? GraphStoreError else { return false }
+                return conflicts.map(\.id) == ["1"] && conflicts[0].kind == .updatedElsewhere
+            }
+            main.mergePolicy = .contextWins
+            try main.save()
+            #expect(try Self.values(container.newBackgroundContext(), Counter.self) == [1: 3, 2: 2, 3: 3, 4: 4])
+            try container._checkInvariants()
+        }
+    }
+}
+
+/// The counters the model runs on.
+protocol CounterEntity: Entity, Hashable where ID == Int {
+    init(id: Int, value: Int)
+    var value: Int { get }
+}
