@@ -119,8 +119,10 @@ package struct ObjectKey: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// The key of ``ObjectKey``'s hash mix: random per process, like `Hasher`'s seed.
-private let objectKeyHashSalt = UInt64.random(in: .min ... .max)
+/// The key of ``ObjectKey``'s hash mix: random per process, like `Hasher`'s seed, and fixed
+/// when `SWIFT_DETERMINISTIC_HASHING` is set, as `Hasher`'s is.
+private let objectKeyHashSalt: UInt64 =
+    ProcessInfo.processInfo.environment["SWIFT_DETERMINISTIC_HASHING"] == nil ? UInt64.random(in: .min ... .max) : 0x5EED
 
 /// The 64-bit finalizer of MurmurHash3: every input bit affects every output bit, so the
 /// hash trees, which use a hash five bits at a time from the low end, see well-spread bits.
