@@ -241,6 +241,61 @@ import Testing
         try container._checkInvariants()
     }
 
+    // MARK: - Threads
+
+    /// Four threads log changes into one context and two of them save it, while two more save
+    /// other ids of the same entity through their own contexts, so the store moves on between
+    /// almost every logged change: the context's saves never conflict with each other or with
+    /// the disjoint writers, and nothing is lost.
+    @Test func loggingThreadsRaceSavesOfTheSameEntity() throws {
+        let container = try GraphContainer(for: Self.types, store: .inMemory)
+        let shared = container.newBackgroundContext()
+        let failures = Locked<[String]>([])
+        let rounds = 1_500
+        // Real threads, all at once (a concurrentPerform on two cores would run them two by two).
+        let finished = DispatchSemaphore(value: 0)
+        for worker in 0..<6 {
+            Thread {
+                defer { finished.signal() }
+                do {
+                    if worker >= 4 {
+                        // Another context's saves of ids 1,000 and up.
+                        for round in 0..<rounds {
+                            let other = container.newBackgroundContext()
+                            other.insert(Counter(id: 1_000 + (worker - 4) * 50 + round % 50, value: round))
+                            try other.save()
+                        }
+                        return
+                    }
+                    for round in 0..<rounds {
+                        if round % 3 == 0 {
+                            shared.insert(contentsOf: (0..<5).map { Counter(id: (round + $0 * 7) % 200, value: round) })
+                        } else {
+                            shared.insert(Counter(id: (round * 13 + worker) % 200, value: round))
+                        }
+                        if round % 50 == 0 { _ = shared.model(Counter.self, id: round % 200) }
+                        if worker % 2 == 0, round % 40 == 39 { try shared.save() }
+                    }
+                } catch {
+                    failures.withLock { $0.append("worker \(worker): \(error)") }
+                }
+            }.start()
+        }
+        for _ in 0..<6 { finished.wait() }
+        try shared.save()
+        #expect(failures.value.isEmpty, "\(failures.value)")
+        #expect(!shared.hasChanges)
+        let values = try Self.values(container.newBackgroundContext(), Counter.self)
+        #expect(values.count == 300)
+        // Each writer's last round wrote each of its ids last.
+        for writer in 0..<2 {
+            for round in (rounds - 50)..<rounds {
+                #expect(values[1_000 + writer * 50 + round % 50] == round)
+            }
+        }
+        try container._checkInvariants()
+    }
+
     // MARK: - Reading a log
 
     /// A child context reads its parent's logged changes, and its save lands in the parent's
