@@ -33,6 +33,10 @@ import Testing
         case insert(Int, Int)
         case insertMany([Int], Int)
         case delete(Int)
+        /// `delete(model:)`: a clear marker, after which the context records changes eagerly.
+        case deleteAll
+        /// A child context's insert, saved into the context.
+        case childInserts(Int, Int)
         case otherWrites(Int, Int)
         case otherDeletes(Int)
         case fetch
@@ -44,6 +48,8 @@ import Testing
             case .insert(let id, let value): "insert \(id)=\(value)"
             case .insertMany(let ids, let value): "insert \(ids)=\(value)"
             case .delete(let id): "delete \(id)"
+            case .deleteAll: "delete all"
+            case .childInserts(let id, let value): "child inserts \(id)=\(value)"
             case .otherWrites(let id, let value): "other writes \(id)=\(value)"
             case .otherDeletes(let id): "other deletes \(id)"
             case .fetch: "fetch"
@@ -60,6 +66,8 @@ import Testing
         (weight: 6, gen: zip(id, value).map { Step.insert($0, $1) }),
         (weight: 2, gen: zip(id.array(of: 1...4), value).map { Step.insertMany($0, $1) }),
         (weight: 2, gen: id.map { Step.delete($0) }),
+        (weight: 1, gen: Gen.always(Step.deleteAll)),
+        (weight: 1, gen: zip(id, value).map { Step.childInserts($0, $1) }),
         (weight: 3, gen: zip(id, value).map { Step.otherWrites($0, $1) }),
         (weight: 1, gen: id.map { Step.otherDeletes($0) }),
         (weight: 2, gen: Gen.always(Step.fetch)),
@@ -98,6 +106,14 @@ import Testing
             case .delete(let id):
                 main.delete(E.self, id: id)
                 model.change(id, to: nil)
+            case .deleteAll:
+                _ = try main.delete(model: E.self)
+                model.deleteAll()
+            case .childInserts(let id, let value):
+                let child = main.newChildContext()
+                child.insert(E(id: id, value: value))
+                try child.save()
+                model.change(id, to: value)
             case .otherWrites(let id, let value):
                 let other = container.newBackgroundContext()
                 other.insert(E(id: id, value: value))
@@ -122,6 +138,7 @@ import Testing
             case .rollback:
                 main.rollback()
                 model.pending = [:]
+                model.isMarked = false
             }
             #expect(try values(container.newBackgroundContext(), E.self) == model.committed, "\(trace)")
         }
@@ -154,6 +171,22 @@ import Testing
             pending[id] = (value, base)
         }
 
+        /// Whether a `delete(model:)` is pending (the context holds a clear marker).
+        var isMarked = false
+
+        /// The first `delete(model:)` before a save deletes every stored object (based on the
+        /// version it has, or the one the context's earlier change of it was based on) and drops
+        /// what the context only inserted; a second one deletes what the context sees, id by id.
+        mutating func deleteAll() {
+            guard !isMarked else {
+                for id in seenByContext.keys { change(id, to: nil) }
+                return
+            }
+            isMarked = true
+            for id in objects.keys { change(id, to: nil) }
+            for id in pending.keys where objects[id] == nil { pending[id] = nil }
+        }
+
         mutating func store(_ id: Int, _ value: Int?) {
             writes += 1
             objects[id] = value.map { ($0, writes) }
@@ -173,6 +206,7 @@ import Testing
                 store(id, change.value)
             }
             pending = [:]
+            isMarked = false
             return nil
         }
     }

@@ -54,7 +54,7 @@ package struct ObjectKey: Hashable, Sendable, CustomStringConvertible {
         case .int64(let value): return mixedHash(UInt64(bitPattern: value) ^ salt ^ 0x02)
         case .int32(let value): return mixedHash(UInt64(UInt32(bitPattern: value)) ^ salt ^ 0x03)
         case .uuid(let value):
-            let (high, low) = withUnsafeBytes(of: value.uuid) { ($0.load(as: UInt64.self), $0.load(fromByteOffset: 8, as: UInt64.self)) }
+            let (high, low) = withUnsafeBytes(of: value.uuid) { ($0.loadUnaligned(as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) }
             return mixedHash(UInt64(bitPattern: Int64(mixedHash(high ^ salt ^ 0x04))) ^ low)
         case .string, .other:
             var hasher = Hasher()
