@@ -75,7 +75,9 @@ public final class GraphContext: Sendable {
     /// The change is visible to this context (and its children) at once, and to everyone else
     /// after `save()`.
     ///
-    /// - Complexity: O(1) amortized, plus O(log n) to look up the stored object's version.
+    /// - Complexity: O(1) amortized for a top-level context: the change is appended to the
+    ///   context's log, and the stored object's version it is based on is read (O(log n)) when
+    ///   the context saves or first looks the id up. A child context looks it up at once.
     public func insert<E: Entity>(_ object: E) {
         record(.upsert(object), entity: core.schema.index(of: E.self), key: ObjectKey(object.id))
     }
@@ -87,8 +89,8 @@ public final class GraphContext: Sendable {
     /// context.insert(contentsOf: page.posts)
     /// ```
     ///
-    /// - Complexity: O(k) amortized for k objects, plus O(log n) each to look up the stored
-    ///   object's version; the context's lock is taken once.
+    /// - Complexity: O(k) for k objects, with the context's lock taken once; bases are read as
+    ///   for ``insert(_:)``.
     public func insert<S: Sequence>(contentsOf objects: S) where S.Element: Entity {
         let entries = objects.map { PendingLog.Entry(key: ObjectKey($0.id), kind: .upsert($0), sequence: nextPendingSequence()) }
         recordAll(entries, entity: core.schema.index(of: S.Element.self))
@@ -102,7 +104,7 @@ public final class GraphContext: Sendable {
     /// Deletes the object of `type` with `id` when the context is saved; nothing happens for an
     /// id that names no object.
     ///
-    /// - Complexity: O(1) amortized; delete rules run at save.
+    /// - Complexity: O(1) amortized, as ``insert(_:)``; delete rules run at save.
     public func delete<E: Entity>(_ type: E.Type, id: E.ID) {
         record(.delete, entity: core.schema.index(of: E.self), key: ObjectKey(id))
     }
