@@ -135,11 +135,14 @@ import Testing
         var header = try #require(tree["header"] as? [String: Any])
         header["savedAt"] = "yesterday"
         tree["header"] = header
-        guard case .damagedFile(_, _, let reason) = Self.refusal(try JSONSerialization.data(withJSONObject: tree)) else {
+        let refusal = Self.refusal(try JSONSerialization.data(withJSONObject: tree))
+        guard case .damagedFile(let path, _, let reason) = refusal else {
             Issue.record("savedAt")
             return
         }
         #expect(reason == "not a readable JSON snapshot at header.savedAt: Expected to decode Double but found a string instead.")
+        // The message ends the reason's sentence once, not twice.
+        #expect(refusal?.description == "The store file \(path) is damaged: not a readable JSON snapshot at header.savedAt: Expected to decode Double but found a string instead. The file was left untouched.")
         header["savedAt"] = 1.5
         header["formatVersion"] = 2
         tree["header"] = header

@@ -62,14 +62,14 @@ public enum GraphStoreError: Error, Sendable, Equatable, CustomStringConvertible
         case let .danglingReference(entity, id, relationship, targetEntity, targetID):
             return "\(entity) \(id).\(relationship) references \(targetEntity) \(targetID), which does not exist. Nothing was saved."
         case let .identityMergeFailed(entity, id, reason):
-            return "Could not merge \(entity) \(id) into the existing object with the same unique value: \(reason)."
+            return "Could not merge \(entity) \(id) into the existing object with the same unique value: \(sentence(reason))."
         case .containerClosed:
             return "The container is closed; open a new one to save."
         case let .predicateFailed(entity, id, reason):
-            return "The fetch predicate failed on \(entity) \(id): \(reason)."
+            return "The fetch predicate failed on \(entity) \(id): \(sentence(reason))."
         case let .damagedFile(path, offset, reason):
             let at = offset.map { " at byte \($0)" } ?? ""
-            return "The store file \(path) is damaged\(at): \(reason). The file was left untouched."
+            return "The store file \(path) is damaged\(at): \(sentence(reason)). The file was left untouched."
         case let .unsupportedFormatVersion(path, found, supported):
             return "The store file \(path) has format version \(found), newer than this GraphStore reads (\(supported)). Update GraphStore to open it; the file was left untouched."
         case let .decompressedSizeLimitExceeded(path, limit):
@@ -77,14 +77,20 @@ public enum GraphStoreError: Error, Sendable, Equatable, CustomStringConvertible
         case let .storeLocked(path):
             return "The store \(path) is open in another container or process (its lock file is held). Close that one first."
         case let .fileOperationFailed(path, operation, reason):
-            return "\(operation) failed for \(path): \(reason)."
+            return "\(operation) failed for \(path): \(sentence(reason))."
         case let .codingFailed(path, entity, id, reason):
             let file = path.map { " in \($0)" } ?? ""
             let object = id.map { " \($0)" } ?? ""
-            return "Could not code \(entity)\(object)\(file): \(reason)."
+            return "Could not code \(entity)\(object)\(file): \(sentence(reason))."
         case let .invariantViolation(message):
             return "Invariant violated: \(message)"
         }
+    }
+
+    /// `reason` without its closing period, so that a reason taken from another error's
+    /// message (Foundation's decoding errors end in one) is not followed by a second one.
+    private func sentence(_ reason: String) -> Substring {
+        reason.hasSuffix(".") && !reason.hasSuffix("..") ? reason.dropLast() : Substring(reason)
     }
 }
 
