@@ -76,6 +76,11 @@ struct TableLayout: Sendable {
     var deleteSQL: String {
         "DELETE FROM \(quotedName) WHERE \(SQLiteFormatV1.idColumn.quotedDatabaseIdentifier) = ?"
     }
+
+    /// Deletes every row (SQLite's truncate optimization applies: no row is visited).
+    var deleteAllSQL: String {
+        "DELETE FROM \(quotedName)"
+    }
 }
 
 /// The tables of a store as they are on disk, by entity name, plus the model version recorded.

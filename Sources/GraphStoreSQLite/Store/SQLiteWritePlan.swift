@@ -22,6 +22,9 @@ struct SQLiteWritePlan {
         var upserts: [[DatabaseValue]] = []
         /// Ids of rows to delete.
         var deletes: [DatabaseValue] = []
+        /// Whether every row goes (the entity has no object left): one statement instead of
+        /// one per id.
+        var deletesEverything = false
     }
 
     private(set) var writes: [TableWrite] = []
@@ -47,11 +50,17 @@ struct SQLiteWritePlan {
         var newLayout = layout
         newLayout.modelVersion = modelVersion
         let json = SQLiteJSON.makeEncoder()
-        for (entityIndex, keys) in changedKeys(changes, schema: schema) {
+        for (entityIndex, keys) in changedKeys(changes, schema: schema, version: version) {
             let entity = schema.entities[entityIndex]
             let existing = layout.tables[entity.name]
             var table = existing ?? TableLayout(name: entity.name)
             let firstNewColumn = table.columns.count
+            if version.tables[entityIndex].isEmpty {
+                // No object of the entity is left (a delete-all): its ids were not listed.
+                guard let existing else { continue }
+                plan.writes.append(TableWrite(table: existing, isNew: false, firstNewColumn: firstNewColumn, deletesEverything: true))
+                continue
+            }
             var rows: [[EncodedField]] = []
             var deletes: [DatabaseValue] = []
             for key in keys {
@@ -112,6 +121,9 @@ struct SQLiteWritePlan {
                     try statement.execute(arguments: StatementArguments(values))
                 }
             }
+            if write.deletesEverything {
+                try db.execute(sql: table.deleteAllSQL)
+            }
             if !write.deletes.isEmpty {
                 let statement = try db.cachedStatement(sql: table.deleteSQL)
                 for id in write.deletes {
@@ -133,13 +145,17 @@ struct SQLiteWritePlan {
     }
 
     /// The ids every change touched, per entity index (in schema order), each once, in the
-    /// order first touched.
-    private static func changedKeys(_ changes: [GraphChange], schema: Schema) -> [(Int, [ObjectKey])] {
+    /// order first touched; none for an entity `version` holds no object of (all its rows go).
+    private static func changedKeys(_ changes: [GraphChange], schema: Schema, version: GraphVersion) -> [(Int, [ObjectKey])] {
         var ordered: [Int: [ObjectKey]] = [:]
         var seen: [Int: Set<ObjectKey>] = [:]
         for change in changes {
             for name in change.entityNames {
                 guard let index = schema.index(named: name) else { continue }
+                if version.tables[index].isEmpty {
+                    ordered[index] = []
+                    continue
+                }
                 for key in keys(of: schema.entities[index].type, in: change) where seen[index, default: []].insert(key).inserted {
                     ordered[index, default: []].append(key)
                 }
