@@ -281,16 +281,18 @@ import Testing
     /// other ids of the same entity through their own contexts, so the store moves on between
     /// almost every logged change: the context's saves never conflict with each other or with
     /// the disjoint writers, and nothing is lost.
-    @Test func loggingThreadsRaceSavesOfTheSameEntity() throws {
+    @Test func loggingThreadsRaceSavesOfTheSameEntity() async throws {
         let container = try GraphContainer(for: Self.types, store: .inMemory)
         let shared = container.newBackgroundContext()
         let failures = Locked<[String]>([])
         let rounds = 1_500
-        // Real threads, all at once (a concurrentPerform on two cores would run them two by two).
-        let finished = DispatchSemaphore(value: 0)
+        // Real threads, all at once (a concurrentPerform on two cores would run them two by
+        // two), awaited without blocking a thread of the test runner's pool.
+        let finished = DispatchGroup()
         for worker in 0..<6 {
+            finished.enter()
             Thread {
-                defer { finished.signal() }
+                defer { finished.leave() }
                 do {
                     if worker >= 4 {
                         // Another context's saves of ids 1,000 and up.
@@ -315,7 +317,9 @@ import Testing
                 }
             }.start()
         }
-        for _ in 0..<6 { finished.wait() }
+        await withCheckedContinuation { continuation in
+            finished.notify(queue: .global()) { continuation.resume() }
+        }
         try shared.save()
         #expect(failures.value.isEmpty, "\(failures.value)")
         #expect(!shared.hasChanges)
