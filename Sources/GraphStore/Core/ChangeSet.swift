@@ -106,11 +106,18 @@ struct PendingLog: Sendable {
         if entries.isEmpty { entries = more } else { entries.append(contentsOf: more) }
     }
 
+    /// Each segment with the positions of its entries, in order.
+    var segmentRanges: [(segment: Segment, positions: Range<Int>)] {
+        segments.indices.map { index in
+            let end = index + 1 < segments.count ? segments[index + 1].start : entries.count
+            return (segments[index], segments[index].start..<end)
+        }
+    }
+
     /// Calls `body` with each entry, in order, and the segment it belongs to.
     func forEach(_ body: (Entry, Segment) throws -> Void) rethrows {
-        for (index, segment) in segments.enumerated() {
-            let end = index + 1 < segments.count ? segments[index + 1].start : entries.count
-            for position in segment.start..<end { try body(entries[position], segment) }
+        for (segment, positions) in segmentRanges {
+            for position in positions { try body(entries[position], segment) }
         }
     }
 

@@ -444,10 +444,9 @@ struct CommitPlan {
             inserted.append(contentsOf: built.inserted)
             return
         }
-        for (index, segment) in changes.log.segments.enumerated() {
-            let end = index + 1 < changes.log.segments.count ? changes.log.segments[index + 1].start : entries.count
+        for (segment, positions) in changes.log.segmentRanges {
             let isCurrent = segment.stamp == stamp
-            for position in segment.start..<end {
+            for position in positions {
                 guard case .upsert(let value) = entries[position].kind else { preconditionFailure("a deferred change is an upsert") }
                 let key = entries[position].key
                 if !kept.isEmpty, kept.contains(key) { continue }

@@ -1,5 +1,4 @@
 import Foundation
-import HashTreeCollections
 import Synchronization
 
 /// The versioned in-memory graph shared by a container's contexts.
@@ -170,7 +169,7 @@ extension GraphCore {
     /// One entity's table in the latest version, with its stamp and the version's number.
     ///
     /// - Complexity: O(1), under the version lock.
-    func latestTable(entity: Int) -> (table: TreeDictionary<ObjectKey, StoredObject>, stamp: UInt64, number: UInt64) {
+    func latestTable(entity: Int) -> ChangeSet.LatestTable {
         latest.withLock { ($0.tables[entity], $0.tableStamps[entity], $0.number) }
     }
 }
