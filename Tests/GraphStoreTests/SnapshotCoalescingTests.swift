@@ -7,7 +7,8 @@ import Testing
 
 /// The coalescing writer, driven by a manual clock: saves never write by themselves, at most
 /// one write per interval, a save during a write goes into the next one, `flush()` writes at
-/// once, and the writer reports what it did.
+/// once, and the writer reports what it did. The stores here are `.coalesced`, so the writer
+/// alone is at work (the journal has its own suites).
 @Suite struct SnapshotCoalescingTests {
     private let interval: Duration = .seconds(1)
 
@@ -19,7 +20,7 @@ import Testing
         options.beforeWrite = beforeWrite
         return try GraphContainer(
             for: exampleModel,
-            store: .file(url, format: .json, compression: .gzip, coalescingInterval: interval, options: options))
+            store: .file(url, format: .json, compression: .gzip, coalescingInterval: interval, durability: .coalesced, options: options))
     }
 
     private func notes(in url: URL) throws -> (storeVersion: UInt64, notes: [Note], tags: [ExampleModel.Tag]) {

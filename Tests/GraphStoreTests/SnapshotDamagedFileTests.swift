@@ -183,8 +183,9 @@ import Testing
     // MARK: - Recovery
 
     /// Writes v1 and v2 (each flushed, so `<file>.previous` holds v1) and returns v2's file.
+    /// Writes a snapshot holding v1, then one holding v2 (coalesced, so that each flush writes one).
     private func writeTwoVersions(_ url: URL) async throws -> Data {
-        let container = try GraphContainer(for: exampleModel, store: .file(url))
+        let container = try GraphContainer(for: exampleModel, store: .file(url, durability: .coalesced))
         let tags = [ExampleModel.Tag(name: "kept"), ExampleModel.Tag(name: "spare")]
         for tag in tags { container.mainContext.insert(tag) }
         container.mainContext.insert(Note(text: "v1", createdAt: Fixtures.epoch, tagIDs: tags.map(\.id)))
@@ -247,13 +248,12 @@ import Testing
                 #expect(try Data(contentsOf: directory.file(copy)) == damage.bytes, "\(damage)")
             }
 
-            // The next flush writes a good file.
+            // The next write (here the final one of close) writes a good file.
             recovering.mainContext.insert(Note(text: "v3", createdAt: Fixtures.epoch))
             try recovering.mainContext.save()
-            try await recovering.flush()
+            try await recovering.close()
             let onDisk = try SnapshotTestKit.readSnapshot(url)
             #expect(Set(SnapshotTestKit.objects(Note.self, in: onDisk.version).map(\.text)) == ["v1", "v3"], "\(damage)")
-            try await recovering.close()
 
             let reopened = try GraphContainer(for: exampleModel, store: .file(url))
             #expect(try noteTexts(reopened) == ["v1", "v3"], "\(damage)")

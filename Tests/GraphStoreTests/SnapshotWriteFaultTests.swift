@@ -11,9 +11,11 @@ import Glibc
 import Darwin
 #endif
 
-/// A write that fails (full disk, read-only directory) never loses or blocks anything: saves
-/// go on in memory, `flush()` throws a clear error, the snapshot on disk stays as it was, and
-/// once the fault clears the next flush writes everything.
+/// A snapshot write that fails (full disk, read-only directory) never loses or blocks
+/// anything: saves go on in memory, `flush()` throws a clear error, the snapshot on disk stays
+/// as it was, and once the fault clears the next flush writes everything. The stores here are
+/// `.coalesced`, so that the snapshot writer alone meets the fault; `JournalFaultTests` covers
+/// saves that cannot be journaled.
 @Suite struct SnapshotWriteFaultTests {
     /// A fault the file system seam injects, and what the error must say.
     struct InjectedFault: Sendable, CustomTestStringConvertible {
@@ -124,7 +126,7 @@ import Darwin
         options.clock = ManualWriterClock()  // No retry fires by itself: the test decides.
 
         // v1 on disk.
-        let first = try GraphContainer(for: exampleModel, store: .file(url, options: options))
+        let first = try GraphContainer(for: exampleModel, store: .file(url, durability: .coalesced, options: options))
         let tags = Fixtures.tagNames.map { ExampleModel.Tag(name: $0) }
         for tag in tags { first.mainContext.insert(tag) }
         for post in Fixtures.posts(10, tags: tags.map(\.id)) { first.mainContext.insert(post) }
@@ -134,7 +136,7 @@ import Darwin
         let before = try Data(contentsOf: url)
 
         if breakBeforeReopening { try breakDisk() }
-        let container = try GraphContainer(for: exampleModel, store: .file(url, options: options))
+        let container = try GraphContainer(for: exampleModel, store: .file(url, durability: .coalesced, options: options))
         var events = container.storeEvents.makeAsyncIterator()
         if !breakBeforeReopening { try breakDisk() }
 

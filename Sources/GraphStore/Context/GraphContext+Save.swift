@@ -28,10 +28,18 @@ extension GraphContext {
                 (state.pending, state.commitActions, state.mergePolicy, state.name, state.generation)
             }
             var written: GraphChange?
+            var notDurable: GraphStoreError?
             if let parent {
                 parent.absorb(changes, actions: actions)
             } else if !changes.isEmpty {
-                written = try core.commit(changes, policy: policy, contextName: name)
+                do {
+                    written = try core.commit(changes, policy: policy, contextName: name)
+                } catch let committed as GraphCore.CommittedButNotDurable {
+                    // Committed and visible: the context moves on, and the caller hears that
+                    // the save may not survive a power loss.
+                    written = committed.change
+                    notDurable = committed.error
+                }
             }
             withState { state in
                 if state.generation == generation {
@@ -50,6 +58,7 @@ extension GraphContext {
             if changes.count >= Self.backgroundReleaseCount || changes.cleared.contains(where: { $0 != nil }) {
                 core.releaseInBackground((consume changes, consume written))
             }
+            if let notDurable { throw notDurable }
             return parent == nil ? actions : []
         }
         for action in committedActions { action() }

@@ -42,57 +42,98 @@ package final class GraphCore: Sendable {
     /// to write. Subscribers and the backend hear of the commit after it is visible.
     ///
     /// The commit is planned (conflicts, unique constraints, delete rules, new indexes) on the
-    /// latest version without any lock; the commit lock is taken only to check that no other
-    /// commit came in between and to swap the new version in. If one did, the plan is made
-    /// again on the newer version; after a few such retries it is made under the lock, so a
-    /// large commit cannot be starved by a stream of small ones. A small save therefore never
-    /// waits for a large import's planning.
+    /// latest version without any lock, and its journal record is encoded; the commit lock is
+    /// taken only to check that no other commit came in between, append the record to the
+    /// journal (one `write(2)`) and swap the new version in. If another commit came first, the
+    /// plan is made again on the newer version; after a few such retries it is made under the
+    /// lock, so a large commit cannot be starved by a stream of small ones. A small save
+    /// therefore never waits for a large import's planning.
     ///
-    /// - Throws: see ``CommitPlan/commit(_:onto:schema:policy:contextName:)``, and
-    ///   `containerClosed`.
-    /// - Complexity: O(changed objects + their references); O(1) under the commit lock in the
-    ///   common case.
+    /// - Throws: see ``CommitPlan/commit(_:onto:schema:policy:contextName:)``,
+    ///   `containerClosed`, ``GraphStoreError/codingFailed(path:entity:id:reason:)`` for an
+    ///   object the journal cannot encode and ``GraphStoreError/fileOperationFailed(path:operation:reason:)``
+    ///   for a failed append (nothing is committed in all these cases); ``CommittedButNotDurable``
+    ///   when a ``Durability/synchronous`` fsync fails after the commit.
+    /// - Complexity: O(changed objects + their references); O(1) plus one `write(2)` under the
+    ///   commit lock in the common case.
     func commit(_ changes: ChangeSet, policy: MergePolicy, contextName: String?) throws -> GraphChange? {
+        let journal = backend.journal
         for _ in 0..<3 {
             let base = currentVersion
             let planned: (GraphVersion, GraphChange)
+            let record: [UInt8]?
             do {
                 planned = try CommitPlan.commit(changes, onto: base, schema: schema, policy: policy, contextName: contextName)
+                record = try journal.flatMap { try journalRecord(planned, journal: $0) }
             } catch {
                 // The error holds for `base`; a newer version may not have it.
                 if currentVersion.number == base.number { throw error }
                 continue
             }
-            if case .published(let change) = try publish(planned, ifBasedOn: base.number) { return change }
+            if case .published(let change, let mark) = try publish(planned, record: record, ifBasedOn: base.number) {
+                try waitUntilDurable(change, mark: mark, journal: journal)
+                return change
+            }
         }
-        return try commits.withLock { state in
+        let (change, mark) = try commits.withLock { state in
             let base = currentVersion
             let planned = try CommitPlan.commit(changes, onto: base, schema: schema, policy: policy, contextName: contextName)
-            return try publishLocked(planned, state: &state)
+            let record = try journal.flatMap { try journalRecord(planned, journal: $0) }
+            return try publishLocked(planned, record: record, state: &state)
         }
+        try waitUntilDurable(change, mark: mark, journal: journal)
+        return change
+    }
+
+    /// A commit that is visible (and journaled) but whose ``Durability/synchronous`` fsync
+    /// failed: the saving context treats its changes as committed and throws `error`.
+    struct CommittedButNotDurable: Error {
+        let change: GraphChange?
+        let error: GraphStoreError
     }
 
     private enum PublishOutcome {
-        /// The plan was swapped in (`nil`: it changed nothing).
-        case published(GraphChange?)
+        /// The plan was swapped in (`nil`: it changed nothing), and where its record ended.
+        case published(GraphChange?, StoreJournal.Mark?)
         /// Another commit came first; the plan must be made again.
         case stale
     }
 
-    /// Swaps `planned` in if the latest version is still `baseNumber`.
-    private func publish(_ planned: (GraphVersion, GraphChange), ifBasedOn baseNumber: UInt64) throws -> PublishOutcome {
-        try commits.withLock { state in
-            guard currentVersion.number == baseNumber else { return .stale }
-            return .published(try publishLocked(planned, state: &state))
+    /// The framed journal record of a planned commit, or `nil` when it changes nothing.
+    private func journalRecord(_ planned: (GraphVersion, GraphChange), journal: StoreJournal) throws -> [UInt8]? {
+        let (next, change) = planned
+        guard change.insertedCount + change.updatedCount + change.deletedCount > 0 else { return nil }
+        return try JournalRecord(next, change: change, schema: schema).framed(schema: schema, path: journal.path)
+    }
+
+    private func waitUntilDurable(_ change: GraphChange?, mark: StoreJournal.Mark?, journal: StoreJournal?) throws {
+        guard let mark, let journal, journal.durability == .synchronous else { return }
+        do {
+            try journal.waitUntilDurable(mark)
+        } catch {
+            throw CommittedButNotDurable(change: change, error: error)
         }
     }
 
-    /// Makes `planned` the latest version and tells the backend and subscribers. Called with
-    /// the commit lock held; nothing here blocks.
-    private func publishLocked(_ planned: (GraphVersion, GraphChange), state: inout CommitState) throws -> GraphChange? {
+    /// Swaps `planned` in if the latest version is still `baseNumber`.
+    private func publish(_ planned: (GraphVersion, GraphChange), record: [UInt8]?, ifBasedOn baseNumber: UInt64) throws -> PublishOutcome {
+        try commits.withLock { state in
+            guard currentVersion.number == baseNumber else { return .stale }
+            let (change, mark) = try publishLocked(planned, record: record, state: &state)
+            return .published(change, mark)
+        }
+    }
+
+    /// Appends `record` to the journal, makes `planned` the latest version and tells the
+    /// backend and subscribers. Called with the commit lock held; nothing here blocks but the
+    /// append's `write(2)`. When the append fails, nothing is published.
+    private func publishLocked(
+        _ planned: (GraphVersion, GraphChange), record: [UInt8]?, state: inout CommitState
+    ) throws -> (GraphChange?, StoreJournal.Mark?) {
         guard !state.isClosed else { throw GraphStoreError.containerClosed }
         let (next, change) = planned
-        guard change.insertedCount + change.updatedCount + change.deletedCount > 0 else { return nil }
+        guard change.insertedCount + change.updatedCount + change.deletedCount > 0 else { return (nil, nil) }
+        let mark = try record.map { try backend.journal!.append($0, version: next.number) }
         let replaced = latest.withLock { current in
             defer {
                 current = next
@@ -106,7 +147,7 @@ package final class GraphCore: Sendable {
         // Under the commit lock, so that both hear of commits in commit order.
         backend.didCommit(next, change: change)
         for continuation in state.subscribers.values { continuation.yield(change) }
-        return change
+        return (change, mark)
     }
 
     /// Drops `value` on a background queue: for the last reference to something large (a
@@ -134,6 +175,21 @@ package final class GraphCore: Sendable {
             _ = self?.commits.withLock { $0.subscribers.removeValue(forKey: id) }
         }
         return stream
+    }
+
+    /// A core released without ``GraphContainer/close()``: the store closes in the background
+    /// (final snapshot or write, journal removed, lock released); opening the same file waits
+    /// for it.
+    deinit {
+        guard !isClosed else { return }
+        close()
+        let backend = backend
+        let path = backend.storePath
+        if let path { StoreClosings.begin(path) }
+        Task.detached {
+            try? await backend.close()
+            if let path { StoreClosings.end(path) }
+        }
     }
 
     /// Refuses further commits and ends every change stream.

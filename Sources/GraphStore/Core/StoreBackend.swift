@@ -23,12 +23,24 @@ package protocol StoreBackend: Sendable {
 
     /// A new stream of writer events; it ends when the store closes.
     func events() -> AsyncStream<StoreEvent>
+
+    /// The journal every commit is appended to before `save()` returns, or `nil` when saves
+    /// do not touch the disk (in memory, ``Durability/coalesced``).
+    var journal: StoreJournal? { get }
+
+    /// The store's file (a standardized path), for stores that lock one: a container released
+    /// without `close()` closes in the background, and opening the same file waits for that.
+    var storePath: String? { get }
 }
 
 extension StoreBackend {
     package func events() -> AsyncStream<StoreEvent> {
         AsyncStream { $0.finish() }
     }
+
+    package var journal: StoreJournal? { nil }
+
+    package var storePath: String? { nil }
 }
 
 /// The store for unit tests and caches: nothing is written anywhere.

@@ -11,7 +11,8 @@ package enum SnapshotCodec {
     ///   that could not be encoded.
     /// - Complexity: O(objects).
     static func encode(
-        _ version: GraphVersion, schema: Schema, format: SnapshotFormat, modelVersion: String, savedAt: Date, path: String
+        _ version: GraphVersion, schema: Schema, format: SnapshotFormat, modelVersion: String, savedAt: Date, path: String,
+        lineage: UUID? = nil
     ) throws -> Data {
         var counts: [String: Int] = [:]
         var fieldTypes: [String: [String: String]] = [:]
@@ -21,7 +22,8 @@ package enum SnapshotCodec {
             if !types.isEmpty { fieldTypes[entity.name] = types }
         }
         let header = SnapshotHeaderV1(
-            modelVersion: modelVersion, savedAt: savedAt, storeVersion: version.number, counts: counts, fieldTypes: fieldTypes)
+            modelVersion: modelVersion, savedAt: savedAt, storeVersion: version.number, counts: counts, fieldTypes: fieldTypes,
+            lineage: lineage?.uuidString)
         let document = EncodableDocument(header: header, version: version, schema: schema)
         do {
             switch format {

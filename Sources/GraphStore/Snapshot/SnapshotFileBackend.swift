@@ -1,23 +1,32 @@
 import Foundation
 import Logging
 
-/// The snapshot-file store: opens (and locks) the file, loads the graph, and hands every
-/// commit to the coalescing ``SnapshotWriter``.
+/// The snapshot-file store: opens (and locks) the file, loads the graph, replays the journal,
+/// and hands every commit to the coalescing ``SnapshotWriter``.
 final class SnapshotFileBackend: StoreBackend {
     private let target: SnapshotTarget
     private let options: SnapshotOptions
     private let interval: Duration
+    private let durability: Durability
     private let lock: StoreFileLock
+    /// The journal of this run, and whether the store was closed.
+    private let opened = Guarded<(journal: StoreJournal?, isClosed: Bool)>((nil, false))
     /// The coalescing writer; tests reach it to wait for idleness.
     let writer: SnapshotWriter
 
-    init(url: URL, format: SnapshotFormat, compression: Compression, interval: Duration, options: SnapshotOptions, schema: Schema) throws {
+    init(
+        url: URL, format: SnapshotFormat, compression: Compression, interval: Duration, durability: Durability,
+        options: SnapshotOptions, schema: Schema
+    ) throws {
         let url = url.standardizedFileURL
+        // A container on this file that was released without `close()` may still be closing.
+        StoreClosings.waitUntilClosed(url.path)
         target = SnapshotTarget(
             url: url, format: format, compression: compression, modelVersion: options.modelVersion,
             schema: schema, fileSystem: options.fileSystem)
         self.options = options
         self.interval = interval
+        self.durability = durability
         do {
             lock = try StoreFileLock(forStoreAt: url)
         } catch {
@@ -32,37 +41,84 @@ final class SnapshotFileBackend: StoreBackend {
 
     // MARK: - StoreBackend
 
-    /// Reads the snapshot: a missing file is an empty store; a damaged one throws, or, when
+    /// Reads the snapshot, then replays the newer records of the journal beside it: a missing
+    /// file is an empty store; a damaged one throws, or, when
     /// ``SnapshotOptions/recoverFromPreviousSnapshot`` is set, falls back to the previous snapshot.
+    /// Then starts the journal for this run's saves (unless the durability is
+    /// ``Durability/coalesced`` and no journal was left).
     func load(schema: Schema) throws -> GraphVersion? {
-        let opened: GraphVersion?
         do {
-            opened = try Self.read(target.url, schema: schema, limit: options.maxDecompressedBytes)
-        } catch let error as GraphStoreError where options.recoverFromPreviousSnapshot && error.isDamage {
-            opened = try recover(from: error, schema: schema)
+            var snapshot: (header: SnapshotHeaderV1, version: GraphVersion)?
+            do {
+                snapshot = try Self.read(target.url, schema: schema, limit: options.maxDecompressedBytes)
+            } catch let error as GraphStoreError where options.recoverFromPreviousSnapshot && error.isDamage {
+                snapshot = try recover(from: error, schema: schema)
+            }
+            let journalPath = JournalReplay.path(forStoreAt: target.url.path)
+            let replayed = try JournalReplay.open(
+                journalAt: journalPath, stored: snapshot?.version, storedLineage: snapshot?.header.lineage.flatMap(UUID.init(uuidString:)),
+                storePath: target.url.path, schema: schema, recover: options.recoverFromPreviousSnapshot)
+            var journal: StoreJournal?
+            if durability != .coalesced || replayed.journal != nil {
+                journal = try StoreJournal.start(
+                    path: journalPath, durability: durability, interval: interval, clock: options.clock,
+                    lineage: replayed.lineage, openedAt: replayed.version?.number ?? 0, existing: replayed.journal)
+            }
+            opened.withLock { $0.journal = journal }
+            writer.reset(
+                to: replayed.version ?? GraphVersion(schema: schema), snapshotVersion: snapshot?.version.number ?? 0,
+                lineage: replayed.lineage, journal: journal)
+            return replayed.version
         } catch {
             lock.unlock()
             throw error
         }
-        if let opened { writer.reset(to: opened) }
-        return opened
+    }
+
+    var storePath: String? { target.url.path }
+
+    var journal: StoreJournal? {
+        guard durability != .coalesced else { return nil }
+        return opened.withLock { $0.journal }
     }
 
     func didCommit(_ version: GraphVersion, change: GraphChange) {
         writer.didCommit(version)
     }
 
+    /// With a journal: returns once the journal is fsynced (the snapshot follows within the
+    /// coalescing interval). Without: once a snapshot holds every earlier commit.
     func flush() async throws {
-        try await writer.flush()
+        if let journal {
+            // After close the journal is gone or detached, and the lock released.
+            guard !opened.withLock({ $0.isClosed }) else { throw GraphStoreError.containerClosed }
+            try await journal.flush()
+        } else {
+            try await writer.flush()
+        }
     }
 
+    /// Writes a final snapshot, removes the journal (which it covers), releases the lock. When
+    /// the last snapshot cannot be written, the journal stays: the next open replays it.
     func close() async throws {
         defer { lock.unlock() }
-        try await writer.close()
+        let journal = opened.withLock { opened in
+            opened.isClosed = true
+            return opened.journal
+        }
+        do {
+            try await writer.close()
+        } catch {
+            journal?.detach()
+            throw error
+        }
+        try journal?.remove()
     }
 
     var status: StoreStatus {
-        writer.status
+        var status = writer.status
+        if let journal { status.durableVersion = max(status.durableVersion, journal.durableVersion) }
+        return status
     }
 
     func events() -> AsyncStream<StoreEvent> {
@@ -78,9 +134,9 @@ final class SnapshotFileBackend: StoreBackend {
     ///   ``GraphStoreError/decompressedSizeLimitExceeded(path:limit:)``,
     ///   ``GraphStoreError/fileOperationFailed(path:operation:reason:)``.
     /// - Complexity: O(file size).
-    static func read(_ url: URL, schema: Schema, limit: Int) throws -> GraphVersion? {
+    static func read(_ url: URL, schema: Schema, limit: Int) throws -> (header: SnapshotHeaderV1, version: GraphVersion)? {
         guard let document = try readDocument(url, limit: limit) else { return nil }
-        return try SnapshotCodec.decode(document, schema: schema, path: url.path).1
+        return try SnapshotCodec.decode(document, schema: schema, path: url.path)
     }
 
     /// The uncompressed document at `url` (gzip is detected by its magic), or `nil` when
@@ -104,20 +160,16 @@ final class SnapshotFileBackend: StoreBackend {
         }
     }
 
-    private func recover(from damage: GraphStoreError, schema: Schema) throws -> GraphVersion? {
+    private func recover(from damage: GraphStoreError, schema: Schema) throws -> (header: SnapshotHeaderV1, version: GraphVersion)? {
         let logger = Logger(label: "GraphStore.SnapshotFileBackend")
         let previous = target.previousURL
-        let recovered: GraphVersion?
+        let recovered: (header: SnapshotHeaderV1, version: GraphVersion)?
         do {
             recovered = try Self.read(previous, schema: schema, limit: options.maxDecompressedBytes)
         } catch {
-            lock.unlock()
             throw damage
         }
-        guard let recovered else {
-            lock.unlock()
-            throw damage
-        }
+        guard let recovered else { throw damage }
         // Keep the damaged file for inspection, under a name no earlier recovery took; the next
         // write replaces it. Without that copy the damaged file stays where it is.
         let stamp = target.url.path + ".damaged-\(Int(Date().timeIntervalSince1970))"
@@ -130,7 +182,6 @@ final class SnapshotFileBackend: StoreBackend {
         do {
             try FileManager.default.copyItem(atPath: target.url.path, toPath: aside)
         } catch {
-            lock.unlock()
             throw damage
         }
         // The damaged file must not become the previous snapshot: put the good one back first.

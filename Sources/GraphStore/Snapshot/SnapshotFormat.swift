@@ -59,14 +59,22 @@ public struct SnapshotHeaderV1: Codable, Sendable, Equatable {
     /// the snapshot is written. Lets tools without the app's types convert between JSON and
     /// property lists, and migrate to SQLite with the typed store's column kinds.
     public var fieldTypes: [String: [String: String]]?
+    /// The store's lineage: a UUID made when the store was created and kept by every snapshot
+    /// of it. A journal beside the snapshot names the same one, so a journal of another store
+    /// is never replayed onto this one. `nil` in snapshots written before journals existed.
+    public var lineage: String?
 
     /// The format name every snapshot carries.
     public static let formatName = "GraphStore"
     /// The newest layout this version of GraphStore reads and the one it writes.
     public static let currentFormatVersion = 1
 
-    public init(modelVersion: String, savedAt: Date, storeVersion: UInt64, counts: [String: Int], fieldTypes: [String: [String: String]]? = nil) {
+    public init(
+        modelVersion: String, savedAt: Date, storeVersion: UInt64, counts: [String: Int], fieldTypes: [String: [String: String]]? = nil,
+        lineage: String? = nil
+    ) {
         self.fieldTypes = fieldTypes
+        self.lineage = lineage
         format = Self.formatName
         formatVersion = Self.currentFormatVersion
         self.modelVersion = modelVersion
@@ -83,7 +91,8 @@ public struct SnapshotOptions: Sendable {
     /// ``GraphStoreError/decompressedSizeLimitExceeded(path:limit:)``. Default 4 GiB.
     public var maxDecompressedBytes: Int
     /// Open the previous good snapshot (kept beside the current one as `<file>.previous`)
-    /// when the current one is damaged. The damaged file is first copied to
+    /// when the current one is damaged, and replay only the intact records of a damaged
+    /// journal (the journal is first copied to `<file>.journal.damaged-<unix time>`). The damaged file is first copied to
     /// `<file>.damaged-<unix time>` (with `-2`, `-3`… when that name is taken); when it cannot
     /// be copied, nothing is recovered. Off by default: a damaged file is an error. A file of a
     /// newer format version is not damaged and is always refused.
@@ -108,7 +117,8 @@ public struct SnapshotOptions: Sendable {
 }
 
 extension StoreConfiguration {
-    /// A store kept whole in memory and snapshotted to one file by a coalescing background writer.
+    /// A store kept whole in memory, journaled on every save, and snapshotted to one file by a
+    /// coalescing background writer.
     ///
     /// ```swift
     /// let container = try GraphContainer(
@@ -116,29 +126,42 @@ extension StoreConfiguration {
     ///     store: .file(url, format: .json, compression: .gzip))
     /// ```
     ///
-    /// A missing file is an empty store. Saves never wait for the disk: after a commit the
+    /// A missing file is an empty store. With the default ``Durability/journaled``, each
+    /// `save()` appends its committed changes to `<file>.journal` with one `write(2)` before it
+    /// returns, so a save that returned survives the process being killed. After a commit the
     /// writer waits `coalescingInterval`, then writes the newest version (at most one write in
     /// flight, at most one per interval) to a temporary file, fsyncs it, renames it over the
-    /// snapshot and fsyncs the directory; the snapshot it replaces is kept as `<file>.previous`.
-    /// A lock file `<file>.lock` keeps a second container or process out.
+    /// snapshot and fsyncs the directory; the snapshot it replaces is kept as
+    /// `<file>.previous`, and the journal records both snapshots hold are dropped. Opening
+    /// reads the snapshot and replays the newer journal records. ``GraphContainer/close()``
+    /// (or releasing the container) writes a final snapshot and removes the journal, so the
+    /// snapshot alone then holds everything. A lock file `<file>.lock` keeps a second
+    /// container or process out.
     ///
-    /// > Important: Visible after `save()`, durable after ``GraphContainer/flush()``.
+    /// > Important: Visible after `save()`; survives the process dying after `save()` (unless
+    /// > `durability` is ``Durability/coalesced``); survives power loss after
+    /// > ``GraphContainer/flush()`` (or after `save()` with ``Durability/synchronous``).
     ///
     /// - Parameters:
     ///   - url: The snapshot file, such as `store.json.gz`.
     ///   - format: ``SnapshotFormat/json`` (default) or ``SnapshotFormat/binaryPropertyList``.
     ///     Opening reads either, whatever the configured format; the next write uses this one.
     ///   - compression: ``Compression/gzip`` (default) or ``Compression/none``.
-    ///   - coalescingInterval: The least time between two writes. Default one second.
+    ///   - coalescingInterval: The least time between two snapshot writes, and the longest a
+    ///     journaled save waits for its background fsync. Default one second.
+    ///   - durability: What `save()` writes before it returns; ``Durability/journaled`` by default.
     ///   - options: Decompression bound, recovery and model version.
+    /// - Complexity: a journaled save costs one `write(2)` of its encoded changes on the saving
+    ///   thread; a synchronous one also waits for an fsync (shared with concurrent saves).
     public static func file(
         _ url: URL, format: SnapshotFormat = .json, compression: Compression = .gzip,
-        coalescingInterval: Duration = .seconds(1), options: SnapshotOptions = SnapshotOptions()
+        coalescingInterval: Duration = .seconds(1), durability: Durability = .journaled,
+        options: SnapshotOptions = SnapshotOptions()
     ) -> StoreConfiguration {
         StoreConfiguration(description: url.path) { schema in
             try SnapshotFileBackend(
                 url: url, format: format, compression: compression, interval: coalescingInterval,
-                options: options, schema: schema)
+                durability: durability, options: options, schema: schema)
         }
     }
 }

@@ -23,7 +23,8 @@ struct SnapshotTarget: Sendable {
     /// The previous good snapshot, kept beside the current one.
     var previousURL: URL { URL(fileURLWithPath: url.path + ".previous") }
 
-    /// Encodes, compresses and atomically replaces the snapshot with `version`; the replaced
+    /// Encodes, compresses and atomically replaces the snapshot with `version` (its header naming
+    /// the store's `lineage`); the replaced
     /// snapshot is kept as ``previousURL``. Returns the bytes written.
     ///
     /// At every instant a complete snapshot is at `url`: the previous copy is a hard link made
@@ -32,9 +33,9 @@ struct SnapshotTarget: Sendable {
     /// - Throws: ``GraphStoreError/codingFailed(path:entity:id:reason:)``,
     ///   ``GraphStoreError/fileOperationFailed(path:operation:reason:)`` (for example `ENOSPC`).
     /// - Complexity: O(objects) to encode, O(bytes) to compress and write.
-    func write(_ version: GraphVersion) throws -> Int {
+    func write(_ version: GraphVersion, lineage: UUID?) throws -> Int {
         let document = try SnapshotCodec.encode(
-            version, schema: schema, format: format, modelVersion: modelVersion, savedAt: Date(), path: url.path)
+            version, schema: schema, format: format, modelVersion: modelVersion, savedAt: Date(), path: url.path, lineage: lineage)
         let bytes: Data
         do {
             bytes = compression == .gzip ? try Gzip.compress(document, level: Self.compressionLevel) : document

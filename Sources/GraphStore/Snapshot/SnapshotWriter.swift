@@ -8,6 +8,10 @@ import Logging
 /// file on the writer's own queue, off every caller's thread. `flush()` starts a write at once
 /// and waits for one that covers every commit made before it. A failed write keeps its error,
 /// reports it, and is retried with back-off; the graph in memory is never dropped.
+///
+/// With a journal, a successful write of version N drops the journal records that the
+/// snapshot it replaced (now `<file>.previous`) holds, so the journal always reaches back to
+/// the previous snapshot: recovering from it loses nothing either.
 final class SnapshotWriter: Sendable {
     let target: SnapshotTarget
     private let interval: Duration
@@ -28,6 +32,9 @@ final class SnapshotWriter: Sendable {
         var waiters = FlushWaiters()
         var status = StoreStatus()
         var isClosed = false
+        /// The store's lineage, written into every snapshot header.
+        var lineage: UUID?
+        var journal: StoreJournal?
     }
 
     init(target: SnapshotTarget, opened: GraphVersion, interval: Duration, clock: any WriterClock, beforeWrite: (@Sendable () -> Void)?) {
@@ -40,12 +47,17 @@ final class SnapshotWriter: Sendable {
         state = Guarded(initial)
     }
 
-    /// Sets the version the store opened with (before any commit).
-    func reset(to opened: GraphVersion) {
+    /// Sets the version the store opened with (before any commit), the version its snapshot
+    /// file holds (older when a journal was replayed), the store's lineage and its journal.
+    func reset(to opened: GraphVersion, snapshotVersion: UInt64, lineage: UUID, journal: StoreJournal?) {
         state.withLock { state in
             state.newest = opened
-            state.status.durableVersion = opened.number
+            state.status.durableVersion = snapshotVersion
+            state.lineage = lineage
+            state.journal = journal
         }
+        // The replayed records are not in the snapshot yet: write one soon.
+        if opened.number > snapshotVersion { didCommit(opened, force: true) }
     }
 
     // MARK: - Events from the store
@@ -53,9 +65,9 @@ final class SnapshotWriter: Sendable {
     /// A commit happened: remember the newest version and arm the timer. Never blocks.
     ///
     /// - Complexity: O(1).
-    func didCommit(_ version: GraphVersion) {
+    func didCommit(_ version: GraphVersion, force: Bool = false) {
         state.withLock { state in
-            guard version.number > state.newest.number else { return }
+            guard version.number > state.newest.number || (force && version.number > state.status.durableVersion) else { return }
             state.newest = version
             if !state.isWriting && !state.timerArmed && !state.isClosed {
                 arm(&state, at: clock.now + interval)
@@ -142,24 +154,27 @@ final class SnapshotWriter: Sendable {
         state.timerGeneration += 1
         state.lastWriteStart = clock.now
         let version = state.newest
-        queue.async { [self] in write(version) }
+        let lineage = state.lineage
+        queue.async { [self] in write(version, lineage: lineage) }
     }
 
     // MARK: - Writing (on the writer's queue)
 
-    private func write(_ version: GraphVersion) {
+    private func write(_ version: GraphVersion, lineage: UUID?) {
         beforeWrite?()
         let started = ContinuousClock.now
-        let result = Result { try target.write(version) }
+        let result = Result { try target.write(version, lineage: lineage) }
         let duration = ContinuousClock.now - started
-        let (event, finished, failedError) = state.withLock { state in
+        let (event, finished, failedError, journalCut) = state.withLock { state in
             var event: StoreEvent
+            var journalCut: (StoreJournal, UInt64)?
             var finished: [CheckedContinuation<Void, any Error>]
             var failedError: GraphStoreError?
             state.isWriting = false
             switch result {
             case .success(let bytes):
                 state.consecutiveFailures = 0
+                if let journal = state.journal { journalCut = (journal, state.status.durableVersion) }
                 state.status.writesCompleted += 1
                 state.status.lastWriteDuration = duration
                 state.status.lastWriteBytes = bytes
@@ -185,7 +200,14 @@ final class SnapshotWriter: Sendable {
                 event = .writeFailed(error, retryIn: delay)
                 if !state.isClosed { arm(&state, at: clock.now + delay) }
             }
-            return (event, finished, failedError)
+            return (event, finished, failedError, journalCut)
+        }
+        if let (journal, previous) = journalCut {
+            do {
+                try journal.dropRecords(through: previous)
+            } catch {
+                logger.warning("Could not drop the journal records the snapshots cover; the journal keeps them", metadata: ["error": "\(error)"])
+            }
         }
         // Announce before resuming the flushes this write covers: once `flush()` returns, the
         // event is in every stream (and `close()` cannot end a stream before it).

@@ -1,0 +1,187 @@
+import Foundation
+
+/// The journal's on-disk layout, version 1: a header, then length- and CRC-framed records.
+///
+/// ```
+/// header (44 bytes)   "GSJOURNL"  formatVersion u32  payloadFormat u32  lineage (16-byte UUID)
+///                     baseVersion u64  CRC-32 of the 40 bytes before it (u32)
+/// record              payload length u32  CRC-32 of the payload u32  payload
+/// payload             store version u64, then a JSON document (see ``JournalRecord``)
+/// ```
+///
+/// Integers are little-endian. The lineage names the store the journal belongs to: every
+/// snapshot of the store carries the same one in its header. `baseVersion` is the store version
+/// the journal continues: its first record is version `baseVersion + 1`, and each record is the
+/// next version.
+enum JournalFormatV1 {
+    static let magic: [UInt8] = Array("GSJOURNL".utf8)
+    static let formatVersion: UInt32 = 1
+    /// The payload's document format: 0 is JSON, with the snapshot's JSON conventions.
+    static let jsonPayload: UInt32 = 0
+    static let headerSize = 44
+    static let recordHeaderSize = 8
+    /// A record's payload starts with its store version.
+    static let minimumPayloadSize = 8
+
+    struct Header: Sendable, Equatable {
+        var lineage: UUID
+        var baseVersion: UInt64
+    }
+
+    /// The 44 header bytes.
+    static func encodeHeader(_ header: Header) -> [UInt8] {
+        var bytes = magic
+        bytes.appendLittleEndian(formatVersion)
+        bytes.appendLittleEndian(jsonPayload)
+        withUnsafeBytes(of: header.lineage.uuid) { bytes.append(contentsOf: $0) }
+        bytes.appendLittleEndian(header.baseVersion)
+        let crc = bytes.withUnsafeBytes { CRC32.checksum($0) }
+        bytes.appendLittleEndian(crc)
+        return bytes
+    }
+
+    /// A framed record: length, CRC, then `version` and `document`.
+    static func frameRecord(version: UInt64, document: some Collection<UInt8>) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(recordHeaderSize + minimumPayloadSize + document.count)
+        bytes.appendLittleEndian(UInt32(0))
+        bytes.appendLittleEndian(UInt32(0))
+        bytes.appendLittleEndian(version)
+        bytes.append(contentsOf: document)
+        let payloadCount = bytes.count - recordHeaderSize
+        precondition(payloadCount <= Int(UInt32.max), "GraphStore: a journal record of \(payloadCount) bytes is larger than 4 GiB")
+        let crc = bytes.withUnsafeBytes { CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[recordHeaderSize...])) }
+        bytes.withUnsafeMutableBytes { raw in
+            raw.storeBytes(of: UInt32(payloadCount).littleEndian, toByteOffset: 0, as: UInt32.self)
+            raw.storeBytes(of: crc.littleEndian, toByteOffset: 4, as: UInt32.self)
+        }
+        return bytes
+    }
+
+    /// One intact record found by ``scan(_:path:)``.
+    struct RecordLocation: Sendable, Equatable {
+        var version: UInt64
+        /// Offset of the record's length field.
+        var start: Int
+        /// The JSON document after the version.
+        var document: Range<Int>
+        var end: Int { document.upperBound }
+    }
+
+    /// What a journal file holds.
+    struct Scan: Sendable {
+        /// `nil` when the file is shorter than a header and starts like one: a journal whose
+        /// creation was cut short, holding nothing.
+        var header: Header?
+        var records: [RecordLocation]
+        /// Where the last intact record ends: the bytes after it are a torn append.
+        var validEnd: Int
+        var fileSize: Int
+        var hasTornTail: Bool { validEnd < fileSize }
+        /// The version the last record (or the header) brings the store to.
+        var lastVersion: UInt64? { records.last?.version ?? header?.baseVersion }
+    }
+
+    /// Why a journal cannot be used, with the byte where it went wrong.
+    struct Damage: Error, Sendable {
+        var offset: Int
+        var reason: String
+        /// The records before the damage, in order (what recovery can keep).
+        var intact: Scan
+    }
+
+    /// Reads the header and frames every record of `bytes`, checking each CRC and that the
+    /// versions follow each other.
+    ///
+    /// A last record that is cut short, fails its CRC, or is followed only by zero bytes (a
+    /// file extended but not written before a crash) is a torn append: it ends the scan
+    /// without an error. Anything else wrong is ``Damage`` at its byte.
+    ///
+    /// - Throws: ``Damage``, or ``GraphStoreError/unsupportedFormatVersion(path:found:supported:)``
+    ///   for a newer layout.
+    /// - Complexity: O(file size) for the CRCs.
+    static func scan(_ bytes: UnsafeRawBufferPointer, path: String) throws -> Scan {
+        let size = bytes.count
+        var scan = Scan(header: nil, records: [], validEnd: 0, fileSize: size)
+        guard size >= headerSize else {
+            // Created under a temporary name and renamed whole, so a short header is foreign.
+            guard size < magic.count ? bytes.elementsEqual(magic.prefix(size)) : bytes.prefix(magic.count).elementsEqual(magic) else {
+                throw Damage(offset: 0, reason: "not a GraphStore journal (it does not start with \"GSJOURNL\")", intact: scan)
+            }
+            guard size == 0 else {
+                throw Damage(offset: 0, reason: "the journal header is cut short: \(size) of \(headerSize) bytes", intact: scan)
+            }
+            return scan
+        }
+        guard bytes.prefix(magic.count).elementsEqual(magic) else {
+            throw Damage(offset: 0, reason: "not a GraphStore journal (it does not start with \"GSJOURNL\")", intact: scan)
+        }
+        let version = bytes.loadLittleEndian(UInt32.self, at: 8)
+        let storedHeaderCRC = bytes.loadLittleEndian(UInt32.self, at: 40)
+        guard CRC32.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<40])) == storedHeaderCRC else {
+            throw Damage(offset: 0, reason: "the journal header fails its checksum", intact: scan)
+        }
+        guard version <= formatVersion else {
+            throw GraphStoreError.unsupportedFormatVersion(path: path, found: Int(version), supported: Int(formatVersion))
+        }
+        let payloadFormat = bytes.loadLittleEndian(UInt32.self, at: 12)
+        guard payloadFormat == jsonPayload else {
+            throw Damage(offset: 12, reason: "unknown journal payload format \(payloadFormat)", intact: scan)
+        }
+        var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[16..<32])) }
+        let header = Header(lineage: UUID(uuid: uuid), baseVersion: bytes.loadLittleEndian(UInt64.self, at: 32))
+        scan.header = header
+        scan.validEnd = headerSize
+
+        var offset = headerSize
+        var expected = header.baseVersion + 1
+        while offset < size {
+            let isTorn = { (reason: String) throws -> Void in
+                // A bad record with only zero bytes, or nothing, after it is a torn append.
+                if bytes[offset...].allSatisfy({ $0 == 0 }) { return }
+                throw Damage(offset: offset, reason: reason, intact: scan)
+            }
+            guard size - offset >= recordHeaderSize else { return scan }
+            let length = Int(bytes.loadLittleEndian(UInt32.self, at: offset))
+            let end = offset + recordHeaderSize + length
+            guard end <= size else { return scan }
+            let payload = UnsafeRawBufferPointer(rebasing: bytes[(offset + recordHeaderSize)..<end])
+            guard length >= minimumPayloadSize else {
+                if end == size { return scan }
+                try isTorn("the journal record at byte \(offset) is \(length) bytes long, too short to hold a store version")
+                return scan
+            }
+            guard CRC32.checksum(payload) == bytes.loadLittleEndian(UInt32.self, at: offset + 4) else {
+                if end == size { return scan }
+                try isTorn("the journal record at byte \(offset) fails its checksum")
+                return scan
+            }
+            let recordVersion = bytes.loadLittleEndian(UInt64.self, at: offset + recordHeaderSize)
+            guard recordVersion == expected else {
+                throw Damage(
+                    offset: offset,
+                    reason: "the journal record at byte \(offset) holds store version \(recordVersion), but version \(expected) comes next",
+                    intact: scan)
+            }
+            scan.records.append(RecordLocation(
+                version: recordVersion, start: offset, document: (offset + recordHeaderSize + minimumPayloadSize)..<end))
+            scan.validEnd = end
+            expected += 1
+            offset = end
+        }
+        return scan
+    }
+}
+
+extension [UInt8] {
+    mutating func appendLittleEndian<T: FixedWidthInteger>(_ value: T) {
+        Swift.withUnsafeBytes(of: value.littleEndian) { append(contentsOf: $0) }
+    }
+}
+
+extension UnsafeRawBufferPointer {
+    func loadLittleEndian<T: FixedWidthInteger>(_ type: T.Type, at offset: Int) -> T {
+        T(littleEndian: loadUnaligned(fromByteOffset: offset, as: T.self))
+    }
+}

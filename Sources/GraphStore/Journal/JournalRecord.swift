@@ -1,0 +1,184 @@
+import Foundation
+
+/// What one commit changed, as a journal record holds it: per entity, whether the whole table
+/// was dropped, the deleted ids and the inserted or updated objects as the commit left them.
+///
+/// The record's document is JSON with the snapshot's conventions, keyed by entity name:
+///
+/// ```json
+/// {"Note": {"upsert": [{"id": "…", "text": "hi", …}], "delete": ["…"]},
+///  "Tag": {"clear": true}}
+/// ```
+///
+/// Replaying applies, per entity, the clear, then the deletions, then the upserts.
+struct JournalRecord: Sendable {
+    struct Part: Sendable {
+        var entity: Int
+        var clear: Bool
+        var deletes: [ObjectKey]
+        var upserts: [any Entity]
+    }
+
+    var version: UInt64
+    var parts: [Part]
+
+    /// The record of the commit that made `version` with `change`.
+    ///
+    /// - Complexity: O(changed objects).
+    init(_ version: GraphVersion, change: GraphChange, schema: Schema) {
+        self.version = version.number
+        parts = []
+        let names = change.entityNames
+        for entity in schema.entities where names.contains(entity.name) {
+            let table = version.tables[entity.index]
+            var part = Part(entity: entity.index, clear: change.dropped[entity.name] != nil, deletes: [], upserts: [])
+            for key in change.deleted[entity.name] ?? [] where table[key] == nil { part.deletes.append(key) }
+            for list in [change.inserted[entity.name], change.updated[entity.name]] {
+                for key in list ?? [] {
+                    if let stored = table[key] { part.upserts.append(stored.value) } else { part.deletes.append(key) }
+                }
+            }
+            parts.append(part)
+        }
+    }
+
+    init(version: UInt64, parts: [Part]) {
+        self.version = version
+        self.parts = parts
+    }
+
+    // MARK: - Encoding
+
+    /// The framed record, ready to append.
+    ///
+    /// - Throws: ``GraphStoreError/codingFailed(path:entity:id:reason:)`` naming the object
+    ///   that does not encode.
+    /// - Complexity: O(size of the changed objects).
+    func framed(schema: Schema, path: String) throws -> [UInt8] {
+        let document = PayloadDocument(parts: parts.map { part in (schema.entities[part.entity].name, Self.encodable(part, schema.entities[part.entity].type)) })
+        let json: Data
+        do {
+            json = try SnapshotCodec.makeJSONEncoder().encode(document)
+        } catch let error as EncodingError {
+            guard case .invalidValue(_, let context) = error else {
+                throw GraphStoreError.codingFailed(path: path, entity: "?", id: nil, reason: "\(error)")
+            }
+            let entity = context.codingPath.first?.stringValue ?? "?"
+            throw GraphStoreError.codingFailed(
+                path: path, entity: entity, id: nil,
+                reason: "a saved object does not encode for the journal: \(context.debugDescription) (at \(context.codingPath.map(\.stringValue).joined(separator: ".")))")
+        }
+        return JournalFormatV1.frameRecord(version: version, document: json)
+    }
+
+    private static func encodable<E: Entity>(_ part: Part, _ type: E.Type) -> any Encodable {
+        EntityPart<E>(
+            clear: part.clear ? true : nil,
+            upsert: part.upserts.isEmpty ? nil : part.upserts.map { $0 as! E },
+            delete: part.deletes.isEmpty ? nil : part.deletes.compactMap { $0.value(as: E.ID.self) })
+    }
+
+    // MARK: - Decoding
+
+    /// The record whose JSON document is `document`.
+    ///
+    /// - Throws: ``GraphStoreError/codingFailed(path:entity:id:reason:)`` for an object that
+    ///   does not decode as its entity or an entity the container does not register;
+    ///   ``GraphStoreError/damagedFile(path:offset:reason:)`` for a document that is not JSON.
+    /// - Complexity: O(size of the document).
+    static func decode(version: UInt64, document: Data, schema: Schema, path: String, offset: Int) throws -> JournalRecord {
+        do {
+            let decoded = try FastJSONDecoder.decode(
+                PayloadDecodable.self, from: document, userInfo: [DecodingContext.key: DecodingContext(schema: schema)])
+            return JournalRecord(version: version, parts: decoded.parts)
+        } catch let rejection as UnregisteredEntity {
+            throw GraphStoreError.codingFailed(
+                path: path, entity: rejection.name, id: nil,
+                reason: "the journal record of store version \(version) (byte \(offset)) changes \(rejection.name), which the container does not register. The file was left untouched")
+        } catch let error as DecodingError {
+            let context: DecodingError.Context
+            switch error {
+            case .dataCorrupted(let c), .keyNotFound(_, let c), .typeMismatch(_, let c), .valueNotFound(_, let c): context = c
+            @unknown default: throw GraphStoreError.damagedFile(path: path, offset: offset, reason: "\(error)")
+            }
+            let entity = context.codingPath.first?.stringValue
+            guard let entity else {
+                throw GraphStoreError.damagedFile(
+                    path: path, offset: offset, reason: "the journal record of store version \(version) is not readable: \(context.debugDescription)")
+            }
+            throw GraphStoreError.codingFailed(
+                path: path, entity: entity, id: nil,
+                reason: "the journal record of store version \(version) (byte \(offset)) does not decode: \(context.debugDescription) (at \(context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")))")
+        }
+    }
+
+    private static func part<E: Entity>(_ type: E.Type, entity: Int, from container: KeyedDecodingContainer<EntityNameKey>, key: EntityNameKey) throws -> Part {
+        let decoded = try container.decode(EntityPart<E>.self, forKey: key)
+        return Part(
+            entity: entity, clear: decoded.clear ?? false,
+            deletes: (decoded.delete ?? []).map { ObjectKey($0) }, upserts: decoded.upsert ?? [])
+    }
+
+    // MARK: - Replaying
+
+    /// Applies the record to `version`, which must be at the version before it.
+    ///
+    /// - Complexity: O(changed objects × log n).
+    func apply(to version: inout GraphVersion, schema: Schema) {
+        version.number = self.version
+        for part in parts {
+            let entity = part.entity
+            if part.clear { version.dropTable(entity, schema: schema) }
+            for key in part.deletes {
+                guard let old = version.tables[entity][key] else { continue }
+                version.removeFromIndexes(old.value, key: key, entity: entity, schema: schema)
+                version.tables[entity][key] = nil
+            }
+            for value in part.upserts {
+                let key = schema.entities[entity].key(value)
+                if let old = version.tables[entity][key] { version.removeFromIndexes(old.value, key: key, entity: entity, schema: schema) }
+                version.tables[entity][key] = StoredObject(value: value, version: self.version)
+                version.addToIndexes(value, key: key, entity: entity, schema: schema)
+            }
+            version.tableStamps[entity] = self.version
+        }
+    }
+
+    // MARK: - Documents
+
+    private struct EntityPart<E: Entity>: Codable {
+        var clear: Bool?
+        var upsert: [E]?
+        var delete: [E.ID]?
+    }
+
+    private struct PayloadDocument: Encodable {
+        let parts: [(name: String, part: any Encodable)]
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: EntityNameKey.self)
+            for (name, part) in parts { try container.encode(part, forKey: EntityNameKey(name)) }
+        }
+    }
+
+    private struct UnregisteredEntity: Error {
+        let name: String
+    }
+
+    private struct PayloadDecodable: Decodable {
+        let parts: [Part]
+
+        init(from decoder: any Decoder) throws {
+            guard let context = decoder.userInfo[DecodingContext.key] as? DecodingContext else {
+                preconditionFailure("GraphStore: journal decoding without a schema")
+            }
+            let container = try decoder.container(keyedBy: EntityNameKey.self)
+            var parts: [Part] = []
+            for key in container.allKeys {
+                guard let index = context.schema.index(named: key.stringValue) else { throw UnregisteredEntity(name: key.stringValue) }
+                parts.append(try JournalRecord.part(context.schema.entities[index].type, entity: index, from: container, key: key))
+            }
+            self.parts = parts.sorted { $0.entity < $1.entity }
+        }
+    }
+}

@@ -1,0 +1,134 @@
+import Foundation
+import Logging
+
+/// A journal file as read when a store opens.
+package struct JournalContents: Sendable {
+    let data: Data
+    let scan: JournalFormatV1.Scan
+
+    /// The lineage in the journal's header (`nil` for an empty file).
+    package var lineage: UUID? { scan.header?.lineage }
+}
+
+/// Opening a store: the journal's records newer than the store's file are replayed onto it.
+package enum JournalReplay {
+    /// The journal beside the store file at `storePath`.
+    package static func path(forStoreAt storePath: String) -> String {
+        storePath + ".journal"
+    }
+
+    /// What the journal at `path` holds, or `nil` when there is no file.
+    ///
+    /// - Throws: ``JournalFormatV1/Damage`` for a damaged journal,
+    ///   ``GraphStoreError/unsupportedFormatVersion(path:found:supported:)``,
+    ///   ``GraphStoreError/fileOperationFailed(path:operation:reason:)``.
+    /// - Complexity: O(file size).
+    static func read(_ path: String) throws -> JournalContents? {
+        let data: Data?
+        do {
+            data = try FileReader.readFile(at: URL(fileURLWithPath: path))
+        } catch {
+            throw GraphStoreError(error, path: path)
+        }
+        guard let data else { return nil }
+        let scan = try data.withUnsafeBytes { try JournalFormatV1.scan($0, path: path) }
+        return JournalContents(data: data, scan: scan)
+    }
+
+    /// The result of opening: the graph with the journal replayed, the store's lineage, and
+    /// the journal as read (`nil` when there was none, or it was set aside).
+    package struct Opened: Sendable {
+        package var version: GraphVersion?
+        package var lineage: UUID
+        package var journal: JournalContents?
+    }
+
+    /// Replays the journal beside a store onto what the store's own file held.
+    ///
+    /// - Parameters:
+    ///   - stored: The graph in the store's file (`nil`: no file), with its store version.
+    ///   - storedLineage: The lineage the store's file names (`nil`: a file written before
+    ///     journals existed, or no file).
+    ///   - recover: Whether a damaged journal is set aside (copied to
+    ///     `<journal>.damaged-<unix time>`) and only its intact records are replayed, instead of
+    ///     refusing to open.
+    /// - Throws: ``GraphStoreError/damagedFile(path:offset:reason:)`` naming the journal and the
+    ///   byte for a damaged record, a journal of another store (its lineage differs), a journal
+    ///   that does not continue the store's file (records missing between them), or a journal
+    ///   without its store file; ``GraphStoreError/codingFailed(path:entity:id:reason:)`` for a
+    ///   record that does not decode with the app's types;
+    ///   ``GraphStoreError/unsupportedFormatVersion(path:found:supported:)``.
+    /// - Complexity: O(journal size + changed objects × log n).
+    package static func open(
+        journalAt path: String, stored: GraphVersion?, storedLineage: UUID?, storePath: String, schema: Schema, recover: Bool
+    ) throws -> Opened {
+        var contents: JournalContents?
+        do {
+            contents = try read(path)
+        } catch let damage as JournalFormatV1.Damage {
+            let error = GraphStoreError.damagedFile(path: path, offset: damage.offset, reason: damage.reason)
+            guard recover, let data = try? Data(contentsOf: URL(fileURLWithPath: path)) else { throw error }
+            let aside = try setAside(path)
+            Logger(label: "GraphStore.JournalReplay").warning("Replayed only the intact records of a damaged journal", metadata: [
+                "damage": "\(error)", "keptAs": "\(aside)",
+            ])
+            var intact = damage.intact
+            intact.fileSize = data.count
+            contents = JournalContents(data: data, scan: intact)
+        }
+        guard let contents, let header = contents.scan.header else {
+            return Opened(version: stored, lineage: storedLineage ?? UUID(), journal: contents)
+        }
+        let storedNumber = stored?.number ?? 0
+        if stored == nil {
+            guard header.baseVersion == 0 else {
+                throw GraphStoreError.damagedFile(
+                    path: path, offset: 0,
+                    reason: "the journal continues store version \(header.baseVersion) of \(storePath), but that file does not exist; put the store file back, or move the journal away to open an empty store")
+            }
+        } else if let storedLineage {
+            guard storedLineage == header.lineage else {
+                throw GraphStoreError.damagedFile(
+                    path: path, offset: 16,
+                    reason: "the journal belongs to another store (lineage \(header.lineage.uuidString), but \(storePath) has lineage \(storedLineage.uuidString)); it was not replayed. Move it away to open the store as its file holds it")
+            }
+        } else {
+            // A store file written before journals: only the journal started on it continues it.
+            guard header.baseVersion == storedNumber else {
+                throw GraphStoreError.damagedFile(
+                    path: path, offset: 16,
+                    reason: "the journal (lineage \(header.lineage.uuidString), from store version \(header.baseVersion)) does not belong to \(storePath), which has no lineage and holds version \(storedNumber); it was not replayed")
+            }
+        }
+        guard header.baseVersion <= storedNumber else {
+            throw GraphStoreError.damagedFile(
+                path: path, offset: contents.scan.records.first?.start,
+                reason: "the journal starts after store version \(header.baseVersion), but \(storePath) holds only version \(storedNumber): the records in between are missing")
+        }
+        var version = stored ?? GraphVersion(schema: schema)
+        for record in contents.scan.records where record.version > storedNumber {
+            let decoded = try JournalRecord.decode(
+                version: record.version, document: contents.data[record.document], schema: schema, path: path, offset: record.start)
+            decoded.apply(to: &version, schema: schema)
+        }
+        let replayed = stored == nil && contents.scan.records.isEmpty ? nil : version
+        return Opened(version: replayed, lineage: header.lineage, journal: contents)
+    }
+
+    /// Copies the journal at `path` to `<path>.damaged-<unix time>` (`-2`, `-3`… when taken).
+    private static func setAside(_ path: String) throws -> String {
+        let stamp = path + ".damaged-\(Int(Date().timeIntervalSince1970))"
+        var aside = stamp
+        var attempt = 1
+        while FileManager.default.fileExists(atPath: aside) {
+            attempt += 1
+            aside = stamp + "-\(attempt)"
+        }
+        do {
+            try FileManager.default.copyItem(atPath: path, toPath: aside)
+        } catch {
+            throw GraphStoreError.fileOperationFailed(path: path, operation: "copy the damaged journal aside", reason: "\(error)")
+        }
+        return aside
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+
+/// The stores whose container was released without `close()` and that are closing in the
+/// background (final snapshot, journal removed, lock released). Opening one of them waits for
+/// that close, so a container released and opened again in the same process finds its data and
+/// no held lock.
+package enum StoreClosings {
+    private static let closing = ClosingSet()
+
+    /// Marks the store at `path` (a standardized file path) as closing.
+    package static func begin(_ path: String) {
+        closing.insert(path)
+    }
+
+    /// The store at `path` has finished closing.
+    package static func end(_ path: String) {
+        closing.remove(path)
+    }
+
+    /// Waits until no background close of the store at `path` is running, at most `timeout`;
+    /// returns at once when none is.
+    package static func waitUntilClosed(_ path: String, timeout: Duration = .seconds(60)) {
+        closing.wait(for: path, timeout: timeout)
+    }
+}
+
+private final class ClosingSet: @unchecked Sendable {
+    // @unchecked Sendable: `paths` is read and written only with `condition` locked.
+    private let condition = NSCondition()
+    private var paths: [String: Int] = [:]
+
+    func insert(_ path: String) {
+        condition.lock()
+        paths[path, default: 0] += 1
+        condition.unlock()
+    }
+
+    func remove(_ path: String) {
+        condition.lock()
+        paths[path] = (paths[path] ?? 1) > 1 ? paths[path]! - 1 : nil
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func wait(for path: String, timeout: Duration) {
+        let (seconds, attoseconds) = timeout.components
+        let deadline = Date(timeIntervalSinceNow: Double(seconds) + Double(attoseconds) / 1e18)
+        condition.lock()
+        while paths[path] != nil, condition.wait(until: deadline) {}
+        condition.unlock()
+    }
+}

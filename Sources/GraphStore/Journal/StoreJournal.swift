@@ -1,0 +1,354 @@
+import Foundation
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The append-only journal beside a store (`<store>.journal`): every committed change set is
+/// appended before `save()` returns, so a save survives the process dying; the background
+/// writer's snapshots (or SQLite transactions) make the records redundant, and they are
+/// dropped once a durable copy covers them.
+///
+/// Appends happen under the core's commit lock, so records are in commit order. An fsync runs
+/// in the background within the coalescing interval (``Durability/journaled``), before
+/// `save()` returns (``Durability/synchronous``, one fsync shared by the saves waiting for it),
+/// and in ``flush()``.
+package final class StoreJournal: Sendable {
+    /// The journal file.
+    package let path: String
+    package let durability: Durability
+    private let interval: Duration
+    private let clock: any WriterClock
+    private let state: Guarded<State>
+    private let gate = SyncGate()
+    private let logger = Logger(label: "GraphStore.StoreJournal")
+
+    /// Where an append ended: the file (which a rotation replaces) and the byte.
+    package struct Mark: Sendable {
+        var generation: Int
+        var end: Int
+        var version: UInt64
+    }
+
+    private struct RecordMark: Sendable {
+        var version: UInt64
+        var start: Int
+    }
+
+    private struct State: Sendable {
+        var file: JournalFile?
+        var generation = 0
+        var header: JournalFormatV1.Header
+        var end: Int
+        var records: [RecordMark]
+        var lastVersion: UInt64
+        /// Set when a failed append could not be cut off again: no more appends.
+        var broken: String?
+        var backgroundSyncArmed = false
+        /// A rotation renamed a new file into place; its directory entry is not fsynced yet.
+        var needsDirectorySync = false
+    }
+
+    private init(path: String, durability: Durability, interval: Duration, clock: any WriterClock, file: JournalFile, header: JournalFormatV1.Header, end: Int, records: [RecordMark]) {
+        self.path = path
+        self.durability = durability
+        self.interval = interval
+        self.clock = clock
+        state = Guarded(State(
+            file: file, header: header, end: end, records: records, lastVersion: records.last?.version ?? header.baseVersion))
+        gate.markSynced(generation: 0, end: end, version: records.last?.version ?? header.baseVersion)
+    }
+
+    /// Starts journaling at `path` for a store opened at `version` of `lineage`: continues the
+    /// journal found there when it ends exactly at `version` (cutting a torn tail off), and
+    /// otherwise replaces it with an empty one based on `version`.
+    ///
+    /// - Throws: ``GraphStoreError/fileOperationFailed(path:operation:reason:)`` when the file
+    ///   cannot be created or cut (a read-only directory, a full disk).
+    /// - Complexity: one file creation (two fsyncs) when a new journal is needed.
+    package static func start(
+        path: String, durability: Durability, interval: Duration, clock: any WriterClock,
+        lineage: UUID, openedAt version: UInt64, existing: JournalContents?
+    ) throws(GraphStoreError) -> StoreJournal {
+        do {
+            if let existing, let header = existing.scan.header, header.lineage == lineage, existing.scan.lastVersion == version {
+                let file = try JournalFile(appendingTo: path)
+                if existing.scan.hasTornTail {
+                    try file.truncate(to: existing.scan.validEnd)
+                    try file.sync()
+                }
+                let records = existing.scan.records.map { RecordMark(version: $0.version, start: $0.start) }
+                return StoreJournal(
+                    path: path, durability: durability, interval: interval, clock: clock, file: file, header: header,
+                    end: existing.scan.validEnd, records: records)
+            }
+            let header = JournalFormatV1.Header(lineage: lineage, baseVersion: version)
+            let bytes = JournalFormatV1.encodeHeader(header)
+            let file = try JournalFile.create(at: path, contents: bytes)
+            return StoreJournal(
+                path: path, durability: durability, interval: interval, clock: clock, file: file, header: header,
+                end: bytes.count, records: [])
+        } catch let error as SystemCallError {
+            throw .fileOperationFailed(path: path, operation: "open the journal", reason: String(cString: strerror(error.code)))
+        } catch let error as FileLayerError {
+            throw GraphStoreError(error, path: path)
+        } catch {
+            throw .fileOperationFailed(path: path, operation: "open the journal", reason: "\(error)")
+        }
+    }
+
+    /// The store's lineage, which every snapshot header carries.
+    package var lineage: UUID {
+        state.withLock { $0.header.lineage }
+    }
+
+    // MARK: - Appending
+
+    /// Appends a framed record of store version `version` with `write(2)`; call it under the
+    /// commit lock, in commit order. When it throws, nothing of the record stays in the file.
+    ///
+    /// - Throws: ``GraphStoreError/fileOperationFailed(path:operation:reason:)`` (`ENOSPC`,
+    ///   `EROFS`, `EIO`, a closed journal).
+    /// - Complexity: one system call for the record's bytes.
+    package func append(_ record: [UInt8], version: UInt64) throws(GraphStoreError) -> Mark {
+        let appended = state.withLock { (state) -> Result<(Mark, Bool), GraphStoreError> in
+            Result { () throws(GraphStoreError) -> (Mark, Bool) in try append(record, version: version, to: &state) }
+        }
+        let (mark, armSync) = try appended.get()
+        if armSync {
+            clock.schedule(at: clock.now + interval) { [weak self] in self?.backgroundSync() }
+        }
+        return mark
+    }
+
+    private func append(_ record: [UInt8], version: UInt64, to state: inout State) throws(GraphStoreError) -> (Mark, Bool) {
+        guard let file = state.file else {
+            throw .fileOperationFailed(path: path, operation: "append to the journal", reason: "the journal is closed")
+        }
+        if let broken = state.broken {
+            throw .fileOperationFailed(path: path, operation: "append to the journal", reason: broken)
+        }
+        precondition(version == state.lastVersion + 1, "GraphStore: journal record \(version) after \(state.lastVersion)")
+        do throws(SystemCallError) {
+            try file.append(record)
+        } catch {
+            let reason = String(cString: strerror(error.code))
+            // Cut off what the failed write left, so the next record follows an intact one.
+            do throws(SystemCallError) {
+                try file.truncate(to: state.end)
+            } catch let cut {
+                state.broken = "an earlier append failed (\(reason)) and its bytes could not be cut off (\(String(cString: strerror(cut.code))))"
+            }
+            throw .fileOperationFailed(path: path, operation: "append to the journal", reason: reason)
+        }
+        state.records.append(RecordMark(version: version, start: state.end))
+        state.end += record.count
+        state.lastVersion = version
+        let arm = durability == .journaled && !state.backgroundSyncArmed
+        if arm { state.backgroundSyncArmed = true }
+        return (Mark(generation: state.generation, end: state.end, version: version), arm)
+    }
+
+    /// Returns once the record that ended at `mark` is on the device. Saves waiting at the
+    /// same time share one fsync.
+    ///
+    /// - Throws: ``GraphStoreError/fileOperationFailed(path:operation:reason:)`` when fsync fails.
+    /// - Complexity: at most one fsync, or the wait for one already running.
+    package func waitUntilDurable(_ mark: Mark) throws(GraphStoreError) {
+        try gate.waitUntilSynced(mark) { () throws(GraphStoreError) -> Mark? in
+            try self.syncNow()
+        }
+    }
+
+    /// Returns when every record appended before the call is on the device.
+    ///
+    /// - Throws: as ``waitUntilDurable(_:)``.
+    package func flush() async throws {
+        let mark = state.withLock { Mark(generation: $0.generation, end: $0.end, version: $0.lastVersion) }
+        guard !gate.isSynced(mark) else { return }
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            DispatchQueue.global(qos: .userInitiated).async {
+                continuation.resume(with: Result { try self.waitUntilDurable(mark) })
+            }
+        }
+    }
+
+    /// The newest store version whose record is on the device.
+    package var durableVersion: UInt64 {
+        gate.syncedVersion
+    }
+
+    /// The fsync itself: the current file up to its current end (and the directory entry of a
+    /// file a rotation just renamed into place). Returns the mark it made durable.
+    private func syncNow() throws(GraphStoreError) -> Mark? {
+        let (file, mark, needsDirectory) = state.withLock { state in
+            (state.file, Mark(generation: state.generation, end: state.end, version: state.lastVersion), state.needsDirectorySync)
+        }
+        guard let file else { return nil }
+        do throws(SystemCallError) {
+            if needsDirectory {
+                try JournalFile.syncDirectory(of: path)
+                state.withLock { if $0.generation == mark.generation { $0.needsDirectorySync = false } }
+            }
+            try file.sync()
+        } catch {
+            throw .fileOperationFailed(path: path, operation: "fsync the journal", reason: String(cString: strerror(error.code)))
+        }
+        return mark
+    }
+
+    private func backgroundSync() {
+        let mark = state.withLock { state in
+            state.backgroundSyncArmed = false
+            return Mark(generation: state.generation, end: state.end, version: state.lastVersion)
+        }
+        do {
+            try waitUntilDurable(mark)
+        } catch {
+            logger.error("Background fsync of the journal failed; flush() will report it", metadata: ["error": "\(error)"])
+        }
+    }
+
+    // MARK: - Dropping covered records
+
+    /// Drops the records of versions up to `version`, which a durable snapshot (or database
+    /// transaction) now holds, by writing the newer records into a new journal that replaces
+    /// this one. Saves keep appending meanwhile; they wait only while the few records they
+    /// appended during the copy are moved over.
+    ///
+    /// - Throws: ``GraphStoreError/fileOperationFailed(path:operation:reason:)``; the journal is
+    ///   then left as it was (still correct: replay skips covered records).
+    /// - Complexity: O(bytes of the records kept), plus two or three fsyncs.
+    package func dropRecords(through version: UInt64) throws(GraphStoreError) {
+        let plan = state.withLock { state -> (source: String, keep: Range<Int>, header: JournalFormatV1.Header, drop: Int)? in
+            guard state.file != nil, state.broken == nil, version > state.header.baseVersion else { return nil }
+            let drop = state.records.prefix { $0.version <= version }.count
+            let keepStart = drop < state.records.count ? state.records[drop].start : state.end
+            let base = drop > 0 ? state.records[drop - 1].version : state.header.baseVersion
+            return (path, keepStart..<state.end, JournalFormatV1.Header(lineage: state.header.lineage, baseVersion: base), drop)
+        }
+        guard let plan, plan.drop > 0 else { return }
+        let staging = path + ".rotating"
+        let headerBytes = JournalFormatV1.encodeHeader(plan.header)
+        do {
+            // The bulk is copied and fsynced without holding the journal's lock.
+            let file = try JournalFile.create(at: staging, contents: headerBytes, copying: (plan.source, plan.keep))
+            try state.withLock { (state) throws -> Void in
+                // Records appended during the copy follow; then the new file takes the name.
+                let tail = plan.keep.upperBound..<state.end
+                if !tail.isEmpty {
+                    try file.copy(from: path, range: tail)
+                    try file.sync()
+                }
+                guard rename(staging, path) == 0 else { throw SystemCallError(errno) }
+                let shift = headerBytes.count - plan.keep.lowerBound
+                state.records = state.records.dropFirst(plan.drop).map { RecordMark(version: $0.version, start: $0.start + shift) }
+                state.end += shift
+                state.header = plan.header
+                state.file = file
+                state.generation += 1
+                state.needsDirectorySync = true
+                gate.markSynced(generation: state.generation, end: state.end, version: state.lastVersion)
+            }
+        } catch {
+            unlink(staging)
+            let reason = (error as? SystemCallError).map { String(cString: strerror($0.code)) } ?? "\(error)"
+            throw .fileOperationFailed(path: path, operation: "drop the journal records a snapshot covers", reason: reason)
+        }
+    }
+
+    /// Removes the journal file: the store's own file now holds everything. No append works
+    /// afterwards.
+    ///
+    /// - Throws: ``GraphStoreError/fileOperationFailed(path:operation:reason:)``.
+    package func remove() throws(GraphStoreError) {
+        state.withLock { $0.file = nil }
+        do throws(SystemCallError) {
+            try JournalFile.remove(path)
+        } catch {
+            throw .fileOperationFailed(path: path, operation: "remove the journal", reason: String(cString: strerror(error.code)))
+        }
+    }
+
+    /// Stops appending and releases the file, leaving it on disk (a close whose last write
+    /// failed: the journal still holds what the store file lacks).
+    package func detach() {
+        state.withLock { $0.file = nil }
+    }
+}
+
+// MARK: - Group commit
+
+/// Who has fsynced how far, and the saves waiting for it.
+private final class SyncGate: @unchecked Sendable {
+    // @unchecked Sendable: every stored property is read and written only with `condition` locked.
+    private let condition = NSCondition()
+    private var syncedGeneration = 0
+    private var syncedEnd = 0
+    private var synced: UInt64 = 0
+    private var isSyncing = false
+
+    var syncedVersion: UInt64 {
+        condition.lock()
+        defer { condition.unlock() }
+        return synced
+    }
+
+    func isSynced(_ mark: StoreJournal.Mark) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return covers(mark)
+    }
+
+    private func covers(_ mark: StoreJournal.Mark) -> Bool {
+        // A rotation copies and fsyncs every older file's records into the new one.
+        mark.generation < syncedGeneration || (mark.generation == syncedGeneration && mark.end <= syncedEnd)
+    }
+
+    func markSynced(generation: Int, end: Int, version: UInt64) {
+        condition.lock()
+        if generation > syncedGeneration || (generation == syncedGeneration && end > syncedEnd) {
+            syncedGeneration = generation
+            syncedEnd = end
+        }
+        synced = max(synced, version)
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits until `mark` is synced, running `sync` itself when no other thread is.
+    func waitUntilSynced(_ mark: StoreJournal.Mark, sync: () throws(GraphStoreError) -> StoreJournal.Mark?) throws(GraphStoreError) {
+        condition.lock()
+        while !covers(mark) {
+            if isSyncing {
+                condition.wait()
+                continue
+            }
+            isSyncing = true
+            condition.unlock()
+            let result = Result { () throws(GraphStoreError) -> StoreJournal.Mark? in try sync() }
+            condition.lock()
+            isSyncing = false
+            condition.broadcast()
+            switch result {
+            case .success(let done?):
+                if done.generation > syncedGeneration || (done.generation == syncedGeneration && done.end > syncedEnd) {
+                    syncedGeneration = done.generation
+                    syncedEnd = done.end
+                }
+                synced = max(synced, done.version)
+            case .success(nil):
+                // The journal was removed: the store's own file holds everything.
+                condition.unlock()
+                return
+            case .failure(let error):
+                condition.unlock()
+                throw error
+            }
+        }
+        condition.unlock()
+    }
+}
