@@ -1,4 +1,5 @@
 import Foundation
+import HashTreeCollections
 
 /// What one commit changed, as a journal record holds it: per entity, whether the whole table
 /// was dropped, the deleted ids and the inserted or updated objects as the commit left them.
@@ -120,6 +121,27 @@ struct JournalRecord: Sendable {
     }
 
     // MARK: - Replaying
+
+    /// What replaying this record onto `before` changes, as the commit reported it: upserted
+    /// objects are inserted or updated, a cleared table is dropped.
+    ///
+    /// - Complexity: O(changed objects × log n).
+    func change(replayedOnto before: GraphVersion, schema: Schema) -> GraphChange {
+        var inserted: [String: [ObjectKey]] = [:], updated: [String: [ObjectKey]] = [:], deleted: [String: [ObjectKey]] = [:]
+        var dropped: [String: TreeDictionary<ObjectKey, StoredObject>] = [:]
+        for part in parts {
+            let description = schema.entities[part.entity]
+            let table = before.tables[part.entity]
+            if part.clear { dropped[description.name] = table }
+            let deletes = part.deletes.filter { !part.clear && table[$0] != nil }
+            if !deletes.isEmpty { deleted[description.name] = deletes }
+            for value in part.upserts {
+                let key = description.key(value)
+                if table[key] != nil && !part.clear { updated[description.name, default: []].append(key) } else { inserted[description.name, default: []].append(key) }
+            }
+        }
+        return GraphChange(version: version, contextName: "journal replay", inserted: inserted, updated: updated, deleted: deleted, dropped: dropped)
+    }
 
     /// Applies the record to `version`, which must be at the version before it.
     ///

@@ -41,6 +41,9 @@ package enum JournalReplay {
         package var version: GraphVersion?
         package var lineage: UUID
         package var journal: JournalContents?
+        /// What each replayed record changed, in order: a store that writes changed rows (SQLite)
+        /// writes these before the journal's records can be dropped.
+        package var replayed: [GraphChange] = []
     }
 
     /// Replays the journal beside a store onto what the store's own file held.
@@ -106,13 +109,15 @@ package enum JournalReplay {
                 reason: "the journal starts after store version \(header.baseVersion), but \(storePath) holds only version \(storedNumber): the records in between are missing")
         }
         var version = stored ?? GraphVersion(schema: schema)
+        var changes: [GraphChange] = []
         for record in contents.scan.records where record.version > storedNumber {
             let decoded = try JournalRecord.decode(
                 version: record.version, document: contents.data[record.document], schema: schema, path: path, offset: record.start)
+            changes.append(decoded.change(replayedOnto: version, schema: schema))
             decoded.apply(to: &version, schema: schema)
         }
         let replayed = stored == nil && contents.scan.records.isEmpty ? nil : version
-        return Opened(version: replayed, lineage: header.lineage, journal: contents)
+        return Opened(version: replayed, lineage: header.lineage, journal: contents, replayed: changes)
     }
 
     /// Copies the journal at `path` to `<path>.damaged-<unix time>` (`-2`, `-3`… when taken).
