@@ -80,12 +80,13 @@ let package = Package(
             path: "Benchmarks/graphstore-bench"),
         .executableTarget(
             name: "graphstore-crash-helper",
-            dependencies: ["GraphStore", "ExampleModel"],
+            dependencies: ["GraphStore", "GraphStoreSQLite", "ExampleModel"],
             path: "Tests/CrashHelper"),
         .testTarget(
             name: "GraphStoreTests",
             dependencies: [
                 "GraphStore",
+                "GraphStoreSQLite",
                 "ExampleModel",
                 "GraphStoreTestSupport",
                 "graphstore-crash-helper",

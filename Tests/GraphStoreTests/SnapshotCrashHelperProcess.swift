@@ -11,7 +11,8 @@ import Darwin
 // MARK: - The crash helper
 
 /// The `graphstore-crash-helper` executable saving in a loop to a store, printing
-/// "acked N" after each flush that made saves 1...N durable.
+/// "acked N" after each flush that made saves 1...N durable, or (`reportsEverySave`) "saved N"
+/// after each save that returned.
 final class CrashHelperProcess: @unchecked Sendable {
     private let process = Process()
     private let output: FileHandle
@@ -20,11 +21,11 @@ final class CrashHelperProcess: @unchecked Sendable {
     private var pending = Data()
     private var killed = false
 
-    /// Starts the helper on `store` (`format` json|plist, `compression` gzip|none), numbering
-    /// its saves from `start + 1`.
-    init(store: URL, format: String, compression: String, start: Int) throws {
+    /// Starts the helper on `store` (`format` json|plist|sqlite, `compression` gzip|none),
+    /// numbering its saves from `start + 1` (`nil`: after the notes the store holds).
+    init(store: URL, format: String, compression: String, start: Int?, reportsEverySave: Bool = false) throws {
         process.executableURL = try SnapshotTestKit.productsDirectory().appendingPathComponent("graphstore-crash-helper")
-        process.arguments = [store.path, format, compression, String(start)]
+        process.arguments = [store.path, format, compression, start.map(String.init) ?? "auto", reportsEverySave ? "saves" : "acks"]
         let pipe = Pipe()
         errorURL = store.deletingLastPathComponent().appendingPathComponent("helper-\(UUID().uuidString).stderr")
         _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
@@ -71,6 +72,45 @@ final class CrashHelperProcess: @unchecked Sendable {
             pending.append(contentsOf: buffer[0..<read])
         }
         return last
+    }
+
+    /// Reads "saved N" lines for `duration` (or until the output ends) and returns the last N.
+    func lastSaveReported(within duration: Duration) async throws -> Int? {
+        try await SnapshotTestKit.offload { self.readSaves(until: ContinuousClock.now + duration) }
+    }
+
+    /// Every "saved N" line the helper wrote before it died: call after ``kill()``. Returns
+    /// the last N.
+    func lastSaveReportedBeforeDeath() -> Int? {
+        readSaves(until: nil)
+    }
+
+    private func readSaves(until deadline: ContinuousClock.Instant?) -> Int? {
+        lock.lock()
+        defer { lock.unlock() }
+        var last: Int?
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
+                pending.removeSubrange(pending.startIndex...newline)
+                if line.hasPrefix("saved "), let number = Int(line.dropFirst(6)) { last = number }
+            }
+            var waitMilliseconds: Int32 = 30_000
+            if let deadline {
+                let left = deadline - ContinuousClock.now
+                guard left > .zero else { return last }
+                waitMilliseconds = Int32(max(1, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000))
+            }
+            var poller = pollfd(fd: output.fileDescriptor, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, waitMilliseconds)
+            if ready < 0 && errno == EINTR { continue }
+            guard ready > 0 else { return last }
+            let read = buffer.withUnsafeMutableBytes { systemRead(output.fileDescriptor, $0.baseAddress, $0.count) }
+            if read < 0 && errno == EINTR { continue }
+            guard read > 0 else { return last }
+            pending.append(contentsOf: buffer[0..<read])
+        }
     }
 
     /// Kills the helper as soon as a temporary file of `store` appears (that is, in the middle
