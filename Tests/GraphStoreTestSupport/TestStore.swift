@@ -104,8 +104,9 @@ public final class TestStore: Sendable {
         }
     }
 
-    /// Every committed object by entity name, each encoded as sorted-key JSON, sorted.
-    static func committedGraph(_ container: GraphContainer, _ types: [any Entity.Type]) throws -> [String: [String]] {
+    /// Every committed object by entity name, each encoded as sorted-key JSON, sorted: two
+    /// containers hold the same graph when these are equal.
+    public static func committedGraph(_ container: GraphContainer, _ types: [any Entity.Type]) throws -> [String: [String]] {
         var graph: [String: [String]] = [:]
         for type in types { graph[type.entityName] = try encodedObjects(type, container) }
         return graph

@@ -241,6 +241,23 @@ final class SnapshotTmpfs: Sendable {
         self.sizeKiB = sizeKiB
     }
 
+    /// Writes zeros to the file `name` in the tmpfs until it is full; returns the file's URL
+    /// (remove it to make room again).
+    func fillUp(with name: String = "filler") throws -> URL {
+        let file = url.appendingPathComponent(name)
+        let descriptor = open(file.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        try #require(descriptor >= 0)
+        defer { close(descriptor) }
+        let chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let written = chunk.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            if written < 0 {
+                try #require(errno == ENOSPC, "filling up: \(systemErrorMessage(errno))")
+                return file
+            }
+        }
+    }
+
     /// Mounts a tmpfs of `sizeKiB` on `directory` (which must exist), or `nil` when the system
     /// does not allow it.
     static func mount(at directory: URL, sizeKiB: Int) -> SnapshotTmpfs? {

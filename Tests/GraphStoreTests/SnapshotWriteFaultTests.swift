@@ -69,7 +69,7 @@ import Darwin
         try await expectSurvivesFault(
             url: mountPoint.appendingPathComponent("store.json.gz"), options: SnapshotOptions(),
             operation: "write", code: ENOSPC,
-            breakDisk: { try Self.fillUp(filler) },
+            breakDisk: { _ = try tmpfs.fillUp(with: filler.lastPathComponent) },
             repairDisk: { try FileManager.default.removeItem(at: filler) })
     }
 
@@ -96,21 +96,6 @@ import Darwin
                 let failure = tmpfs.remount(readOnly: false)
                 try #require(failure == nil, "remount read-write: \(systemErrorMessage(failure ?? 0))")
             })
-    }
-
-    /// Writes zeros to `url` until the file system is full.
-    private static func fillUp(_ url: URL) throws {
-        let descriptor = open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        try #require(descriptor >= 0)
-        defer { close(descriptor) }
-        let chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let written = chunk.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-            if written < 0 {
-                try #require(errno == ENOSPC, "filling up: \(systemErrorMessage(errno))")
-                return
-            }
-        }
     }
 
     // MARK: - The scenario

@@ -52,13 +52,17 @@ package final class StoreJournal: Sendable {
         var needsDirectorySync = false
     }
 
-    private init(path: String, durability: Durability, interval: Duration, clock: any WriterClock, file: JournalFile, header: JournalFormatV1.Header, end: Int, records: [RecordMark]) {
+    private init(
+        path: String, durability: Durability, interval: Duration, clock: any WriterClock, file: JournalFile?,
+        header: JournalFormatV1.Header, end: Int, records: [RecordMark], broken: String? = nil
+    ) {
         self.path = path
         self.durability = durability
         self.interval = interval
         self.clock = clock
         state = Guarded(State(
-            file: file, header: header, end: end, records: records, lastVersion: records.last?.version ?? header.baseVersion))
+            file: file, header: header, end: end, records: records, lastVersion: records.last?.version ?? header.baseVersion,
+            broken: broken))
         gate.markSynced(generation: 0, end: end, version: records.last?.version ?? header.baseVersion)
     }
 
@@ -87,7 +91,17 @@ package final class StoreJournal: Sendable {
             }
             let header = JournalFormatV1.Header(lineage: lineage, baseVersion: version)
             let bytes = JournalFormatV1.encodeHeader(header)
-            let file = try JournalFile.create(at: path, contents: bytes)
+            let file: JournalFile
+            do {
+                file = try JournalFile.create(at: path, contents: bytes)
+            } catch let error as FileLayerError where existing == nil {
+                // A store in a place that cannot be written (read-only media, no space) still
+                // opens and reads; every save throws this until it is opened somewhere writable.
+                guard case .io(_, _, let code, let message) = error, [EROFS, EACCES, EPERM, ENOSPC, EDQUOT].contains(code) else { throw error }
+                return StoreJournal(
+                    path: path, durability: durability, interval: interval, clock: clock, file: nil, header: header,
+                    end: 0, records: [], broken: "the journal could not be created: \(message)")
+            }
             return StoreJournal(
                 path: path, durability: durability, interval: interval, clock: clock, file: file, header: header,
                 end: bytes.count, records: [])
@@ -125,11 +139,11 @@ package final class StoreJournal: Sendable {
     }
 
     private func append(_ record: [UInt8], version: UInt64, to state: inout State) throws(GraphStoreError) -> (Mark, Bool) {
-        guard let file = state.file else {
-            throw .fileOperationFailed(path: path, operation: "append to the journal", reason: "the journal is closed")
-        }
         if let broken = state.broken {
             throw .fileOperationFailed(path: path, operation: "append to the journal", reason: broken)
+        }
+        guard let file = state.file else {
+            throw .fileOperationFailed(path: path, operation: "append to the journal", reason: "the journal is closed")
         }
         precondition(version == state.lastVersion + 1, "GraphStore: journal record \(version) after \(state.lastVersion)")
         do throws(SystemCallError) {
@@ -265,7 +279,11 @@ package final class StoreJournal: Sendable {
     ///
     /// - Throws: ``GraphStoreError/fileOperationFailed(path:operation:reason:)``.
     package func remove() throws(GraphStoreError) {
-        state.withLock { $0.file = nil }
+        let existed = state.withLock { state in
+            defer { state.file = nil }
+            return state.file != nil
+        }
+        guard existed else { return }
         do throws(SystemCallError) {
             try JournalFile.remove(path)
         } catch {

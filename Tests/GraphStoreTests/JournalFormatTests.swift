@@ -1,0 +1,131 @@
+import Foundation
+import Testing
+
+@testable import GraphStore
+
+/// The journal's framing: header, length- and CRC-framed records, torn tails and damage.
+@Suite struct JournalFormatTests {
+    static let header = JournalFormatV1.Header(lineage: UUID(), baseVersion: 7)
+
+    /// A journal with `count` records of versions 8, 9, … and documents of varied sizes.
+    static func journal(records count: Int) -> [UInt8] {
+        var bytes = JournalFormatV1.encodeHeader(header)
+        for index in 0..<count {
+            let document = Array("{\"Note\":{\"delete\":[\"\(String(repeating: "x", count: index * 7))\"]}}".utf8)
+            bytes += JournalFormatV1.frameRecord(version: 8 + UInt64(index), document: document)
+        }
+        return bytes
+    }
+
+    static func scan(_ bytes: [UInt8]) throws -> JournalFormatV1.Scan {
+        try bytes.withUnsafeBytes { try JournalFormatV1.scan($0, path: "/tmp/store.journal") }
+    }
+
+    static func damage(_ bytes: [UInt8]) throws -> JournalFormatV1.Damage {
+        do {
+            let scan = try scan(bytes)
+            Issue.record("scanned without damage: \(scan.records.count) records")
+            throw CancellationError()
+        } catch let damage as JournalFormatV1.Damage {
+            return damage
+        }
+    }
+
+    @Test func recordsReadBackInOrder() throws {
+        let bytes = Self.journal(records: 5)
+        let scan = try Self.scan(bytes)
+        #expect(scan.header == Self.header)
+        #expect(scan.records.map(\.version) == [8, 9, 10, 11, 12])
+        #expect(scan.validEnd == bytes.count && !scan.hasTornTail)
+        #expect(scan.lastVersion == 12)
+        let last = try #require(scan.records.last)
+        #expect(String(decoding: bytes[last.document], as: UTF8.self).hasPrefix("{\"Note\""))
+    }
+
+    @Test func anEmptyFileHoldsNothing() throws {
+        let scan = try Self.scan([])
+        #expect(scan.header == nil && scan.records.isEmpty && scan.lastVersion == nil)
+    }
+
+    /// A crash mid-append leaves the last record cut short, at any byte: it is ignored, and
+    /// every record before it is kept.
+    @Test func aTornLastRecordIsCutOffAtEveryLength() throws {
+        let whole = Self.journal(records: 3)
+        let intact = try Self.scan(Array(whole))
+        let lastStart = intact.records[2].start
+        for cut in lastStart..<whole.count {
+            let scan = try Self.scan(Array(whole[0..<cut]))
+            #expect(scan.records.map(\.version) == [8, 9], "cut at \(cut)")
+            #expect(scan.validEnd == lastStart, "cut at \(cut)")
+            #expect(scan.hasTornTail == (cut > lastStart), "cut at \(cut)")
+        }
+    }
+
+    /// A last record whose bytes were garbled (a crash while the page was written), or zero
+    /// bytes after the last record (a file extended but not written), is a torn append too.
+    @Test func aGarbledLastRecordOrZeroFillIsATornAppend() throws {
+        var garbled = Self.journal(records: 3)
+        garbled[garbled.count - 3] ^= 0x40
+        #expect(try Self.scan(garbled).records.count == 2)
+        let zeroFilled = Self.journal(records: 3) + [UInt8](repeating: 0, count: 4096)
+        let scan = try Self.scan(zeroFilled)
+        #expect(scan.records.count == 3 && scan.hasTornTail)
+    }
+
+    /// A flipped byte in any record but the last is damage, reported at that record's byte.
+    @Test func aFlippedByteInAMiddleRecordIsDamageAtItsOffset() throws {
+        let whole = Self.journal(records: 4)
+        let records = try Self.scan(whole).records
+        for victim in 0..<3 {
+            let record = records[victim]
+            for position in [record.start + 9, record.document.lowerBound, record.end - 1] {
+                var bytes = whole
+                bytes[position] ^= 0x01
+                let damage = try Self.damage(bytes)
+                #expect(damage.offset == record.start, "flip at \(position)")
+                #expect(damage.reason.contains("byte \(record.start)"), "\(damage.reason)")
+                #expect(damage.intact.records.map(\.version) == Array(records.prefix(victim).map(\.version)))
+            }
+        }
+    }
+
+    @Test func aFlippedHeaderByteIsDamage() throws {
+        let whole = Self.journal(records: 1)
+        for position in 0..<JournalFormatV1.headerSize {
+            var bytes = whole
+            bytes[position] ^= 0x10
+            #expect(throws: JournalFormatV1.Damage.self, "flip at \(position)") { _ = try Self.scan(bytes) }
+        }
+    }
+
+    @Test func anotherKindOfFileIsDamage() throws {
+        #expect(throws: JournalFormatV1.Damage.self) { _ = try Self.scan(Array("{\"header\": {}}".utf8)) }
+        #expect(throws: JournalFormatV1.Damage.self) { _ = try Self.scan(Array("GSJOU".utf8) + [0x20]) }
+        let damage = try Self.damage(Array("GSJOURNL".utf8))
+        #expect(damage.reason.contains("cut short"))
+    }
+
+    @Test func aNewerLayoutIsRefused() throws {
+        var bytes = Self.journal(records: 1)
+        bytes[8] = 2
+        let crc = bytes.withUnsafeBytes { CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<40])) }
+        withUnsafeBytes(of: crc.littleEndian) { for (offset, byte) in $0.enumerated() { bytes[40 + offset] = byte } }
+        #expect {
+            _ = try Self.scan(bytes)
+        } throws: { error in
+            guard case .unsupportedFormatVersion(_, let found, let supported)? = error as? GraphStoreError else { return false }
+            return found == 2 && supported == 1
+        }
+    }
+
+    /// Versions must follow the header's base, one by one.
+    @Test func aGapBetweenVersionsIsDamage() throws {
+        var bytes = JournalFormatV1.encodeHeader(Self.header)
+        bytes += JournalFormatV1.frameRecord(version: 8, document: Array("{}".utf8))
+        let gapStart = bytes.count
+        bytes += JournalFormatV1.frameRecord(version: 10, document: Array("{}".utf8))
+        let damage = try Self.damage(bytes)
+        #expect(damage.offset == gapStart)
+        #expect(damage.reason.contains("version 10") && damage.reason.contains("version 9"))
+    }
+}
