@@ -87,6 +87,35 @@ package struct GraphVersion: Sendable {
         }
     }
 
+    /// Moves the index entries of the object `key` from `old` to `new`, touching only the unique
+    /// values and references that differ (an update of a plain field changes no index).
+    ///
+    /// - Complexity: O(constraints + references of both values), plus a persistent-map update
+    ///   per entry that changed.
+    mutating func replaceInIndexes(_ old: any Entity, with new: any Entity, key: ObjectKey, entity: Int, schema: Schema) {
+        let description = schema.entities[entity]
+        for (index, constraint) in description.constraints.enumerated() {
+            let before = constraint.key(old), after = constraint.key(new)
+            guard before != after else { continue }
+            if let before, unique[entity][index][before] == key { unique[entity][index][before] = nil }
+            if let after { unique[entity][index][after] = key }
+        }
+        for relationshipIndex in description.relationshipIndexes {
+            let relationship = schema.relationships[relationshipIndex]
+            let before = relationship.targets(old), after = relationship.targets(new)
+            guard before != after else { continue }
+            let kept = Set(before).intersection(after)
+            for target in before where !kept.contains(target) {
+                guard var sources = inverse[relationshipIndex][target] else { continue }
+                sources.remove(key)
+                inverse[relationshipIndex][target] = sources.isEmpty ? nil : sources
+            }
+            for target in after where !kept.contains(target) {
+                inverse[relationshipIndex][target, default: []].insert(key)
+            }
+        }
+    }
+
     /// A version holding `objects` (per entity index) at store version `number`, indexed and
     /// checked; used when a store opens.
     ///

@@ -113,6 +113,31 @@ struct JournalRecord: Sendable {
         }
     }
 
+    /// The records at `locations` in the journal `data`, decoded with one parse: their
+    /// documents are read as one JSON array (large ones in parallel). When that fails, the
+    /// records are decoded one by one, so the error names the record at fault.
+    ///
+    /// - Throws: as ``decode(version:document:schema:path:offset:)``.
+    /// - Complexity: O(size of the records).
+    static func decode(_ locations: [JournalFormatV1.RecordLocation], in data: Data, schema: Schema, path: String) throws -> [JournalRecord] {
+        guard locations.count > 1 else {
+            return try locations.map { try decode(version: $0.version, document: data[$0.document], schema: schema, path: path, offset: $0.start) }
+        }
+        var array = Data(capacity: locations.reduce(2) { $0 + $1.document.count + 1 })
+        array.append(UInt8(ascii: "["))
+        for (index, location) in locations.enumerated() {
+            if index > 0 { array.append(UInt8(ascii: ",")) }
+            array.append(data[location.document])
+        }
+        array.append(UInt8(ascii: "]"))
+        if let documents = try? FastJSONDecoder.decode(
+            [PayloadDecodable].self, from: array, userInfo: [DecodingContext.key: DecodingContext(schema: schema)], parallel: true
+        ), documents.count == locations.count {
+            return zip(locations, documents).map { JournalRecord(version: $0.version, parts: $1.parts) }
+        }
+        return try locations.map { try decode(version: $0.version, document: data[$0.document], schema: schema, path: path, offset: $0.start) }
+    }
+
     private static func part<E: Entity>(_ type: E.Type, entity: Int, from container: KeyedDecodingContainer<EntityNameKey>, key: EntityNameKey) throws -> Part {
         let decoded = try container.decode(EntityPart<E>.self, forKey: key)
         return Part(
@@ -158,9 +183,11 @@ struct JournalRecord: Sendable {
             }
             for value in part.upserts {
                 let key = schema.entities[entity].key(value)
-                if let old = version.tables[entity][key] { version.removeFromIndexes(old.value, key: key, entity: entity, schema: schema) }
-                version.tables[entity][key] = StoredObject(value: value, version: self.version)
-                version.addToIndexes(value, key: key, entity: entity, schema: schema)
+                if let old = version.tables[entity].updateValue(StoredObject(value: value, version: self.version), forKey: key) {
+                    version.replaceInIndexes(old.value, with: value, key: key, entity: entity, schema: schema)
+                } else {
+                    version.addToIndexes(value, key: key, entity: entity, schema: schema)
+                }
             }
             version.tableStamps[entity] = self.version
         }

@@ -55,6 +55,7 @@ package enum JournalReplay {
     ///   - recover: Whether a damaged journal is set aside (copied to
     ///     `<journal>.damaged-<unix time>`) and only its intact records are replayed, instead of
     ///     refusing to open.
+    ///   - reportingChanges: Whether ``Opened/replayed`` lists what each record changed.
     /// - Throws: ``GraphStoreError/damagedFile(path:offset:reason:)`` naming the journal and the
     ///   byte for a damaged record, a journal of another store (its lineage differs), a journal
     ///   that does not continue the store's file (records missing between them), or a journal
@@ -63,7 +64,8 @@ package enum JournalReplay {
     ///   ``GraphStoreError/unsupportedFormatVersion(path:found:supported:)``.
     /// - Complexity: O(journal size + changed objects × log n).
     package static func open(
-        journalAt path: String, stored: GraphVersion?, storedLineage: UUID?, storePath: String, schema: Schema, recover: Bool
+        journalAt path: String, stored: GraphVersion?, storedLineage: UUID?, storePath: String, schema: Schema, recover: Bool,
+        reportingChanges: Bool = true
     ) throws -> Opened {
         var contents: JournalContents?
         do {
@@ -110,10 +112,9 @@ package enum JournalReplay {
         }
         var version = stored ?? GraphVersion(schema: schema)
         var changes: [GraphChange] = []
-        for record in contents.scan.records where record.version > storedNumber {
-            let decoded = try JournalRecord.decode(
-                version: record.version, document: contents.data[record.document], schema: schema, path: path, offset: record.start)
-            changes.append(decoded.change(replayedOnto: version, schema: schema))
+        let pending = contents.scan.records.filter { $0.version > storedNumber }
+        for decoded in try JournalRecord.decode(pending, in: contents.data, schema: schema, path: path) {
+            if reportingChanges { changes.append(decoded.change(replayedOnto: version, schema: schema)) }
             decoded.apply(to: &version, schema: schema)
         }
         let replayed = stored == nil && contents.scan.records.isEmpty ? nil : version

@@ -57,7 +57,7 @@ final class SnapshotFileBackend: StoreBackend {
             let journalPath = JournalReplay.path(forStoreAt: target.url.path)
             let replayed = try JournalReplay.open(
                 journalAt: journalPath, stored: snapshot?.version, storedLineage: snapshot?.header.lineage.flatMap(UUID.init(uuidString:)),
-                storePath: target.url.path, schema: schema, recover: options.recoverFromPreviousSnapshot)
+                storePath: target.url.path, schema: schema, recover: options.recoverFromPreviousSnapshot, reportingChanges: false)
             var journal: StoreJournal?
             if durability != .coalesced || replayed.journal != nil {
                 journal = try StoreJournal.start(
