@@ -5,7 +5,8 @@ import GraphStore
 /// The one place tags come from: looks a tag up by name, or creates it, without ever creating a
 /// duplicate, even when many tasks ask for the same new name at once.
 ///
-/// It never waits for the disk: creating a tag is a save (visible at once), not a flush.
+/// It never waits for an fsync or a snapshot: creating a tag is a save (visible at once, and
+/// journaled), not a flush.
 /// Duplicates are prevented by the store, not by a lock here: ``Tag`` has a unique constraint on
 /// its name, so when two callers create "swift" concurrently the second save merges into the
 /// first tag (merge policy `.storeWins`), and both callers get the surviving tag back.

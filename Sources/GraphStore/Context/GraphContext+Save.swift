@@ -7,19 +7,29 @@ extension GraphContext {
     /// for a child.
     ///
     /// For a top-level context the change set commits atomically under a short lock covering
-    /// only in-memory work; `save()` returns once the commit is visible to every context, after
-    /// running the `onCommit` actions. It never waits for the disk.
+    /// in-memory work and, for a journaled store, one `write(2)` of the encoded changes to the
+    /// journal; `save()` returns once the commit is visible to every context (and, with
+    /// ``Durability/synchronous``, fsynced), after running the `onCommit` actions. It never waits
+    /// for a snapshot write.
     ///
-    /// > Important: Visible after `save()`, durable after ``GraphContainer/flush()``.
+    /// > Important: Visible after `save()`, and kept through the process dying with the default
+    /// > ``Durability/journaled``; durable through power loss after ``GraphContainer/flush()``.
     ///
     /// - Throws: ``GraphStoreError/mergeConflict(_:)`` (policy `.error`),
     ///   ``GraphStoreError/uniqueConstraintViolation(entity:constraint:value:existingID:incomingID:)``
     ///   (policy `.error`), ``GraphStoreError/deleteDenied(entity:id:referencingEntity:referencingID:relationship:)``,
     ///   ``GraphStoreError/danglingReference(entity:id:relationship:targetEntity:targetID:)``,
-    ///   ``GraphStoreError/containerClosed``. When it throws nothing is committed and the
-    ///   context keeps its changes (call `rollback()` to drop them).
-    /// - Complexity: O(changed objects + their references); independent of the store's size
-    ///   up to the O(log n) cost of each persistent-map update.
+    ///   ``GraphStoreError/containerClosed``,
+    ///   ``GraphStoreError/fileOperationFailed(path:operation:reason:)`` when the changes cannot
+    ///   be appended to the journal (disk full, read-only file system),
+    ///   ``GraphStoreError/codingFailed(path:entity:id:reason:)`` when an object does not encode.
+    ///   When it throws nothing is committed and the context keeps its changes (call
+    ///   `rollback()` to drop them). The one exception: with ``Durability/synchronous``, a failed
+    ///   fsync after the append throws `fileOperationFailed` for a save that is committed (visible
+    ///   and in the journal) but may not survive a power loss; the context moves on.
+    /// - Complexity: O(changed objects + their references), plus encoding the changed objects
+    ///   for the journal; independent of the store's size up to the O(log n) cost of each
+    ///   persistent-map update.
     public func save() throws {
         // The actions run after the save lock is released: they are user code, and may save
         // this context again.
