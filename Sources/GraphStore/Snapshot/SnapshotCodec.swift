@@ -27,7 +27,14 @@ package enum SnapshotCodec {
         let document = EncodableDocument(header: header, version: version, schema: schema)
         do {
             switch format {
-            case .json: return try makeJSONEncoder().encode(document)
+            case .json:
+                do {
+                    return try encodeJSONDocument(header: header, version: version, schema: schema)
+                } catch {
+                    // `FastJSONEncoder` refuses a few things `JSONEncoder` does (containers used
+                    // out of order); whatever failed, `JSONEncoder` writes it or gives the error.
+                    return try makeJSONEncoder().encode(document)
+                }
             case .binaryPropertyList:
                 let encoder = PropertyListEncoder()
                 encoder.outputFormat = .binary
