@@ -31,9 +31,11 @@ package enum SnapshotCodec {
                 do {
                     return try encodeJSONDocument(header: header, version: version, schema: schema)
                 } catch {
-                    // `FastJSONEncoder` refuses a few things `JSONEncoder` does (containers used
-                    // out of order); whatever failed, `JSONEncoder` writes it or gives the error.
-                    return try makeJSONEncoder().encode(document)
+                    // `FastJSONEncoder` refuses a few things `JSONEncoder` writes (containers used
+                    // out of order). Otherwise its error stands: its coding path is complete,
+                    // where `JSONEncoder`'s loses the entity and the document's root.
+                    if let data = try? makeJSONEncoder().encode(document) { return data }
+                    throw error
                 }
             case .binaryPropertyList:
                 let encoder = PropertyListEncoder()

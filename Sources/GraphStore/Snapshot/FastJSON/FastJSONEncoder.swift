@@ -29,8 +29,11 @@ import Foundation
 /// - A NaN `Decimal` is an `EncodingError.invalidValue`; `JSONEncoder` writes `NaN`, which
 ///   no JSON reader accepts.
 ///
-/// Errors carry the coding path `JSONEncoder` would give, and a value that throws leaves no
-/// trace in its container (as with `JSONEncoder`, an encoding that catches the error can go on).
+/// Errors and `codingPath`s are those `JSONEncoder` gives, except that ours stay complete
+/// inside an unkeyed container's `nestedContainer(keyedBy:)`, `nestedUnkeyedContainer()` and
+/// `superEncoder()`, where `JSONEncoder`'s lose the element's index or the container's own
+/// path. A value that throws leaves no trace in its container (as with `JSONEncoder`, an
+/// encoding that catches the error can go on).
 package enum FastJSONEncoder {
     /// The JSON text of `value`.
     ///
