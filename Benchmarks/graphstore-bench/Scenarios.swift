@@ -396,7 +396,10 @@ extension Scenarios {
                 var writes: [Double] = [], opens: [Double] = []
                 for repetition in 0..<(harness.warmups + harness.repetitions) {
                     try? FileManager.default.removeItem(at: url)
-                    let container = try GraphContainer(for: benchModel, store: .file(url, format: format, compression: compression))
+                    // Coalesced, so that flush() writes the snapshot this row times (a journaled
+                    // store's flush only syncs its journal).
+                    let container = try GraphContainer(
+                        for: benchModel, store: .file(url, format: format, compression: compression, durability: .coalesced))
                     try fillContainer(container, posts: posts)
                     try await container.flush()
                     let written = container.storeStatus.lastWriteDuration.map(milliseconds) ?? .nan

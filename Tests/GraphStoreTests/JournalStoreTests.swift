@@ -274,4 +274,44 @@ import Testing
         #expect(try Self.noteTexts(reopened) == texts)
         try await reopened.close()
     }
+
+    // MARK: - Objects that do not encode
+
+    /// An entity whose `encode(to:)` throws for some values.
+    struct Fragile: Entity {
+        var id: Int
+        var isBroken: Bool
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(id, forKey: .id)
+            guard !isBroken else {
+                throw EncodingError.invalidValue(isBroken, .init(codingPath: container.codingPath + [CodingKeys.isBroken], debugDescription: "broken on purpose"))
+            }
+            try container.encode(isBroken, forKey: .isBroken)
+        }
+    }
+
+    /// A save holding an object that cannot be journaled throws naming it and commits nothing.
+    @Test func aSaveThatDoesNotEncodeCommitsNothing() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.json.gz")
+        let container = try GraphContainer(for: [Fragile.self], store: .file(url))
+        container.mainContext.insert(Fragile(id: 1, isBroken: false))
+        try container.mainContext.save()
+        for count in [2, 5_000] {
+            for id in 2...count { container.mainContext.insert(Fragile(id: id, isBroken: id == count)) }
+            #expect {
+                try container.mainContext.save()
+            } throws: { error in
+                guard case .codingFailed(let path, let entity, let id, let reason)? = error as? GraphStoreError else { return false }
+                return path == Self.journalURL(url).path && entity == "Fragile" && id == "\(count)" && reason.contains("broken on purpose")
+            }
+            #expect(container.version == 1 && container.count(of: Fragile.self) == 1)
+            #expect(container.mainContext.hasChanges)
+            container.mainContext.rollback()
+        }
+        try await container.close()
+    }
 }

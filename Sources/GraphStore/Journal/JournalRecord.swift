@@ -48,37 +48,6 @@ struct JournalRecord: Sendable {
         self.parts = parts
     }
 
-    // MARK: - Encoding
-
-    /// The framed record, ready to append.
-    ///
-    /// - Throws: ``GraphStoreError/codingFailed(path:entity:id:reason:)`` naming the object
-    ///   that does not encode.
-    /// - Complexity: O(size of the changed objects).
-    func framed(schema: Schema, path: String) throws -> [UInt8] {
-        let document = PayloadDocument(parts: parts.map { part in (schema.entities[part.entity].name, Self.encodable(part, schema.entities[part.entity].type)) })
-        let json: Data
-        do {
-            json = try SnapshotCodec.makeJSONEncoder().encode(document)
-        } catch let error as EncodingError {
-            guard case .invalidValue(_, let context) = error else {
-                throw GraphStoreError.codingFailed(path: path, entity: "?", id: nil, reason: "\(error)")
-            }
-            let entity = context.codingPath.first?.stringValue ?? "?"
-            throw GraphStoreError.codingFailed(
-                path: path, entity: entity, id: nil,
-                reason: "a saved object does not encode for the journal: \(context.debugDescription) (at \(context.codingPath.map(\.stringValue).joined(separator: ".")))")
-        }
-        return JournalFormatV1.frameRecord(version: version, document: json)
-    }
-
-    private static func encodable<E: Entity>(_ part: Part, _ type: E.Type) -> any Encodable {
-        EntityPart<E>(
-            clear: part.clear ? true : nil,
-            upsert: part.upserts.isEmpty ? nil : part.upserts.map { $0 as! E },
-            delete: part.deletes.isEmpty ? nil : part.deletes.compactMap { $0.value(as: E.ID.self) })
-    }
-
     // MARK: - Decoding
 
     /// The record whose JSON document is `document`.
@@ -195,19 +164,10 @@ struct JournalRecord: Sendable {
 
     // MARK: - Documents
 
-    private struct EntityPart<E: Entity>: Codable {
+    private struct EntityPart<E: Entity>: Decodable {
         var clear: Bool?
         var upsert: [E]?
         var delete: [E.ID]?
-    }
-
-    private struct PayloadDocument: Encodable {
-        let parts: [(name: String, part: any Encodable)]
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: EntityNameKey.self)
-            for (name, part) in parts { try container.encode(part, forKey: EntityNameKey(name)) }
-        }
     }
 
     private struct UnregisteredEntity: Error {
@@ -231,3 +191,4 @@ struct JournalRecord: Sendable {
         }
     }
 }
+

@@ -1,0 +1,100 @@
+import Foundation
+
+extension JournalRecord {
+    /// The fewest objects in one entity's part worth encoding in runs on several threads.
+    static let parallelEncodingThreshold = 4_096
+
+    /// The framed record, ready to append: its JSON document written by ``FastJSONEncoder``
+    /// (a large part's objects in runs on several threads), then framed.
+    ///
+    /// - Throws: ``GraphStoreError/codingFailed(path:entity:id:reason:)`` naming the entity and
+    ///   the id of the object that does not encode.
+    /// - Complexity: O(size of the changed objects).
+    func framed(schema: Schema, path: String) throws -> [UInt8] {
+        var json = FastJSONBuffer(capacity: 256)
+        json.append(UInt8(ascii: "{"))
+        for (position, part) in parts.enumerated() {
+            let entity = schema.entities[part.entity]
+            if position > 0 { json.append(UInt8(ascii: ",")) }
+            json.withOutput { $0.appendString(entity.name) }
+            json.append(contentsOf: ":{")
+            var separator: StaticString = ""
+            if part.clear {
+                json.append(contentsOf: "\"clear\":true")
+                separator = ","
+            }
+            do {
+                if !part.deletes.isEmpty {
+                    json.append(contentsOf: separator)
+                    json.append(contentsOf: "\"delete\":")
+                    try Self.encodeIDs(part.deletes, entity.type, into: &json)
+                    separator = ","
+                }
+                if !part.upserts.isEmpty {
+                    json.append(contentsOf: separator)
+                    json.append(contentsOf: "\"upsert\":[")
+                    try Self.encodeUpserts(part.upserts, entity: entity.name, into: &json)
+                    json.append(UInt8(ascii: "]"))
+                }
+            } catch let error as EncodingError {
+                throw Self.describe(error, part: part, entity: entity, path: path)
+            }
+            json.append(UInt8(ascii: "}"))
+        }
+        json.append(UInt8(ascii: "}"))
+        return json.withUnsafeBytes { JournalFormatV1.frameRecord(version: version, document: $0) }
+    }
+
+    private static func encodeIDs<E: Entity>(_ keys: [ObjectKey], _ type: E.Type, into json: inout FastJSONBuffer) throws {
+        try FastJSONEncoder.encode(keys.compactMap { $0.value(as: E.ID.self) }, into: &json)
+    }
+
+    /// Appends the objects as the elements of the entity's `upsert` array.
+    private static func encodeUpserts(_ objects: [any Entity], entity: String, into json: inout FastJSONBuffer) throws {
+        let runs = objects.count >= parallelEncodingThreshold ? min(ProcessInfo.processInfo.activeProcessorCount, 8) : 1
+        guard runs > 1 else {
+            try FastJSONEncoder.encodeElements(into: &json, path: upsertPath(entity), startIndex: 0) { array in
+                for object in objects { try array.encode(object) }
+            }
+            return
+        }
+        let count = objects.count
+        let results = Guarded<[Result<Data, any Error>?]>(Array(repeating: nil, count: runs))
+        DispatchQueue.concurrentPerform(iterations: runs) { run in
+            let range = (count * run / runs)..<(count * (run + 1) / runs)
+            var buffer = FastJSONBuffer(capacity: 4_096 + range.count * 128)
+            let result = Result<Data, any Error> {
+                try FastJSONEncoder.encodeElements(into: &buffer, path: upsertPath(entity), startIndex: range.lowerBound) { array in
+                    for object in objects[range] { try array.encode(object) }
+                }
+                return buffer.takeData()
+            }
+            results.withLock { $0[run] = result }
+        }
+        // The first run that failed holds the first object (in order) that cannot be encoded.
+        for result in results.withLock({ $0 }) { json.append(contentsOf: try result!.get()) }
+    }
+
+    /// `<entity>.upsert`, as one shared node, so that paths inside objects rarely allocate.
+    private static func upsertPath(_ entity: String) -> FastJSONPath {
+        FastJSONPath(node: FastJSONPath.root.appending(.key(EntityNameKey(entity))).appending(.key(PartKey.upsert)).materialized)
+    }
+
+    private static func describe(_ error: EncodingError, part: Part, entity: EntityDescription, path: String) -> GraphStoreError {
+        guard case .invalidValue(_, let context) = error else {
+            return .codingFailed(path: path, entity: entity.name, id: nil, reason: "\(error)")
+        }
+        let codingPath = context.codingPath
+        let index = codingPath.count > 2 && codingPath[1].stringValue == PartKey.upsert.stringValue ? codingPath[2].intValue : nil
+        let id = index.flatMap { part.upserts.indices.contains($0) ? entity.key(part.upserts[$0]).description : nil }
+        let at = codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+        return .codingFailed(
+            path: path, entity: entity.name, id: id,
+            reason: "a saved object does not encode for the journal: \(context.debugDescription) (at \(at)); nothing was saved")
+    }
+
+    /// The members of an entity's part of a record.
+    enum PartKey: String, CodingKey {
+        case clear, delete, upsert
+    }
+}
