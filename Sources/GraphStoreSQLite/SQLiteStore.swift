@@ -84,6 +84,11 @@ public struct SQLiteStoreOptions: Sendable {
     /// (not only in the rows read) is found before the first write. Costs a pass over the
     /// file. Off by default: the header, the metadata and every row are checked anyway.
     public var checksIntegrityOnOpen: Bool
+    /// How much of a save reaches the disk before `save()` returns; ``Durability/journaled``
+    /// by default. See ``StoreConfiguration/sqlite(_:options:)``.
+    public var durability: Durability
+    /// How long a ``Durability/journaled`` append may wait for its background fsync.
+    package var journalSyncInterval: Duration
     /// The clock the writer schedules retries by; tests inject a manual one.
     package var clock: any WriterClock
     /// Runs inside every write transaction, before the rows are written; a test hook (it may
@@ -93,10 +98,12 @@ public struct SQLiteStoreOptions: Sendable {
     /// to add a `TransactionObserver` that counts the rows SQLite changes).
     package var didOpen: (@Sendable (Database) throws -> Void)?
 
-    /// Options with the given model version.
-    public init(modelVersion: String = "1", checksIntegrityOnOpen: Bool = false) {
+    /// Options with the given model version, checks and durability.
+    public init(modelVersion: String = "1", checksIntegrityOnOpen: Bool = false, durability: Durability = .journaled) {
         self.modelVersion = modelVersion
         self.checksIntegrityOnOpen = checksIntegrityOnOpen
+        self.durability = durability
+        journalSyncInterval = .seconds(1)
         clock = SystemWriterClock()
         beforeTransaction = nil
         didOpen = nil
