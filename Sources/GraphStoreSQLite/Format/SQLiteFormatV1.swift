@@ -59,6 +59,7 @@ enum SQLiteFormatV1 {
         try setMetadata(.modelVersion, to: modelVersion, in: db)
         try setMetadata(.storeVersion, to: Int64(0), in: db)
         try setMetadata(.dateEncoding, to: dateEncoding, in: db)
+        try setMetadata(.lineage, to: UUID().uuidString, in: db)
     }
 
     /// Sets one metadata value.
