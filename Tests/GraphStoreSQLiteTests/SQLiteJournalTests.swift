@@ -140,7 +140,11 @@ import Testing
         let expected = try Self.saveAndRelease(url, notes: 12)
 
         // Opening waits for the released container's background close, then finds everything.
-        let reopened = try SQLiteTestKit.open(url)
+        // That close runs as a task: the wait blocks a thread, so it must not be one the task
+        // needs (the cooperative pool has as many threads as cores).
+        let reopened = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<GraphContainer, any Error>) in
+            DispatchQueue.global().async { continuation.resume(with: Result { try SQLiteTestKit.open(url) }) }
+        }
         #expect(try SQLiteJournalTestKit.noteTexts(reopened) == expected)
         try await reopened.close()
         #expect(SQLiteTestKit.entries(of: directory.url) == ["store.sqlite"])
