@@ -14,8 +14,8 @@ extension StoreConfiguration {
     ///     for: [Post.self, Note.self, Tag.self],
     ///     store: .sqlite(url))
     /// container.mainContext.insert(Tag(name: "swift"))
-    /// try container.mainContext.save()     // visible now; its row is written in the background
-    /// try await container.flush()          // durable
+    /// try container.mainContext.save()     // visible and journaled; its row follows in the background
+    /// try await container.flush()          // durable, also against power loss
     /// ```
     ///
     /// Opening loads the whole graph into memory, as every GraphStore store does; fetches never
@@ -31,17 +31,33 @@ extension StoreConfiguration {
     /// column) make the file readable without the app's types.
     ///
     /// After a commit, a background writer upserts the inserted and updated objects and deletes
-    /// the deleted ones, in commit order, in one transaction per write; commits made while a
-    /// write runs are grouped into the next transaction. The caller never waits for the disk.
-    /// A failed write (disk full, I/O error) is reported through ``GraphContainer/storeStatus``,
-    /// ``GraphContainer/storeEvents`` and the log, rolled back, and retried; the graph in memory
-    /// is kept.
+    /// the deleted ones, in commit order, in one transaction per write (write-ahead log,
+    /// `synchronous = FULL`); commits made while a write runs are grouped into the next
+    /// transaction. The saving thread never waits for SQLite. What survives depends on
+    /// ``SQLiteStoreOptions/durability``:
+    ///
+    /// - ``Durability/journaled`` (default): `save()` appends the change set to
+    ///   `<file>.journal` with one `write(2)` before it returns, so a save that returned survives
+    ///   the process dying; the journal is fsynced in the background within a second and by
+    ///   ``GraphContainer/flush()``, and a committed transaction drops the records it covers.
+    /// - ``Durability/synchronous``: as `.journaled`, and the append is fsynced before `save()`
+    ///   returns (concurrent saves share one fsync), so the save also survives power loss.
+    /// - ``Durability/coalesced``: nothing reaches the disk until the writer's transaction
+    ///   commits; `flush()` waits for that transaction.
+    ///
+    /// A failed append (disk full, read-only, I/O error) makes `save()` throw and commits
+    /// nothing. Opening replays the journal's newer records and writes their rows in the
+    /// opening transaction; ``GraphContainer/close()`` writes the rest and removes the journal.
+    /// A failed write (disk full, I/O error) is reported through
+    /// ``GraphContainer/storeStatus``, ``GraphContainer/storeEvents`` and the log, rolled back,
+    /// and retried; the graph in memory and the journal are kept.
     ///
     /// While the container is open it holds an exclusive SQLite lock on the file: another
     /// container or process, including the `sqlite3` shell, cannot read or write it until
     /// ``GraphContainer/close()``.
     ///
-    /// > Important: Visible after `save()`, durable after ``GraphContainer/flush()``.
+    /// > Important: Visible after `save()`, durable after ``GraphContainer/flush()``; under
+    /// > `.journaled` a save that returned also survives the process dying.
     ///
     /// Values SQLite would change are kept as BLOBs in their column: NaN and -0.0 (a REAL
     /// column turns them into NULL and 0), a `UInt64` above `Int64.max`, a string containing
@@ -50,25 +66,29 @@ extension StoreConfiguration {
     ///
     /// Limits: an entity must encode its properties with `encode(_:forKey:)` in a keyed
     /// container, including a top-level `id` (synthesized `Codable` does), and a column keeps
-    /// the kind of its first value. A violation fails the write with
-    /// ``GraphStoreError/codingFailed(path:entity:id:reason:)``.
+    /// the kind of its first value. A field whose type changed kind (`Int` to `Double`) is
+    /// refused when the store opens; a violation found by a write fails it with
+    /// ``GraphStoreError/codingFailed(path:entity:id:reason:)``, and later saves throw that error.
     ///
     /// - Parameters:
     ///   - url: The database file, such as `store.sqlite`. SQLite keeps `<file>-wal` beside it
-    ///     while the store is open.
-    ///   - options: Model version and checks at open.
+    ///     while the store is open, and the store its journal, `<file>.journal`.
+    ///   - options: Model version, checks at open and durability.
     /// - Returns: A configuration for ``GraphContainer/init(for:store:)``, which throws:
     ///   ``GraphStoreError/damagedFile(path:offset:reason:)`` for a file that is not a SQLite
     ///   database, is truncated or malformed, is a SQLite database without GraphStore's
     ///   metadata, or holds duplicate ids or dangling references;
     ///   ``GraphStoreError/unsupportedFormatVersion(path:found:supported:)`` for a file of a newer
     ///   format; ``GraphStoreError/codingFailed(path:entity:id:reason:)`` for a row that does
-    ///   not decode as its entity; ``GraphStoreError/storeLocked(path:)`` while another
+    ///   not decode as its entity or a field whose Swift type no longer writes its column's
+    ///   kind (naming the entity and field); ``GraphStoreError/damagedFile(path:offset:reason:)``
+    ///   naming the journal for a damaged journal or one of another store; ``GraphStoreError/storeLocked(path:)`` while another
     ///   container or process has the store open;
     ///   ``GraphStoreError/fileOperationFailed(path:operation:reason:)`` when the file cannot
-    ///   be opened. A file that fails to open is left unchanged.
-    /// - Complexity: Opening is O(rows) (plus O(file size) with
-    ///   ``SQLiteStoreOptions/checksIntegrityOnOpen``); a write is O(changed rows × log(rows)).
+    ///   be opened, or the journal cannot be created. A file that fails to open is left unchanged.
+    /// - Complexity: Opening is O(rows + journal size) (plus O(file size) with
+    ///   ``SQLiteStoreOptions/checksIntegrityOnOpen``); a save appends O(changed objects) bytes;
+    ///   a write is O(changed rows × log(rows)).
     public static func sqlite(_ url: URL, options: SQLiteStoreOptions = SQLiteStoreOptions()) -> StoreConfiguration {
         StoreConfiguration(description: url.path) { schema in
             try SQLiteBackend(url: url, options: options, schema: schema)
@@ -84,6 +104,11 @@ public struct SQLiteStoreOptions: Sendable {
     /// (not only in the rows read) is found before the first write. Costs a pass over the
     /// file. Off by default: the header, the metadata and every row are checked anyway.
     public var checksIntegrityOnOpen: Bool
+    /// How much of a save reaches the disk before `save()` returns; ``Durability/journaled``
+    /// by default. See ``StoreConfiguration/sqlite(_:options:)``.
+    public var durability: Durability
+    /// How long a ``Durability/journaled`` append may wait for its background fsync.
+    package var journalSyncInterval: Duration
     /// The clock the writer schedules retries by; tests inject a manual one.
     package var clock: any WriterClock
     /// Runs inside every write transaction, before the rows are written; a test hook (it may
@@ -93,10 +118,12 @@ public struct SQLiteStoreOptions: Sendable {
     /// to add a `TransactionObserver` that counts the rows SQLite changes).
     package var didOpen: (@Sendable (Database) throws -> Void)?
 
-    /// Options with the given model version.
-    public init(modelVersion: String = "1", checksIntegrityOnOpen: Bool = false) {
+    /// Options with the given model version, checks and durability.
+    public init(modelVersion: String = "1", checksIntegrityOnOpen: Bool = false, durability: Durability = .journaled) {
         self.modelVersion = modelVersion
         self.checksIntegrityOnOpen = checksIntegrityOnOpen
+        self.durability = durability
+        journalSyncInterval = .seconds(1)
         clock = SystemWriterClock()
         beforeTransaction = nil
         didOpen = nil

@@ -6,14 +6,16 @@ import GraphStoreSQLite
 import GraphStoreTestSupport
 import Testing
 
-/// Saves never wait for the disk; `flush()` waits for every earlier commit and throws the
-/// writer's error; failed writes are reported, kept and retried.
+/// The background writer under ``Durability/coalesced`` (no journal): saves never wait for the
+/// disk; `flush()` waits for a transaction holding every earlier commit and throws the writer's
+/// error; failed writes are reported, kept and retried. With a journal, `flush()` waits for the
+/// journal's fsync instead (see `SQLiteJournalTests`).
 @Suite struct SQLiteFlushTests {
     @Test func saveReturnsBeforeTheWriteAndFlushWaitsForIt() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let gate = WriterGate()
-        var options = SQLiteStoreOptions()
+        var options = SQLiteStoreOptions(durability: .coalesced)
         options.beforeTransaction = { _ in gate.pass() }
         let container = try SQLiteTestKit.open(directory.file("store.sqlite"), options: options)
 
@@ -39,7 +41,7 @@ import Testing
     @Test func flushWithNothingToWriteReturnsAtOnce() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let container = try SQLiteTestKit.open(directory.file("store.sqlite"))
+        let container = try SQLiteTestKit.open(directory.file("store.sqlite"), options: SQLiteStoreOptions(durability: .coalesced))
         try await container.flush()
         #expect(container.storeStatus.writesCompleted == 0)
         try await container.close()
@@ -51,7 +53,7 @@ import Testing
         let url = directory.file("store.sqlite")
         let isFull = Locked(false)
         let clock = ManualWriterClock()
-        var options = SQLiteStoreOptions()
+        var options = SQLiteStoreOptions(durability: .coalesced)
         options.clock = clock
         options.beforeTransaction = Self.diskFull(when: isFull)
         let container = try SQLiteTestKit.open(url, options: options)
@@ -110,7 +112,7 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let attempts = Locked(0)
-        var options = SQLiteStoreOptions()
+        var options = SQLiteStoreOptions(durability: .coalesced)
         options.clock = ManualWriterClock()
         // The first two writes fail.
         options.beforeTransaction = { _ in
@@ -148,7 +150,7 @@ import Testing
         defer { directory.remove() }
         let url = directory.file("store.sqlite")
         let isFull = Locked(false)
-        var options = SQLiteStoreOptions()
+        var options = SQLiteStoreOptions(durability: .coalesced)
         options.clock = ManualWriterClock()
         options.beforeTransaction = Self.diskFull(when: isFull)
         let container = try SQLiteTestKit.open(url, options: options)
@@ -161,7 +163,7 @@ import Testing
         try container.mainContext.save()
         await #expect(throws: GraphStoreError.self) { try await container.close() }
 
-        // The lock is released; the file holds what was durable.
+        // The lock is released; without a journal the file holds only what was written.
         let reopened = try SQLiteTestKit.open(url)
         #expect(reopened.count(of: ExampleModel.Tag.self) == 1)
         #expect(reopened.count(of: Post.self) == 0)

@@ -119,8 +119,10 @@ final class RowChangeLog: TransactionObserver, Sendable {
     private let pending = Locked<[Change]>([])
     private let committed = Locked<[[Change]]>([])
 
-    /// Options whose writer connection reports to this log.
-    func installing(in options: SQLiteStoreOptions = SQLiteStoreOptions()) -> SQLiteStoreOptions {
+    /// Options whose writer connection reports to this log. Without a journal by default, so
+    /// that `flush()` returns once a transaction holds the rows (with a journal it returns once
+    /// the journal is fsynced, and the rows may still be on their way).
+    func installing(in options: SQLiteStoreOptions = SQLiteStoreOptions(durability: .coalesced)) -> SQLiteStoreOptions {
         var options = options
         options.didOpen = { [self] db in db.add(transactionObserver: self, extent: .databaseLifetime) }
         return options

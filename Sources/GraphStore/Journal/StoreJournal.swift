@@ -47,6 +47,8 @@ package final class StoreJournal: Sendable {
         var lastVersion: UInt64
         /// Set when a failed append could not be cut off again: no more appends.
         var broken: String?
+        /// Set by ``refuseAppends(_:)``: every later append throws it.
+        var refusal: GraphStoreError?
         var backgroundSyncArmed = false
         /// A rotation renamed a new file into place; its directory entry is not fsynced yet.
         var needsDirectorySync = false
@@ -142,6 +144,7 @@ package final class StoreJournal: Sendable {
         if let broken = state.broken {
             throw .fileOperationFailed(path: path, operation: "append to the journal", reason: broken)
         }
+        if let refusal = state.refusal { throw refusal }
         guard let file = state.file else {
             throw .fileOperationFailed(path: path, operation: "append to the journal", reason: "the journal is closed")
         }
@@ -224,6 +227,13 @@ package final class StoreJournal: Sendable {
         } catch {
             logger.error("Background fsync of the journal failed; flush() will report it", metadata: ["error": "\(error)"])
         }
+    }
+
+    /// Makes every later append throw `error`, so saves fail instead of piling up changes the
+    /// store cannot write (a store whose writer met an error retrying cannot fix, such as a
+    /// value that no longer fits its SQLite column). Appended records stay.
+    package func refuseAppends(_ error: GraphStoreError) {
+        state.withLock { if $0.refusal == nil { $0.refusal = error } }
     }
 
     // MARK: - Dropping covered records

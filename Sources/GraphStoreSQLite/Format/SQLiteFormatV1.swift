@@ -1,11 +1,14 @@
+import Foundation
 import GRDB
 import GraphStore
 
 /// The layout of a GraphStore SQLite file, format version 1.
 ///
 /// - `graphstore_metadata(key TEXT PRIMARY KEY, value)`: `format` ("GraphStore SQLite"),
-///   `formatVersion` (1), `modelVersion`, `storeVersion` (the commit the file holds) and
-///   `dateEncoding` ("secondsSince2001").
+///   `formatVersion` (1), `modelVersion`, `storeVersion` (the commit the file holds),
+///   `dateEncoding` ("secondsSince2001") and `lineage` (a UUID naming the store, which the
+///   journal beside the file must carry to be replayed; absent in files written before
+///   journals).
 /// - `graphstore_columns(entity, column, kind)`: the ``ColumnKind`` of every column of every
 ///   entity table.
 /// - A table per entity, named by its `entityName`, with a column per top-level Codable key and
@@ -22,7 +25,7 @@ enum SQLiteFormatV1 {
 
     /// The keys of `graphstore_metadata`.
     enum MetadataKey: String {
-        case format, formatVersion, modelVersion, storeVersion, dateEncoding
+        case format, formatVersion, modelVersion, storeVersion, dateEncoding, lineage
     }
 
     /// The metadata a store opens with.
@@ -31,6 +34,9 @@ enum SQLiteFormatV1 {
         var storeVersion: UInt64
         /// The file's layout version (at most ``formatVersion``).
         var formatVersion: Int = SQLiteFormatV1.formatVersion
+        /// The store's lineage, which its journal carries; `nil` in a file written before
+        /// journals.
+        var lineage: UUID?
     }
 
     /// Whether `name` is a table name SQLite or this format keeps for itself.
@@ -53,6 +59,7 @@ enum SQLiteFormatV1 {
         try setMetadata(.modelVersion, to: modelVersion, in: db)
         try setMetadata(.storeVersion, to: Int64(0), in: db)
         try setMetadata(.dateEncoding, to: dateEncoding, in: db)
+        try setMetadata(.lineage, to: UUID().uuidString, in: db)
     }
 
     /// Sets one metadata value.
@@ -97,7 +104,14 @@ enum SQLiteFormatV1 {
             throw damaged("has no valid \"storeVersion\"")
         }
         let modelVersion = values[MetadataKey.modelVersion.rawValue].flatMap { String.fromDatabaseValue($0) } ?? ""
-        return Metadata(modelVersion: modelVersion, storeVersion: storeVersion, formatVersion: Int(version))
+        var lineage: UUID?
+        if let value = values[MetadataKey.lineage.rawValue], !value.isNull {
+            guard let text = String.fromDatabaseValue(value), let uuid = UUID(uuidString: text) else {
+                throw damaged("has the lineage \(ColumnDecoding.describe(value)), which is not a UUID")
+            }
+            lineage = uuid
+        }
+        return Metadata(modelVersion: modelVersion, storeVersion: storeVersion, formatVersion: Int(version), lineage: lineage)
     }
 
     /// Column name → kind, per entity name, from `graphstore_columns`.

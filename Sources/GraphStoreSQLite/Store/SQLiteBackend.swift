@@ -12,15 +12,30 @@ import GraphStore
 /// ("database is locked") until the store closes. No lock file is created.
 final class SQLiteBackend: StoreBackend {
     private let writer: SQLiteWriter
+    private let path: String
+    private let durability: Durability
+    /// The journal of this run (`nil` under ``Durability/coalesced``).
+    private let runJournal: StoreJournal?
     /// The graph read at open, handed out once by ``load(schema:)``.
     private let opened: Guarded<GraphVersion?>
+    private let isClosed = Guarded(false)
 
-    /// Opens (creating if needed) and locks the database at `url` and loads its graph.
+    /// Opens (creating if needed) and locks the database at `url`, loads its graph and replays
+    /// the journal beside it.
+    ///
+    /// In one exclusive transaction: read the store, replay the journal records newer than it,
+    /// check that the app's types still encode the kinds its columns record, write the
+    /// replayed rows, and record the store's lineage. Anything failing rolls it all back, so a
+    /// store that does not open is left as it was.
     ///
     /// - Throws: as ``StoreConfiguration/sqlite(_:options:)`` documents.
-    /// - Complexity: O(rows).
+    /// - Complexity: O(rows + journal size).
     init(url: URL, options: SQLiteStoreOptions, schema: Schema) throws {
         let path = url.standardizedFileURL.path
+        // A container on this file that was released without `close()` may still be closing.
+        StoreClosings.waitUntilClosed(path)
+        self.path = path
+        durability = options.durability
         Self.checkNames(schema)
         try SQLiteFileHeader.check(path: path)
         let database: DatabaseQueue
@@ -29,13 +44,13 @@ final class SQLiteBackend: StoreBackend {
         } catch {
             throw GraphStoreError.sqlite(error, path: path, operation: "open the database")
         }
-        let version: GraphVersion
-        let layout: StoreLayout
+        let journalPath = JournalReplay.path(forStoreAt: path)
+        let loaded: Loaded
         do {
-            (version, layout) = try database.writeWithoutTransaction { db in
-                var result: (GraphVersion, StoreLayout)?
+            loaded = try database.writeWithoutTransaction { db in
+                var result: Loaded?
                 try db.inTransaction(.exclusive) {
-                    result = try SQLiteStoreReader.open(db, schema: schema, path: path, modelVersion: options.modelVersion)
+                    result = try Self.load(db, schema: schema, path: path, journalPath: journalPath, options: options)
                     return .commit
                 }
                 if options.checksIntegrityOnOpen { try Self.checkIntegrity(db, path: path) }
@@ -51,8 +66,27 @@ final class SQLiteBackend: StoreBackend {
             try? database.close()
             throw GraphStoreError.sqlite(error, path: path, operation: "open the store")
         }
-        opened = Guarded(version)
-        writer = SQLiteWriter(database: database, path: path, schema: schema, opened: version, layout: layout, options: options)
+        // The database now holds every replayed record (committed with synchronous = FULL).
+        var journal: StoreJournal?
+        do {
+            if options.durability != .coalesced {
+                let started = try StoreJournal.start(
+                    path: journalPath, durability: options.durability, interval: options.journalSyncInterval, clock: options.clock,
+                    lineage: loaded.lineage, openedAt: loaded.version.number, existing: loaded.journal)
+                journal = started
+                try started.dropRecords(through: loaded.version.number)
+            } else if loaded.journal != nil {
+                try Self.removeJournal(at: journalPath)
+            }
+        } catch {
+            journal?.detach()
+            try? database.close()
+            throw error
+        }
+        runJournal = journal
+        opened = Guarded(loaded.version)
+        writer = SQLiteWriter(
+            database: database, path: path, schema: schema, opened: loaded.version, layout: loaded.layout, options: options, journal: journal)
     }
 
     // MARK: - StoreBackend
@@ -64,24 +98,92 @@ final class SQLiteBackend: StoreBackend {
         }
     }
 
+    var storePath: String? { path }
+
+    var journal: StoreJournal? { runJournal }
+
     func didCommit(_ version: GraphVersion, change: GraphChange) {
         writer.didCommit(version, change: change)
     }
 
+    /// With a journal: returns once the journal is fsynced (the rows follow in the background).
+    /// Without: once a transaction holds every earlier commit.
     func flush() async throws {
-        try await writer.flush()
+        guard let runJournal else {
+            try await writer.flush()
+            return
+        }
+        guard !isClosed.withLock({ $0 }) else { throw GraphStoreError.containerClosed }
+        try await runJournal.flush()
+        // A write that cannot succeed (a value that no longer fits its column) is an error of
+        // the store even though the journal keeps the commits.
+        if let error = writer.permanentError { throw error }
     }
 
+    /// Writes the remaining rows, then removes the journal (which they cover) before the
+    /// database's lock is released. When the last write fails, the journal stays for the next
+    /// open to replay, and the error is thrown.
     func close() async throws {
-        try await writer.close()
+        isClosed.withLock { $0 = true }
+        let journal = runJournal
+        try await writer.close { flushed in
+            guard let journal else { return }
+            switch flushed {
+            case .success: try journal.remove()
+            case .failure: journal.detach()
+            }
+        }
     }
 
     var status: StoreStatus {
-        writer.status
+        var status = writer.status
+        if let runJournal { status.durableVersion = max(status.durableVersion, runJournal.durableVersion) }
+        return status
     }
 
     func events() -> AsyncStream<StoreEvent> {
         writer.events()
+    }
+
+    // MARK: - Opening
+
+    /// What the opening transaction found and wrote.
+    private struct Loaded: Sendable {
+        var version: GraphVersion
+        var layout: StoreLayout
+        var lineage: UUID
+        var journal: JournalContents?
+    }
+
+    /// Reads the store, replays the journal onto it and writes the replayed rows; inside the
+    /// opening transaction, which any error rolls back.
+    private static func load(_ db: Database, schema: Schema, path: String, journalPath: String, options: SQLiteStoreOptions) throws -> Loaded {
+        let stored = try SQLiteStoreReader.open(db, schema: schema, path: path, modelVersion: options.modelVersion)
+        let replay = try JournalReplay.open(
+            journalAt: journalPath, stored: stored.isNew ? nil : stored.version, storedLineage: stored.lineage, storePath: path,
+            schema: schema, recover: false)
+        let version = replay.version ?? stored.version
+        var layout = stored.layout
+        // Before anything is written: every column must still take what the types encode.
+        try SQLiteColumnKindCheck.check(version, schema: schema, layout: layout, path: path)
+        if !replay.replayed.isEmpty {
+            let (plan, next) = try SQLiteWritePlan.make(
+                version: version, changes: replay.replayed, schema: schema, layout: layout, modelVersion: options.modelVersion, path: path)
+            try plan.execute(in: db)
+            layout = next
+        }
+        if stored.lineage != replay.lineage {
+            try SQLiteFormatV1.setMetadata(.lineage, to: replay.lineage.uuidString, in: db)
+        }
+        return Loaded(version: version, layout: layout, lineage: replay.lineage, journal: replay.journal)
+    }
+
+    private static func removeJournal(at path: String) throws {
+        do {
+            try FileManager.default.removeItem(atPath: path)
+        } catch {
+            throw GraphStoreError.fileOperationFailed(path: path, operation: "remove the journal the database now covers", reason: "\(error)")
+        }
     }
 
     // MARK: - Private
@@ -95,6 +197,8 @@ final class SQLiteBackend: StoreBackend {
             // Before anything reads the file: keep every lock this connection takes, and take
             // the exclusive one now. Another holder makes this throw SQLITE_BUSY.
             try db.execute(sql: "PRAGMA locking_mode = EXCLUSIVE")
+            // Every commit, the opening one included, is on the device when it returns.
+            try db.execute(sql: "PRAGMA synchronous = FULL")
             try db.execute(sql: "BEGIN EXCLUSIVE")
             try db.execute(sql: "ROLLBACK")
         }

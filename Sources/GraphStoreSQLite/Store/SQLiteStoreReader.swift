@@ -5,6 +5,18 @@ import GraphStore
 /// Opens the store inside a SQLite database: initializes an empty database, or checks the
 /// metadata and column kinds of an existing store and loads every entity table.
 enum SQLiteStoreReader {
+    /// What a store's database holds when it opens.
+    struct Stored {
+        /// The graph, at the store version the file records.
+        var version: GraphVersion
+        /// The tables and columns on disk.
+        var layout: StoreLayout
+        /// The lineage in `graphstore_metadata`, or `nil` for a file written before journals.
+        var lineage: UUID?
+        /// Whether the database was empty and has just been given the metadata tables.
+        var isNew: Bool
+    }
+
     /// The graph and table layout of the store in `db`. Run it inside a transaction: it only
     /// reads, except that a database with no tables at all gets the two metadata tables.
     ///
@@ -14,12 +26,12 @@ enum SQLiteStoreReader {
     ///   ``GraphStoreError/codingFailed(path:entity:id:reason:)`` for a row that does not decode
     ///   as its entity; SQLite's errors as thrown.
     /// - Complexity: O(rows in the entity tables).
-    static func open(_ db: Database, schema: Schema, path: String, modelVersion: String) throws -> (GraphVersion, StoreLayout) {
+    static func open(_ db: Database, schema: Schema, path: String, modelVersion: String) throws -> Stored {
         let tables = Set(try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'"))
         if tables.isEmpty {
             try SQLiteFormatV1.create(in: db, modelVersion: modelVersion)
             let empty = try schema.loadedVersion(Array(repeating: [], count: schema.entities.count), number: 0, path: path)
-            return (empty, StoreLayout(modelVersion: modelVersion))
+            return Stored(version: empty, layout: StoreLayout(modelVersion: modelVersion), lineage: nil, isNew: true)
         }
         guard tables.contains(SQLiteFormatV1.metadataTable) else {
             let names = tables.sorted().prefix(10).joined(separator: ", ")
@@ -50,7 +62,7 @@ enum SQLiteStoreReader {
             objects.append(try readObjects(of: entity, table: table, db: db, path: path, json: json))
         }
         let version = try schema.loadedVersion(objects, number: metadata.storeVersion, path: path)
-        return (version, layout)
+        return Stored(version: version, layout: layout, lineage: metadata.lineage, isNew: false)
     }
 
     /// The layout of an existing table: its columns in table order, each with the kind recorded

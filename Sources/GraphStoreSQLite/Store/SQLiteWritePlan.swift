@@ -178,7 +178,7 @@ struct SQLiteWritePlan {
                 guard current == kind else {
                     throw EncodingError.invalidValue(field.name, EncodingError.Context(
                         codingPath: [],
-                        debugDescription: "its \"\(field.name)\" encodes a \(kind.rawValue) value, but column \(table.name).\(field.name) holds \(current.rawValue) values; a column keeps the kind of its first value"))
+                        debugDescription: SQLiteColumnKindCheck.mismatch(entity: table.name, field: field.name, stored: current, written: kind)))
                 }
             } else {
                 table.append(field.name, kind: kind)

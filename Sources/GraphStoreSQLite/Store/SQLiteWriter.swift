@@ -11,6 +11,13 @@ import Logging
 /// it. A failed write keeps its error (``status``, ``events()``, the log), rolls back, and is
 /// retried with back-off with the same commits and any newer ones; the graph in memory is
 /// never dropped.
+///
+/// With a journal, a write that commits drops the journal records it covers (when the writer
+/// has caught up, or every few writes while commits keep coming). A write that fails because
+/// an object no longer fits its table (``GraphStoreError/codingFailed(path:entity:id:reason:)``:
+/// a field's type changed) cannot succeed by retrying: the timer does not retry it, the
+/// journal refuses further appends so that saves throw the error, and `flush()` and `close()`
+/// try once more and throw it.
 final class SQLiteWriter: Sendable {
     private let database: DatabaseQueue
     private let path: String
@@ -18,6 +25,8 @@ final class SQLiteWriter: Sendable {
     private let modelVersion: String
     private let clock: any WriterClock
     private let beforeTransaction: (@Sendable (Database) throws -> Void)?
+    /// The journal beside the database, whose covered records a write drops.
+    private let journal: StoreJournal?
     private let queue = DispatchQueue(label: "GraphStoreSQLite.SQLiteWriter", qos: .utility)
     private let state: Guarded<State>
     /// The tables as they are on disk. Read and replaced only by writes on `queue`, so the
@@ -43,10 +52,22 @@ final class SQLiteWriter: Sendable {
         var waiters = FlushWaiters()
         var status = StoreStatus()
         var isClosed = false
+        /// Successful writes since the journal last dropped its covered records.
+        var writesSinceDrop = 0
+        /// A write error that retrying cannot fix: the timer stops retrying.
+        var permanentError: GraphStoreError?
     }
 
-    init(database: DatabaseQueue, path: String, schema: Schema, opened: GraphVersion, layout: StoreLayout, options: SQLiteStoreOptions) {
+    /// Writes that commit while more commits wait before the journal's covered records are
+    /// dropped anyway (each drop rewrites the journal's newer records and fsyncs).
+    static let writesPerDrop = 8
+
+    init(
+        database: DatabaseQueue, path: String, schema: Schema, opened: GraphVersion, layout: StoreLayout, options: SQLiteStoreOptions,
+        journal: StoreJournal?
+    ) {
         self.database = database
+        self.journal = journal
         self.path = path
         self.schema = schema
         modelVersion = options.modelVersion
@@ -69,7 +90,7 @@ final class SQLiteWriter: Sendable {
             guard !state.isClosed, version.number > state.newest.number else { return }
             state.newest = version
             state.pending.append(change)
-            if !state.isWriting && !state.retryArmed { startWrite(&state) }
+            if !state.isWriting && !state.retryArmed && state.permanentError == nil { startWrite(&state) }
         }
     }
 
@@ -89,11 +110,13 @@ final class SQLiteWriter: Sendable {
         }
     }
 
-    /// Flushes, stops writing, ends the event streams and closes the database, which releases
-    /// its lock.
+    /// Flushes, stops writing, ends the event streams, runs `beforeReleasing` with the flush's
+    /// outcome (while the database is still locked) and closes the database, which releases its
+    /// lock.
     ///
-    /// - Throws: the flush's error (the unwritten commits are lost), or the error closing the database.
-    func close() async throws {
+    /// - Throws: the flush's error (the unwritten commits are not in the database), the error
+    ///   of `beforeReleasing`, or the error closing the database.
+    func close(beforeReleasing: (Result<Void, any Error>) throws -> Void = { _ in }) async throws {
         let flushed: Result<Void, any Error>
         do {
             try await flush()
@@ -111,16 +134,25 @@ final class SQLiteWriter: Sendable {
             queue.async { continuation.resume() }
         }
         broadcaster.finish()
+        let finished = Result { try beforeReleasing(flushed) }
         do {
             try database.close()
         } catch {
-            if case .success = flushed { throw GraphStoreError.sqlite(error, path: path, operation: "close the database") }
+            if case .success = flushed, case .success = finished {
+                throw GraphStoreError.sqlite(error, path: path, operation: "close the database")
+            }
         }
         try flushed.get()
+        try finished.get()
     }
 
     var status: StoreStatus {
         state.withLock { $0.status }
+    }
+
+    /// The write error retrying cannot fix, if a write met one (see the type's description).
+    var permanentError: GraphStoreError? {
+        state.withLock { $0.permanentError }
     }
 
     func events() -> AsyncStream<StoreEvent> {
@@ -149,7 +181,7 @@ final class SQLiteWriter: Sendable {
         state.withLock { state in
             guard state.retryArmed, state.retryGeneration == generation else { return }
             state.retryArmed = false
-            if !state.isWriting && !state.isClosed && state.newest.number > state.status.durableVersion {
+            if !state.isWriting && !state.isClosed && state.permanentError == nil && state.newest.number > state.status.durableVersion {
                 startWrite(&state)
             }
         }
@@ -161,6 +193,7 @@ final class SQLiteWriter: Sendable {
         let started = ContinuousClock.now
         let result = Result { () throws(GraphStoreError) -> Int in try apply(batch) }
         let duration = ContinuousClock.now - started
+        var dropThrough: UInt64?
         let (event, finished, failure) = state.withLock { state -> (StoreEvent, [CheckedContinuation<Void, any Error>], GraphStoreError?) in
             state.isWriting = false
             switch result {
@@ -171,8 +204,14 @@ final class SQLiteWriter: Sendable {
                 state.status.lastWriteBytes = bytes
                 state.status.durableVersion = batch.version.number
                 state.status.lastError = nil
+                state.permanentError = nil
                 let finished = state.waiters.takeCovered(by: batch.version.number)
                 if !state.pending.isEmpty && !state.isClosed && !state.retryArmed { startWrite(&state) }
+                state.writesSinceDrop += 1
+                if state.pending.isEmpty || state.writesSinceDrop >= Self.writesPerDrop {
+                    state.writesSinceDrop = 0
+                    dropThrough = batch.version.number
+                }
                 return (.wrote(version: batch.version.number, bytes: bytes, duration: duration), finished, nil)
             case .failure(let error):
                 state.consecutiveFailures += 1
@@ -180,6 +219,11 @@ final class SQLiteWriter: Sendable {
                 state.status.lastError = error
                 // The failed commits go back in front of the newer ones, in order.
                 state.pending = batch.changes + state.pending
+                if case .codingFailed = error {
+                    // Retrying writes the same objects again: only a new model can fix it.
+                    state.permanentError = error
+                    return (.writeFailed(error, retryIn: .zero), state.waiters.takeAll(), error)
+                }
                 let delay = storeWriteRetryDelay(afterFailures: state.consecutiveFailures, minimum: .zero)
                 if !state.isClosed { armRetry(&state, after: delay) }
                 return (.writeFailed(error, retryIn: delay), state.waiters.takeAll(), error)
@@ -189,12 +233,29 @@ final class SQLiteWriter: Sendable {
         // event is in every stream.
         broadcaster.broadcast(event)
         if let failure {
-            logger.error("SQLite write failed; the graph stays in memory and the write will be retried", metadata: [
-                "path": "\(path)", "error": "\(failure)",
-            ])
+            if case .codingFailed = failure {
+                journal?.refuseAppends(failure)
+                logger.critical("SQLite write failed because a value no longer fits its column; saves now throw this error until the store is reopened with a migrated model", metadata: [
+                    "path": "\(path)", "error": "\(failure)",
+                ])
+            } else {
+                logger.error("SQLite write failed; the graph stays in memory and the write will be retried", metadata: [
+                    "path": "\(path)", "error": "\(failure)",
+                ])
+            }
             for waiter in finished { waiter.resume(throwing: failure) }
         } else {
             for waiter in finished { waiter.resume() }
+        }
+        if let dropThrough, let journal {
+            // The transaction is committed with synchronous = FULL: its records are redundant.
+            do {
+                try journal.dropRecords(through: dropThrough)
+            } catch {
+                logger.warning("Could not drop the journal records a SQLite write covers; the journal keeps them and stays correct", metadata: [
+                    "path": "\(journal.path)", "error": "\(error)",
+                ])
+            }
         }
     }
 

@@ -1,0 +1,56 @@
+import Foundation
+import GraphStore
+
+/// Finds, when a store opens, the columns whose recorded kind no longer matches what the app's
+/// Swift types encode: a field changed from `Int` to `Double` reads back (an INTEGER converts to
+/// a `Double`), but every later write of the entity would fail, since a column keeps the kind
+/// of its first value.
+///
+/// Each entity's objects are encoded with the store's row encoder until every column of its
+/// table has been seen with a non-NULL value, or ``sampleLimit`` objects were encoded. A table
+/// with no rows has nothing to compare: its recorded kinds are checked by the first write of
+/// the entity, which then fails with the same error (and the store refuses further saves; see
+/// ``SQLiteWriter``). Columns of kind `json` take any value and are never a mismatch.
+enum SQLiteColumnKindCheck {
+    /// The most objects of one entity encoded at open.
+    static let sampleLimit = 1_000
+
+    /// Checks the objects of `version` against the column kinds of `layout`.
+    ///
+    /// - Throws: ``GraphStoreError/codingFailed(path:entity:id:reason:)`` naming the file, the
+    ///   entity, the object and the field, with the kind stored and the kind the type now writes.
+    /// - Complexity: O(entities × min(objects, ``sampleLimit``) × object size).
+    static func check(_ version: GraphVersion, schema: Schema, layout: StoreLayout, path: String) throws {
+        let json = SQLiteJSON.makeEncoder()
+        for (index, entity) in schema.entities.enumerated() {
+            guard let table = layout.tables[entity.name] else { continue }
+            var unseen = Set(table.columns.filter { table.kindByName[$0] != .json })
+            var sampled = 0
+            for (key, stored) in version.tables[index] {
+                guard !unseen.isEmpty, sampled < sampleLimit else { break }
+                sampled += 1
+                let fields: [EncodedField]
+                do {
+                    fields = try RowEncoder.encode(stored.value, existingKinds: table.kindByName, json: json)
+                } catch {
+                    throw GraphStoreError.sqliteCoding(error, path: path, entity: entity.name, id: key.description)
+                }
+                for field in fields {
+                    guard let kind = field.value.kind else { continue }
+                    unseen.remove(field.name)
+                    if let recorded = table.kindByName[field.name], recorded != kind {
+                        throw GraphStoreError.codingFailed(
+                            path: path, entity: entity.name, id: key.description,
+                            reason: mismatch(entity: entity.name, field: field.name, stored: recorded, written: kind) + " The file was left untouched.")
+                    }
+                }
+            }
+        }
+    }
+
+    /// What a field whose column holds `stored` values but whose type now writes `written`
+    /// values means, and what to do about it.
+    static func mismatch(entity: String, field: String, stored: ColumnKind, written: ColumnKind) -> String {
+        "field \"\(field)\": column \(entity).\(field) stores \(stored.rawValue) values (\(stored.declaredType)), but \(entity)'s Swift type now encodes \"\(field)\" as \(written.rawValue) (\(written.declaredType)); a column keeps the kind of its first value. The field's type changed: migrate the stored values to the new type (a model migration, or migrating the store through a snapshot file), or restore the old type."
+    }
+}
