@@ -6,8 +6,9 @@
 // Saves are numbered from START + 1 (`auto`: after the number of notes the store holds).
 // - acks (the default): saves five notes (each with its tag) at a time and prints "acked N"
 //   after each flush that made saves 1...N durable.
-// - saves: saves one note (with its tag) at a time and prints "saved N" as soon as each save()
-//   returned, without flushing: a journaled store must keep every one of them.
+// - saves: prints "ready" once the store is open, then saves one note (with its tag) at a time
+//   and prints "saved N" as soon as each save() returned, without flushing: a journaled store
+//   must keep every one of them.
 import ExampleModel
 import Foundation
 import GraphStore
@@ -37,6 +38,7 @@ do {
     let container = try GraphContainer(for: exampleModel, store: store)
     let context = container.newBackgroundContext()
     var number = try Int(arguments[4]) ?? context.fetchCount(FetchDescriptor<Note>())
+    if reportsEverySave { report("ready") }
     while true {
         for _ in 0..<(reportsEverySave ? 1 : 5) {
             number += 1

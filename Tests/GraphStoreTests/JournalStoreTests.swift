@@ -145,6 +145,31 @@ import Testing
         #expect(SnapshotTestKit.objects(Note.self, in: snapshot.version).map(\.text) == ["released"])
     }
 
+    /// Containers released and opened again from tasks on the cooperative pool: the open blocks
+    /// its pool thread until the background close is done, which must not need the pool.
+    @Test func releasedContainersReopenFromTheCooperativePool() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let workers = ProcessInfo.processInfo.activeProcessorCount + 2
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<workers {
+                group.addTask {
+                    let url = directory.file("store-\(worker).json.gz")
+                    for round in 0..<4 {
+                        do {
+                            let container = try GraphContainer(for: exampleModel, store: .file(url))
+                            container.mainContext.insert(Note(text: "round \(round)", createdAt: Fixtures.epoch))
+                            try container.mainContext.save()
+                        }
+                        let reopened = try GraphContainer(for: exampleModel, store: .file(url))
+                        #expect(reopened.count(of: Note.self) == round + 1, "worker \(worker), round \(round)")
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+
     /// After `close()` the snapshot alone holds every object, for an outside reader too.
     @Test(arguments: SnapshotFormat.allCases)
     func closeLeavesOneCompleteSnapshot(format: SnapshotFormat) async throws {

@@ -20,6 +20,9 @@ final class CrashHelperProcess: @unchecked Sendable {
     private let lock = NSLock()
     private var pending = Data()
     private var killed = false
+    private var isReady = false
+    /// The last "saved N" seen so far.
+    private var lastSeen: Int?
 
     /// Starts the helper on `store` (`format` json|plist|sqlite, `compression` gzip|none),
     /// numbering its saves from `start + 1` (`nil`: after the notes the store holds).
@@ -74,15 +77,36 @@ final class CrashHelperProcess: @unchecked Sendable {
         return last
     }
 
+    /// Reads the helper's output until it says "ready" (its store is open) and reports its
+    /// first save; returns whether it did within `timeout`.
+    func waitForFirstSave(timeout: Duration = .seconds(60)) async throws -> Bool {
+        try await SnapshotTestKit.offload {
+            let deadline = ContinuousClock.now + timeout
+            while !self.hasSaved, ContinuousClock.now < deadline {
+                _ = self.readSaves(until: min(deadline, ContinuousClock.now + .milliseconds(20)))
+            }
+            return self.hasSaved
+        }
+    }
+
+    private var hasSaved: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return isReady && lastSeen != nil
+    }
+
     /// Reads "saved N" lines for `duration` (or until the output ends) and returns the last N.
     func lastSaveReported(within duration: Duration) async throws -> Int? {
         try await SnapshotTestKit.offload { self.readSaves(until: ContinuousClock.now + duration) }
     }
 
     /// Every "saved N" line the helper wrote before it died: call after ``kill()``. Returns
-    /// the last N.
+    /// the last N (also one read earlier).
     func lastSaveReportedBeforeDeath() -> Int? {
-        readSaves(until: nil)
+        _ = readSaves(until: nil)
+        lock.lock()
+        defer { lock.unlock() }
+        return lastSeen
     }
 
     private func readSaves(until deadline: ContinuousClock.Instant?) -> Int? {
@@ -94,7 +118,11 @@ final class CrashHelperProcess: @unchecked Sendable {
             while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
                 let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
                 pending.removeSubrange(pending.startIndex...newline)
-                if line.hasPrefix("saved "), let number = Int(line.dropFirst(6)) { last = number }
+                if line.hasPrefix("saved "), let number = Int(line.dropFirst(6)) {
+                    last = number
+                    lastSeen = number
+                }
+                if line == "ready" { isReady = true }
             }
             var waitMilliseconds: Int32 = 30_000
             if let deadline {
@@ -124,6 +152,8 @@ final class CrashHelperProcess: @unchecked Sendable {
             while clock.now < end {
                 let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
                 if names.contains(where: { $0.hasPrefix(prefix) }) { return true }
+                // Look again soon, without spinning a core the writer and other tests need.
+                usleep(100)
             }
             return false
         }

@@ -186,7 +186,7 @@ package final class GraphCore: Sendable {
         let backend = backend
         let path = backend.storePath
         if let path { StoreClosings.begin(path) }
-        Task.detached {
+        Task.detached(executorPreference: StoreClosingExecutor.shared) {
             try? await backend.close()
             if let path { StoreClosings.end(path) }
         }

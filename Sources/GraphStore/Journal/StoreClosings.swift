@@ -50,3 +50,17 @@ private final class ClosingSet: @unchecked Sendable {
         condition.unlock()
     }
 }
+
+/// The executor background closes run on: a queue of its own, off the cooperative thread pool.
+/// An open that waits for a close may be blocking a pool thread (`GraphContainer.init` is
+/// synchronous), and with a close queued behind it on the same pool, neither would move.
+final class StoreClosingExecutor: TaskExecutor {
+    static let shared = StoreClosingExecutor()
+    private let queue = DispatchQueue(label: "GraphStore.closing", attributes: .concurrent)
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        queue.async { job.runSynchronously(on: executor) }
+    }
+}

@@ -262,10 +262,13 @@ package final class StoreJournal: Sendable {
             let file = try JournalFile.create(at: staging, contents: headerBytes, copying: (plan.source, plan.keep))
             try state.withLock { (state) throws -> Void in
                 // Records appended during the copy follow; then the new file takes the name.
+                // A synchronous save among them was fsynced in the old file, and must be in the
+                // new one before the old one goes; a journaled one waits for the next fsync.
                 let tail = plan.keep.upperBound..<state.end
+                let syncsTail = !tail.isEmpty && durability == .synchronous
                 if !tail.isEmpty {
                     try file.copy(from: path, range: tail)
-                    try file.sync()
+                    if syncsTail { try file.sync() }
                 }
                 guard rename(staging, path) == 0 else { throw SystemCallError(errno) }
                 let shift = headerBytes.count - plan.keep.lowerBound
@@ -275,7 +278,9 @@ package final class StoreJournal: Sendable {
                 state.file = file
                 state.generation += 1
                 state.needsDirectorySync = true
-                gate.markSynced(generation: state.generation, end: state.end, version: state.lastVersion)
+                let syncedEnd = syncsTail || tail.isEmpty ? state.end : headerBytes.count + plan.keep.count
+                let syncedVersion = state.records.last { $0.start < syncedEnd }?.version ?? plan.header.baseVersion
+                gate.markSynced(generation: state.generation, end: syncedEnd, version: syncedVersion)
             }
         } catch {
             unlink(staging)

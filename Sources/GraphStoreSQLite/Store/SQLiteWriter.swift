@@ -52,15 +52,17 @@ final class SQLiteWriter: Sendable {
         var waiters = FlushWaiters()
         var status = StoreStatus()
         var isClosed = false
-        /// Successful writes since the journal last dropped its covered records.
-        var writesSinceDrop = 0
+        /// When the journal last dropped its covered records (`nil`: not yet).
+        var lastDrop: Duration?
         /// A write error that retrying cannot fix: the timer stops retrying.
         var permanentError: GraphStoreError?
     }
 
-    /// Writes that commit while more commits wait before the journal's covered records are
-    /// dropped anyway (each drop rewrites the journal's newer records and fsyncs).
-    static let writesPerDrop = 8
+    /// The least time between two drops of the journal's covered records: each drop rewrites
+    /// the journal's newer records into a new file and fsyncs it, so a stream of small saves,
+    /// each its own SQLite write, must not pay for one per save. The journal holds about this
+    /// much of saves beyond what the database holds.
+    private let dropInterval: Duration
 
     init(
         database: DatabaseQueue, path: String, schema: Schema, opened: GraphVersion, layout: StoreLayout, options: SQLiteStoreOptions,
@@ -68,6 +70,7 @@ final class SQLiteWriter: Sendable {
     ) {
         self.database = database
         self.journal = journal
+        dropInterval = options.journalSyncInterval
         self.path = path
         self.schema = schema
         modelVersion = options.modelVersion
@@ -207,9 +210,9 @@ final class SQLiteWriter: Sendable {
                 state.permanentError = nil
                 let finished = state.waiters.takeCovered(by: batch.version.number)
                 if !state.pending.isEmpty && !state.isClosed && !state.retryArmed { startWrite(&state) }
-                state.writesSinceDrop += 1
-                if state.pending.isEmpty || state.writesSinceDrop >= Self.writesPerDrop {
-                    state.writesSinceDrop = 0
+                let now = clock.now
+                if state.lastDrop.map({ now - $0 >= dropInterval }) ?? true {
+                    state.lastDrop = now
                     dropThrough = batch.version.number
                 }
                 return (.wrote(version: batch.version.number, bytes: bytes, duration: duration), finished, nil)
