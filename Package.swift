@@ -91,7 +91,8 @@ let package = Package(
                 "GraphStoreTestSupport",
                 "graphstore-crash-helper",
                 .product(name: "PropertyBased", package: "swift-property-based"),
-            ]),
+            ],
+            exclude: ["Fixtures"]),
         .testTarget(
             name: "GraphStoreSQLiteTests",
             dependencies: [
