@@ -70,7 +70,7 @@ final class SQLiteWriter: Sendable {
         self.journal = journal
         self.path = path
         self.schema = schema
-        modelVersion = options.modelVersion
+        modelVersion = schema.model.label(option: options.modelVersion)
         clock = options.clock
         beforeTransaction = options.beforeTransaction
         var initial = State(newest: opened)
