@@ -108,7 +108,8 @@ let package = Package(
             exclude: ["Fixtures"]),
         .testTarget(
             name: "NotesTests",
-            dependencies: ["NotesCore", "ExampleModel", "GraphStore", "GraphStoreTestSupport"]),
+            dependencies: ["NotesCore", "ExampleModel", "GraphStore", "GraphStoreTestSupport"],
+            exclude: ["Fixtures"]),
         .testTarget(
             name: "NewsImportTests",
             dependencies: ["NewsCore", "GraphStore", "GraphStoreTestSupport"],

@@ -36,7 +36,9 @@ package struct ModelHistory: Sendable {
         if found == label { return .same }
         let app = isDeclared ? version : Int(label)
         guard let app, let stored = Int(found.trimmingCharacters(in: .whitespaces)), stored >= 1 else {
-            return .unknown(expected: label)
+            // Before model versions were read, any label opened: a container that declares no
+            // version still opens a file whose label is not a number (outside tools write some).
+            return isDeclared ? .unknown(expected: label) : .same
         }
         if stored == app { return .same }
         return stored > app ? .newer(stored, app: app) : .older(stored, app: app)
@@ -49,7 +51,8 @@ package struct ModelHistory: Sendable {
         case older(Int, app: Int)
         /// The file was written by a newer model.
         case newer(Int, app: Int)
-        /// A model version that is not a number and not the app's label.
+        /// A model version that is not a number and not the app's label, for a container
+        /// that declares its version.
         case unknown(expected: String)
     }
 

@@ -165,7 +165,12 @@ package enum SnapshotCodec {
             let offset = (context.underlyingError as? BPlistSyntaxError)?.offset
             return .damagedFile(path: path, offset: offset, reason: "not a readable \(format == .json ? "JSON" : "property list") snapshot\(at): \(context.debugDescription)\(underlying)")
         }
-        let hint = TypedDecodingFailure(error).map { " (\($0.hint))" } ?? ""
+        // A missing field or a value of another kind may be a model change: name the step.
+        var hint = ""
+        switch error {
+        case .keyNotFound, .typeMismatch, .valueNotFound: hint = TypedDecodingFailure(error).map { " (\($0.hint))" } ?? ""
+        default: break
+        }
         return .codingFailed(
             path: path, entity: entity, id: index.map { "#\($0) in the file" },
             reason: "\(context.debugDescription) (at \(pathText(context.codingPath)))\(hint)")
