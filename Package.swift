@@ -91,7 +91,8 @@ let package = Package(
                 "GraphStoreTestSupport",
                 "graphstore-crash-helper",
                 .product(name: "PropertyBased", package: "swift-property-based"),
-            ]),
+            ],
+            exclude: ["Fixtures"]),
         .testTarget(
             name: "GraphStoreSQLiteTests",
             dependencies: [
@@ -107,7 +108,8 @@ let package = Package(
             exclude: ["Fixtures"]),
         .testTarget(
             name: "NotesTests",
-            dependencies: ["NotesCore", "ExampleModel", "GraphStore", "GraphStoreTestSupport"]),
+            dependencies: ["NotesCore", "ExampleModel", "GraphStore", "GraphStoreTestSupport"],
+            exclude: ["Fixtures"]),
         .testTarget(
             name: "NewsImportTests",
             dependencies: ["NewsCore", "GraphStore", "GraphStoreTestSupport"],

@@ -87,7 +87,9 @@ import Testing
             }
             #expect(path == Self.path && entity == "Post")
             #expect(id == "#\(indexes.min()!) in the file")
-            #expect(reason == "Expected to decode String but found number instead. (at entities.Post[\(indexes.min()!)].summary)")
+            // Then the hint naming the migration step that would convert the value.
+            #expect(reason.hasPrefix("Expected to decode String but found number instead. (at entities.Post[\(indexes.min()!)].summary) ("))
+            #expect(reason.contains(".transform(\"Post\")"))
         }
     }
 

@@ -68,6 +68,21 @@ public struct NotesLibrary: Sendable {
         return try save(note)
     }
 
+    /// Pins the note whose id starts with `idPrefix`.
+    @discardableResult
+    public func pin(_ idPrefix: String, at date: Date = .now) throws -> Note {
+        let note = try note(matching: idPrefix)
+        container.mainContext.insert(Pin(note: note, at: date))
+        try container.mainContext.save()
+        return note
+    }
+
+    /// The pinned notes, most recently pinned first.
+    public func pinned() throws -> [Note] {
+        let pins = try container.mainContext.fetch(FetchDescriptor<Pin>(sortBy: [SortDescriptor(\.pinnedAt, order: .reverse)]))
+        return pins.compactMap { pin in pin.noteID.flatMap { container.mainContext.model(Note.self, id: $0) } }
+    }
+
     /// Every tag with the number of notes that carry it, most used first.
     public func tagCounts() throws -> [(name: String, count: Int)] {
         let context = container.mainContext

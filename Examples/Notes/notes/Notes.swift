@@ -8,7 +8,7 @@ import NotesCore
 struct Notes: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "A Vesper-style notes tool on GraphStore.",
-        subcommands: [Add.self, List.self, TagNote.self, Archive.self, Tags.self, Search.self])
+        subcommands: [Add.self, List.self, TagNote.self, Archive.self, Pinned.self, PinNote.self, Tags.self, Search.self])
 }
 
 struct StoreOption: ParsableArguments {
@@ -20,7 +20,7 @@ struct StoreOption: ParsableArguments {
         do {
             let url = URL(fileURLWithPath: store)
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            let container = try GraphContainer(for: exampleModel, store: .file(url))
+            let container = try NotesModel.container(at: url)
             // Close (and so flush) whether or not the command succeeded, then report.
             let result = Result { try body(NotesLibrary(container: container)) }
             try await container.close()
@@ -108,3 +108,25 @@ struct Search: AsyncParsableCommand {
         }
     }
 }
+
+struct PinNote: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "pin", abstract: "Pin a note.")
+    @OptionGroup var options: StoreOption
+    @Argument(help: "The start of the note's id.") var id: String
+
+    func run() async throws {
+        try await options.withLibrary { library in show(try library.pin(id), library) }
+    }
+}
+
+struct Pinned: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List the pinned notes.")
+    @OptionGroup var options: StoreOption
+
+    func run() async throws {
+        try await options.withLibrary { library in
+            for note in try library.pinned() { show(note, library) }
+        }
+    }
+}
+

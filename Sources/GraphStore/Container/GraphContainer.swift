@@ -16,18 +16,46 @@ public final class GraphContainer: Sendable {
     public let configuration: StoreConfiguration
     let core: GraphCore
 
-    /// Opens (or creates) the store described by `store` for the entity types `types`.
+    /// Opens (or creates) the store described by `store` for the entity types `types`, which
+    /// describe model version `version`; a store written by an older model version is first
+    /// migrated by `migrations`.
+    ///
+    /// ```swift
+    /// let container = try GraphContainer(
+    ///     for: [Note.self, Tag.self], store: .file(url), version: 2,
+    ///     migrations: [SchemaMigration(from: 1, to: 2, [.addField("pinned", in: "Note", default: .bool(false))])])
+    /// ```
+    ///
+    /// A store in model version `version` opens as it is. An older one is read as generic
+    /// values (with the journal a crash left beside it), migrated through the chain of
+    /// `migrations` from its version to `version`, decoded with `types` and checked
+    /// (relationships, unique constraints); only then is the migrated store written, durably,
+    /// with the old file kept beside it as `<file>.v<old version>`. See <doc:EvolvingYourModel>.
     ///
     /// - Parameters:
     ///   - types: Every entity type the store holds, including every relationship target.
     ///   - store: Where the graph lives; ``StoreConfiguration/inMemory`` by default.
+    ///   - version: The model version `types` describe, at least 1. When left at 1 with no
+    ///     migrations, a snapshot store's ``SnapshotOptions/modelVersion`` still names the
+    ///     version; otherwise this one wins and is written into every header.
+    ///   - migrations: The steps from each older version; at most one per starting version.
     /// - Throws: `GraphStoreError` when the store cannot be opened: a damaged or newer file
     ///   (``GraphStoreError/damagedFile(path:offset:reason:)``,
     ///   ``GraphStoreError/unsupportedFormatVersion(path:found:supported:)``), a store held by
-    ///   another process (``GraphStoreError/storeLocked(path:)``).
-    /// - Complexity: O(objects in the store) to load and index them.
-    public init(for types: [any Entity.Type], store: StoreConfiguration = .inMemory) throws {
-        let schema = Schema(types)
+    ///   another process (``GraphStoreError/storeLocked(path:)``), a store of a newer model
+    ///   (``GraphStoreError/newerModelVersion(path:found:supported:)``), a migration that
+    ///   fails (``GraphStoreError/migrationFailed(path:fromVersion:toVersion:entity:field:id:reason:)``),
+    ///   values that do not decode as `types` (``GraphStoreError/codingFailed(path:entity:id:reason:)``,
+    ///   with a hint naming the migration step that would fix them). A store that fails to
+    ///   open is left byte for byte as it was.
+    /// - Complexity: O(objects in the store) to load and index them; a migration adds
+    ///   O(objects) generic work and one write of the migrated store.
+    public init(
+        for types: [any Entity.Type], store: StoreConfiguration = .inMemory, version: Int = 1,
+        migrations: [SchemaMigration] = []
+    ) throws {
+        var schema = Schema(types)
+        schema.model = ModelHistory(version: version, migrations: migrations, isDeclared: version != 1 || !migrations.isEmpty)
         let backend = try store.makeBackend(schema)
         let initial = try backend.load(schema: schema) ?? GraphVersion(schema: schema)
         core = GraphCore(schema: schema, backend: backend, initial: initial)

@@ -10,6 +10,8 @@ package struct Schema: Sendable {
     let incoming: [[Int]]
     private let indexByName: [String: Int]
     private let indexByType: [ObjectIdentifier: Int]
+    /// The model version the types describe and the migrations to it (set by the container).
+    package internal(set) var model = ModelHistory()
 
     init(_ types: [any Entity.Type]) {
         var entities: [EntityDescription] = []

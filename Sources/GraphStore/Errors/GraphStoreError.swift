@@ -44,6 +44,19 @@ public enum GraphStoreError: Error, Sendable, Equatable, CustomStringConvertible
     /// Values in a file could not be decoded as an entity, or an object could not be encoded.
     case codingFailed(path: String?, entity: String, id: String?, reason: String)
 
+    // MARK: - Model versions
+
+    /// The store was written by a newer model version than the app's types describe
+    /// (`supported`); it is left untouched.
+    case newerModelVersion(path: String, found: Int, supported: Int)
+    /// The store's model version is not a number and not the app's (`expected`).
+    case unknownModelVersion(path: String, found: String, expected: String)
+    /// Migrating an older store failed: a missing migration, a step that threw, or migrated
+    /// data that the app's types or the graph's rules refuse. `fromVersion` and `toVersion`
+    /// are those of the migration at fault (for a result that does not decode: the file's
+    /// version and the app's); the store is left byte for byte as it was.
+    case migrationFailed(path: String, fromVersion: Int, toVersion: Int, entity: String?, field: String?, id: String?, reason: String)
+
     // MARK: - Checks
 
     /// `_checkInvariants()` found an index or reference that does not match the objects.
@@ -82,6 +95,17 @@ public enum GraphStoreError: Error, Sendable, Equatable, CustomStringConvertible
             let file = path.map { " in \($0)" } ?? ""
             let object = id.map { " \($0)" } ?? ""
             return "Could not code \(entity)\(object)\(file): \(sentence(reason))."
+        case let .newerModelVersion(path, found, supported):
+            return "The store \(path) was written by model version \(found), newer than this app's model version \(supported). Open it with the newer app; the store was left untouched."
+        case let .unknownModelVersion(path, found, expected):
+            return "The store \(path) has model version \"\(found)\", which is not a number and not this app's (\"\(expected)\"). The store was left untouched."
+        case let .migrationFailed(path, fromVersion, toVersion, entity, field, id, reason):
+            // "at Note 42.body", "at Note.body", "at Note", "at field body", or nothing.
+            var place = entity ?? ""
+            if let id { place += place.isEmpty ? "object \(id)" : " \(id)" }
+            if let field { place += place.isEmpty ? "field \(field)" : ".\(field)" }
+            let atField = place.isEmpty ? "" : " at \(place)"
+            return "Migrating the store \(path) from model version \(fromVersion) to \(toVersion) failed\(atField): \(sentence(reason)). The store was left untouched."
         case let .invariantViolation(message):
             return "Invariant violated: \(message)"
         }

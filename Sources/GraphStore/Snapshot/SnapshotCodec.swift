@@ -92,15 +92,22 @@ package enum SnapshotCodec {
     ///   header, counts that do not match, duplicate or dangling objects),
     ///   ``GraphStoreError/unsupportedFormatVersion(path:found:supported:)``,
     ///   ``GraphStoreError/codingFailed(path:entity:id:reason:)`` (a value of the wrong type).
+    /// - Parameters:
+    ///   - modelVersion: The model version the app reads; a header naming another one stops
+    ///     decoding with ``StoredModelVersion`` before any object is read. `nil`: any.
+    ///   - reportingPositions: Whether an object that does not decode throws
+    ///     ``TypedDecodingFailure`` (entity, index, field) instead of a `GraphStoreError`.
     /// - Complexity: O(size of the document).
-    static func decode(_ data: Data, schema: Schema, path: String) throws -> (SnapshotHeaderV1, GraphVersion) {
+    static func decode(
+        _ data: Data, schema: Schema, path: String, modelVersion: String? = nil, reportingPositions: Bool = false
+    ) throws -> (SnapshotHeaderV1, GraphVersion) {
         guard let format = detectFormat(data) else {
             let start = data.prefix(8).map { String(format: "%02x", $0) }.joined(separator: " ")
             throw GraphStoreError.damagedFile(
                 path: path, offset: 0,
                 reason: data.isEmpty ? "the file is empty" : "not a GraphStore snapshot: it is neither JSON nor a binary property list (starts with \(start))")
         }
-        let context = DecodingContext(schema: schema)
+        let context = DecodingContext(schema: schema, modelVersion: modelVersion)
         let document: DecodableDocument
         do {
             switch format {
@@ -123,12 +130,15 @@ package enum SnapshotCodec {
             case .unregisteredEntity(let name, let count):
                 throw GraphStoreError.codingFailed(
                     path: path, entity: name, id: nil,
-                    reason: "the file holds \(count) \(name) object(s), but the container does not register \(name); register the type (or migrate the file with the graphstore tool) so they are not lost. The file was left untouched")
+                    reason: "the file holds \(count) \(name) object(s), but the container does not register \(name); register the type, or declare a new model version whose migration has .renameEntity(\"\(name)\", to: …) or .removeEntity(\"\(name)\"), so they are not lost. The file was left untouched")
             case .countMismatch(let entity, let expected, let found):
                 throw GraphStoreError.damagedFile(path: path, offset: nil, reason: "the header counts \(expected) \(entity) object(s), the file holds \(found)")
             }
         } catch let error as DecodingError {
+            if reportingPositions, let failure = TypedDecodingFailure(error) { throw failure }
             throw describe(error, format: format, path: path)
+        } catch let found as StoredModelVersion {
+            throw found
         } catch {
             throw GraphStoreError.damagedFile(path: path, offset: nil, reason: "\(error)")
         }
@@ -155,13 +165,19 @@ package enum SnapshotCodec {
             let offset = (context.underlyingError as? BPlistSyntaxError)?.offset
             return .damagedFile(path: path, offset: offset, reason: "not a readable \(format == .json ? "JSON" : "property list") snapshot\(at): \(context.debugDescription)\(underlying)")
         }
+        // A missing field or a value of another kind may be a model change: name the step.
+        var hint = ""
+        switch error {
+        case .keyNotFound, .typeMismatch, .valueNotFound: hint = TypedDecodingFailure(error).map { " (\($0.hint))" } ?? ""
+        default: break
+        }
         return .codingFailed(
             path: path, entity: entity, id: index.map { "#\($0) in the file" },
-            reason: "\(context.debugDescription) (at \(pathText(context.codingPath)))")
+            reason: "\(context.debugDescription) (at \(pathText(context.codingPath)))\(hint)")
     }
 
     /// The entity name and array index in a coding path like `entities.Post[17].date`.
-    private static func locate(_ path: [any CodingKey]) -> (entity: String?, index: Int?) {
+    fileprivate static func locate(_ path: [any CodingKey]) -> (entity: String?, index: Int?) {
         guard path.count >= 2, path[0].stringValue == DocumentKey.entities.stringValue else { return (nil, nil) }
         return (path[1].stringValue, path.count >= 3 ? path[2].intValue : nil)
     }
@@ -195,11 +211,61 @@ enum HeaderRejection: Error {
     case unregisteredEntity(name: String, count: Int)
 }
 
+/// The header names a model version other than the app's: the store needs a migration (or
+/// is refused). Thrown before any object is decoded.
+struct StoredModelVersion: Error {
+    let found: String
+    let header: SnapshotHeaderV1
+}
+
+/// Where an object of a snapshot document failed to decode with the app's types.
+struct TypedDecodingFailure: Error {
+    let entity: String
+    let index: Int?
+    /// The top-level field at fault, when the failure is inside one.
+    let field: String?
+    let reason: String
+    /// The migration step that would fix a missing field or a value of another kind.
+    let hint: String
+
+    init?(_ error: DecodingError) {
+        let context: DecodingError.Context
+        var missing: String?
+        switch error {
+        case .keyNotFound(let key, let c):
+            context = c
+            missing = key.stringValue
+        case .typeMismatch(_, let c), .valueNotFound(_, let c), .dataCorrupted(let c): context = c
+        @unknown default: return nil
+        }
+        let path = context.codingPath
+        guard path.count >= 2, path[0].stringValue == DocumentKey.entities.stringValue else { return nil }
+        let entity = path[1].stringValue
+        let (_, index) = SnapshotCodec.locate(path)
+        let field = missing.flatMap { path.count == 3 ? $0 : nil } ?? (path.count >= 4 ? path[3].stringValue : missing)
+        self.entity = entity
+        self.index = index
+        self.field = field
+        reason = context.debugDescription
+        let name = field ?? "…"
+        if let missing, path.count == 3 {
+            hint = "if \(entity) gained the property \(missing), declare a new model version whose migration has .addField(\"\(missing)\", in: \"\(entity)\", default: …), or .renameField(…, to: \"\(missing)\", in: \"\(entity)\") if it was renamed"
+        } else {
+            hint = "if the type of \(entity).\(name) changed, declare a new model version whose migration converts it with .transform(\"\(entity)\") { … }"
+        }
+    }
+}
+
 /// Carries the schema into `Decodable` initializers.
 final class DecodingContext: Sendable {
     static let key = CodingUserInfoKey(rawValue: "GraphStore.DecodingContext")!
     let schema: Schema
-    init(schema: Schema) { self.schema = schema }
+    /// The model version the app reads (`nil`: any).
+    let modelVersion: String?
+    init(schema: Schema, modelVersion: String? = nil) {
+        self.schema = schema
+        self.modelVersion = modelVersion
+    }
 }
 
 private struct EncodableDocument: Encodable {
@@ -232,6 +298,9 @@ private struct DecodableDocument: Decodable {
         header = try container.decode(SnapshotHeaderV1.self, forKey: .header)
         guard header.format == SnapshotHeaderV1.formatName else { throw HeaderRejection.notGraphStore(header.format) }
         guard header.formatVersion <= SnapshotHeaderV1.currentFormatVersion else { throw HeaderRejection.newerVersion(header.formatVersion) }
+        if let expected = context.modelVersion, header.modelVersion != expected {
+            throw StoredModelVersion(found: header.modelVersion, header: header)
+        }
         let entities = try container.nestedContainer(keyedBy: EntityNameKey.self, forKey: .entities)
         for key in entities.allKeys where context.schema.index(named: key.stringValue) == nil {
             let count = (try? entities.nestedUnkeyedContainer(forKey: key))?.count ?? header.counts[key.stringValue] ?? 0

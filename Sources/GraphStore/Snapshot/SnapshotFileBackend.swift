@@ -22,7 +22,7 @@ final class SnapshotFileBackend: StoreBackend {
         // A container on this file that was released without `close()` may still be closing.
         StoreClosings.waitUntilClosed(url.path)
         target = SnapshotTarget(
-            url: url, format: format, compression: compression, modelVersion: options.modelVersion,
+            url: url, format: format, compression: compression, modelVersion: schema.model.label(option: options.modelVersion),
             schema: schema, fileSystem: options.fileSystem)
         self.options = options
         self.interval = interval
@@ -46,11 +46,14 @@ final class SnapshotFileBackend: StoreBackend {
     /// ``SnapshotOptions/recoverFromPreviousSnapshot`` is set, falls back to the previous snapshot.
     /// Then starts the journal for this run's saves (unless the durability is
     /// ``Durability/coalesced`` and no journal was left).
+    ///
+    /// A snapshot of an older model version is migrated first, with the journal beside it (a
+    /// journal is in the model version of its snapshot): see ``SnapshotStoreMigration``.
     func load(schema: Schema) throws -> GraphVersion? {
         do {
             var snapshot: (header: SnapshotHeaderV1, version: GraphVersion)?
             do {
-                snapshot = try Self.read(target.url, schema: schema, limit: options.maxDecompressedBytes)
+                snapshot = try readMigrating(schema: schema)
             } catch let error as GraphStoreError where options.recoverFromPreviousSnapshot && error.isDamage {
                 snapshot = try recover(from: error, schema: schema)
             }
@@ -127,6 +130,36 @@ final class SnapshotFileBackend: StoreBackend {
 
     // MARK: - Reading
 
+    /// The snapshot in the app's model version: read as is when its header names that
+    /// version, migrated when it names an older one.
+    ///
+    /// - Throws: as ``read(_:schema:limit:modelVersion:)``,
+    ///   ``GraphStoreError/newerModelVersion(path:found:supported:)``,
+    ///   ``GraphStoreError/unknownModelVersion(path:found:expected:)``, and the errors of
+    ///   ``SnapshotStoreMigration/migrate(_:raw:from:schema:format:compression:modelVersion:limit:)``.
+    private func readMigrating(schema: Schema) throws -> (header: SnapshotHeaderV1, version: GraphVersion)? {
+        let url = target.url
+        do {
+            return try Self.read(url, schema: schema, limit: options.maxDecompressedBytes, modelVersion: target.modelVersion)
+        } catch let found as StoredModelVersion {
+            switch schema.model.compare(found: found.found, option: options.modelVersion) {
+            case .same:
+                return try Self.read(url, schema: schema, limit: options.maxDecompressedBytes)
+            case .newer(let stored, let app):
+                throw GraphStoreError.newerModelVersion(path: url.path, found: stored, supported: app)
+            case .unknown(let expected):
+                throw GraphStoreError.unknownModelVersion(path: url.path, found: found.found, expected: expected)
+            case .older(let stored, _):
+                let raw: Data?
+                do { raw = try FileReader.readFile(at: url) } catch { throw GraphStoreError(error, path: url.path) }
+                guard let raw else { throw GraphStoreError.fileOperationFailed(path: url.path, operation: "open", reason: "the file vanished while opening") }
+                return try SnapshotStoreMigration.migrate(
+                    url, raw: raw, from: stored, schema: schema, format: target.format, compression: target.compression,
+                    modelVersion: target.modelVersion, limit: options.maxDecompressedBytes)
+            }
+        }
+    }
+
     /// The graph in the snapshot at `url`, or `nil` when there is no file.
     ///
     /// - Throws: ``GraphStoreError/damagedFile(path:offset:reason:)`` and the other reading
@@ -134,9 +167,10 @@ final class SnapshotFileBackend: StoreBackend {
     ///   ``GraphStoreError/decompressedSizeLimitExceeded(path:limit:)``,
     ///   ``GraphStoreError/fileOperationFailed(path:operation:reason:)``.
     /// - Complexity: O(file size).
-    static func read(_ url: URL, schema: Schema, limit: Int) throws -> (header: SnapshotHeaderV1, version: GraphVersion)? {
+    ///   ``StoredModelVersion`` when `modelVersion` is given and the header names another.
+    static func read(_ url: URL, schema: Schema, limit: Int, modelVersion: String? = nil) throws -> (header: SnapshotHeaderV1, version: GraphVersion)? {
         guard let document = try readDocument(url, limit: limit) else { return nil }
-        return try SnapshotCodec.decode(document, schema: schema, path: url.path)
+        return try SnapshotCodec.decode(document, schema: schema, path: url.path, modelVersion: modelVersion)
     }
 
     /// The uncompressed document at `url` (gzip is detected by its magic), or `nil` when
@@ -149,6 +183,12 @@ final class SnapshotFileBackend: StoreBackend {
             throw GraphStoreError(error, path: url.path)
         }
         guard let raw else { return nil }
+        return try document(fromRaw: raw, path: url.path, limit: limit)
+    }
+
+    /// The uncompressed document in the file bytes `raw` (gzip is detected by its magic).
+    static func document(fromRaw raw: Data, path: String, limit: Int) throws -> Data {
+        let url = URL(fileURLWithPath: path)
         guard Gzip.isGzip(raw) else {
             guard raw.count <= limit else { throw GraphStoreError.decompressedSizeLimitExceeded(path: url.path, limit: limit) }
             return raw

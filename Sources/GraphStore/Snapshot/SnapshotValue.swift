@@ -123,3 +123,19 @@ struct AnyKey: CodingKey {
     init?(stringValue: String) { self.stringValue = stringValue }
     init?(intValue: Int) { stringValue = String(intValue) }
 }
+
+extension SnapshotValue {
+    /// The value as a JSON snapshot holds it: dates as seconds since 2001 (``double(_:)``),
+    /// data as Base64 (``string(_:)``); what migration steps see whatever the store's format.
+    ///
+    /// - Complexity: O(size of the value).
+    var jsonConventional: SnapshotValue {
+        switch self {
+        case .date(let date): .double(date.timeIntervalSinceReferenceDate)
+        case .data(let data): .string(data.base64EncodedString())
+        case .array(let values): .array(values.map(\.jsonConventional))
+        case .object(let fields): .object(fields.mapValues(\.jsonConventional))
+        default: self
+        }
+    }
+}

@@ -168,7 +168,7 @@ final class SQLiteBackend: StoreBackend {
         try SQLiteColumnKindCheck.check(version, schema: schema, layout: layout, path: path)
         if !replay.replayed.isEmpty {
             let (plan, next) = try SQLiteWritePlan.make(
-                version: version, changes: replay.replayed, schema: schema, layout: layout, modelVersion: options.modelVersion, path: path)
+                version: version, changes: replay.replayed, schema: schema, layout: layout, modelVersion: schema.model.label(option: options.modelVersion), path: path)
             try plan.execute(in: db)
             layout = next
         }

@@ -26,7 +26,8 @@ enum SQLiteStoreReader {
     ///   ``GraphStoreError/codingFailed(path:entity:id:reason:)`` for a row that does not decode
     ///   as its entity; SQLite's errors as thrown.
     /// - Complexity: O(rows in the entity tables).
-    static func open(_ db: Database, schema: Schema, path: String, modelVersion: String) throws -> Stored {
+    static func open(_ db: Database, schema: Schema, path: String, modelVersion option: String) throws -> Stored {
+        let modelVersion = schema.model.label(option: option)
         let tables = Set(try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'"))
         if tables.isEmpty {
             try SQLiteFormatV1.create(in: db, modelVersion: modelVersion)
@@ -40,6 +41,7 @@ enum SQLiteStoreReader {
                 reason: "it is a SQLite database but not a GraphStore store: it has no \(SQLiteFormatV1.metadataTable) table (its tables: \(names))")
         }
         let metadata = try SQLiteFormatV1.readMetadata(in: db, path: path)
+        try checkModelVersion(metadata.modelVersion, schema: schema, path: path, option: option)
         guard tables.contains(SQLiteFormatV1.columnsTable) else {
             throw GraphStoreError.damagedFile(path: path, offset: nil, reason: "it has no \(SQLiteFormatV1.columnsTable) table")
         }
@@ -116,3 +118,27 @@ enum SQLiteStoreReader {
         }
     }
 }
+
+extension SQLiteStoreReader {
+    /// Refuses a store of another model version than the app's. Migrating a SQLite store at
+    /// open is not done yet: an older store is refused (nothing is written), a newer one too.
+    ///
+    /// - Throws: ``GraphStoreError/newerModelVersion(path:found:supported:)``,
+    ///   ``GraphStoreError/unknownModelVersion(path:found:expected:)``,
+    ///   ``GraphStoreError/migrationFailed(path:fromVersion:toVersion:entity:field:id:reason:)``.
+    static func checkModelVersion(_ found: String, schema: Schema, path: String, option: String) throws {
+        switch schema.model.compare(found: found, option: option) {
+        case .same:
+            return
+        case .newer(let stored, let app):
+            throw GraphStoreError.newerModelVersion(path: path, found: stored, supported: app)
+        case .unknown(let expected):
+            throw GraphStoreError.unknownModelVersion(path: path, found: found, expected: expected)
+        case .older(let stored, let app):
+            throw GraphStoreError.migrationFailed(
+                path: path, fromVersion: stored, toVersion: app, entity: nil, field: nil, id: nil,
+                reason: "a SQLite store is not migrated at open yet; convert it to a snapshot file with `graphstore migrate`, open that with the migrations, and convert it back")
+        }
+    }
+}
+

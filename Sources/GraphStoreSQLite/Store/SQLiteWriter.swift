@@ -73,7 +73,7 @@ final class SQLiteWriter: Sendable {
         dropInterval = options.journalSyncInterval
         self.path = path
         self.schema = schema
-        modelVersion = options.modelVersion
+        modelVersion = schema.model.label(option: options.modelVersion)
         clock = options.clock
         beforeTransaction = options.beforeTransaction
         var initial = State(newest: opened)

@@ -1,0 +1,94 @@
+import Foundation
+import OrderedCollections
+
+/// Replays a journal onto a store read as generic values: how a store whose file is in an
+/// older model version takes in the saves a crash left in its journal, which are in that same
+/// older model, before it is migrated.
+///
+/// The record documents are read in the snapshot's JSON conventions (see ``JournalRecord``):
+/// per entity, `clear`, then `delete` (ids), then `upsert` (whole objects).
+enum GenericJournalReplay {
+    /// What replaying gave: the store version after the last record, the store's lineage and
+    /// the journal as read (`nil`: no journal file).
+    struct Replayed {
+        var storeVersion: UInt64
+        var lineage: UUID?
+        var journal: JournalContents?
+    }
+
+    /// Replays the records of the journal at `path` newer than `storeVersion` onto `store`.
+    ///
+    /// - Throws: ``GraphStoreError/damagedFile(path:offset:reason:)`` for a damaged journal, a
+    ///   journal of another store or one that does not continue the store's file (as
+    ///   ``JournalReplay/open(journalAt:stored:storedLineage:storePath:schema:recover:reportingChanges:)``),
+    ///   or a record that is not a journal document.
+    /// - Complexity: O(journal size + objects of the entities it changes).
+    static func replay(
+        journalAt path: String, onto store: inout MigratingStore, storeVersion: UInt64, lineage: UUID?, storePath: String
+    ) throws -> Replayed {
+        let contents: JournalContents?
+        do {
+            contents = try JournalReplay.read(path)
+        } catch let damage as JournalFormatV1.Damage {
+            throw GraphStoreError.damagedFile(path: path, offset: damage.offset, reason: "\(damage.reason); a store that needs a migration is not opened with a damaged journal")
+        }
+        guard let contents, let header = contents.scan.header else {
+            return Replayed(storeVersion: storeVersion, lineage: lineage, journal: contents)
+        }
+        if let lineage {
+            guard lineage == header.lineage else {
+                throw GraphStoreError.damagedFile(
+                    path: path, offset: 16,
+                    reason: "the journal belongs to another store (lineage \(header.lineage.uuidString), but \(storePath) has lineage \(lineage.uuidString)); it was not replayed. Move it away to open the store as its file holds it")
+            }
+        } else if header.baseVersion != storeVersion {
+            throw GraphStoreError.damagedFile(
+                path: path, offset: 16,
+                reason: "the journal (lineage \(header.lineage.uuidString), from store version \(header.baseVersion)) does not belong to \(storePath), which has no lineage and holds version \(storeVersion); it was not replayed")
+        }
+        guard header.baseVersion <= storeVersion else {
+            throw GraphStoreError.damagedFile(
+                path: path, offset: contents.scan.records.first?.start,
+                reason: "the journal starts after store version \(header.baseVersion), but \(storePath) holds only version \(storeVersion): the records in between are missing")
+        }
+        var tables: [String: OrderedDictionary<SnapshotValue, [String: SnapshotValue]>] = [:]
+        func table(_ name: String) -> OrderedDictionary<SnapshotValue, [String: SnapshotValue]> {
+            if let table = tables[name] { return table }
+            var table = OrderedDictionary<SnapshotValue, [String: SnapshotValue]>()
+            for object in store[name] { table[object["id"] ?? .null] = object }
+            return table
+        }
+        var version = storeVersion
+        let decoder = SnapshotCodec.makeJSONDecoder()
+        for record in contents.scan.records where record.version > storeVersion {
+            let document: SnapshotValue
+            do {
+                document = try decoder.decode(SnapshotValue.self, from: contents.data[record.document])
+            } catch {
+                throw GraphStoreError.damagedFile(path: path, offset: record.start, reason: "the journal record of store version \(record.version) is not readable: \(error)")
+            }
+            guard case .object(let parts) = document else {
+                throw GraphStoreError.damagedFile(path: path, offset: record.start, reason: "the journal record of store version \(record.version) is not a JSON object")
+            }
+            for (name, part) in parts {
+                var objects = table(name)
+                if part["clear"] == .bool(true) { objects.removeAll() }
+                if case .array(let ids)? = part["delete"] {
+                    for id in ids { objects[id] = nil }
+                }
+                if case .array(let upserts)? = part["upsert"] {
+                    for object in upserts {
+                        guard case .object(let fields) = object, let id = fields["id"] else {
+                            throw GraphStoreError.damagedFile(path: path, offset: record.start, reason: "the journal record of store version \(record.version) upserts a \(name) without an id")
+                        }
+                        objects[id] = fields
+                    }
+                }
+                tables[name] = objects
+            }
+            version = record.version
+        }
+        for (name, objects) in tables { store[name] = Array(objects.values) }
+        return Replayed(storeVersion: version, lineage: lineage ?? header.lineage, journal: contents)
+    }
+}
