@@ -91,7 +91,7 @@ struct CommitPlan {
             // instead of hashing every key again.
             var isPlain = true
             for (key, change) in entityChanges {
-                guard case .upsert = change.kind, base.tables[entity][key]?.version == change.base else {
+                guard case .upsert = change.kind, base.tables[entity][key]?.version == change.baseVersion else {
                     isPlain = false
                     break
                 }
@@ -106,20 +106,36 @@ struct CommitPlan {
                 switch change.kind {
                 case .upsert:
                     if let stored {
-                        if change.base != stored.version { kind = change.base == nil ? .insertedElsewhere : .updatedElsewhere }
+                        if change.baseVersion != stored.version { kind = change.base == nil ? .insertedElsewhere : .updatedElsewhere }
                     } else if change.base != nil {
                         kind = .deletedElsewhere
                     }
                 case .delete:
                     // Deleting what is already gone is what the context wanted: not a conflict.
                     guard let stored else { continue }
-                    if change.base != stored.version { kind = change.base == nil ? .insertedElsewhere : .updatedElsewhere }
+                    if change.baseVersion != stored.version { kind = change.base == nil ? .insertedElsewhere : .updatedElsewhere }
                 }
                 if let kind {
                     conflicts.append(MergeConflict(
                         entity: schema.entities[entity].name, id: key.description, kind: kind,
-                        baseVersion: change.base, storedVersion: stored?.version))
-                    if policy != .contextWins { continue }
+                        baseVersion: change.baseVersion, storedVersion: stored?.version))
+                    switch policy {
+                    case .error, .storeWins:
+                        continue
+                    case .contextWins:
+                        break
+                    case .mergeByProperty:
+                        // A deletion wins against an update, whichever side made it; an update
+                        // of an object stored since the base is merged property by property.
+                        if case .upsert(let value) = change.kind {
+                            guard let stored else { continue }
+                            if let based = change.base {
+                                upserts[entity][key] = try schema.entities[entity].mergingProperties(based.value, value, stored.value)
+                                continue
+                            }
+                            // Inserted by both: with no base, every property is this context's.
+                        }
+                    }
                 }
                 switch change.kind {
                 case .upsert(let value): upserts[entity][key] = value
@@ -132,11 +148,11 @@ struct CommitPlan {
             for (entity, changes) in deferred.sorted(by: { $0.key < $1.key }) {
                 for (key, change) in changes.folded {
                     let stored = base.tables[entity][key]
-                    guard stored?.version != change.base else { continue }
+                    guard stored?.version != change.baseVersion else { continue }
                     let kind: MergeConflict.Kind = stored == nil ? .deletedElsewhere : (change.base == nil ? .insertedElsewhere : .updatedElsewhere)
                     conflicts.append(MergeConflict(
                         entity: schema.entities[entity].name, id: key.description, kind: kind,
-                        baseVersion: change.base, storedVersion: stored?.version))
+                        baseVersion: change.baseVersion, storedVersion: stored?.version))
                 }
             }
             throw GraphStoreError.mergeConflict(conflicts)
@@ -181,7 +197,7 @@ struct CommitPlan {
                         existingID: owner.description, incomingID: key.description)
                 }
                 moved[entity.index][key] = owner
-                if policy == .contextWins {
+                if policy == .contextWins || policy == .mergeByProperty {
                     let value = try entity.replacingID(value, owner)
                     kept[owner] = value
                     claim(value, as: owner, in: &claimed, entity: entity)
@@ -406,32 +422,56 @@ struct CommitPlan {
         inserted: inout [ObjectKey], updated: inout [ObjectKey]
     ) throws {
         var conflicts: [MergeConflict] = []
-        /// Ids `.storeWins` kept as stored: later changes of them are dropped too.
+        /// Ids `.storeWins` (or `.mergeByProperty`, for a deletion elsewhere) kept as stored:
+        /// later changes of them are dropped too.
         var kept: Set<ObjectKey> = []
+        /// Ids `.mergeByProperty` merged, with the base and stored objects: a later change of
+        /// one is merged again.
+        var merged: [ObjectKey: (base: StoredObject, stored: StoredObject)] = [:]
         let number = next.number
+        let description = schema.entities[entity]
         // Worked on as a local, uniquely referenced value: updated in place, with no access
         // checks on a captured variable.
         var table = next.tables[entity]
         next.tables[entity] = [:]
         defer { next.tables[entity] = table }
-        /// Whether the write of `key` replacing `old` is kept; records a conflict if it has one.
-        func settle(_ key: ObjectKey, old: StoredObject?, base: UInt64?, table: inout TreeDictionary<ObjectKey, StoredObject>) {
-            if old?.version != base {
+        /// Settles the write of `value` at `key`, which replaced `old`: records a conflict if
+        /// it has one and applies the policy.
+        func settle(
+            _ key: ObjectKey, _ value: any Entity, old: StoredObject?, base: StoredObject?,
+            table: inout TreeDictionary<ObjectKey, StoredObject>
+        ) throws {
+            if old?.version != base?.version {
                 let kind: MergeConflict.Kind = old == nil ? .deletedElsewhere : (base == nil ? .insertedElsewhere : .updatedElsewhere)
                 conflicts.append(MergeConflict(
-                    entity: schema.entities[entity].name, id: key.description, kind: kind,
-                    baseVersion: base, storedVersion: old?.version))
-                if policy == .storeWins {
+                    entity: description.name, id: key.description, kind: kind,
+                    baseVersion: base?.version, storedVersion: old?.version))
+                switch policy {
+                case .storeWins:
                     table[key] = old
                     kept.insert(key)
                     return
+                case .mergeByProperty:
+                    guard let old else {
+                        // Deleted elsewhere: the deletion stands.
+                        table[key] = nil
+                        kept.insert(key)
+                        return
+                    }
+                    if let base {
+                        merged[key] = (base, old)
+                        table[key] = StoredObject(value: try description.mergingProperties(base.value, value, old.value), version: number)
+                    }
+                case .error, .contextWins:
+                    break
                 }
             }
             if old == nil { inserted.append(key) } else { updated.append(key) }
         }
         for (key, change) in changes.entries {
-            let old = table.updateValue(StoredObject(value: change.upserted!, version: number), forKey: key)
-            settle(key, old: old, base: change.base, table: &table)
+            let value = change.upserted!
+            let old = table.updateValue(StoredObject(value: value, version: number), forKey: key)
+            try settle(key, value, old: old, base: change.base, table: &table)
         }
         let stamp = base.tableStamps[entity]
         let entries = changes.log.entries
@@ -450,15 +490,20 @@ struct CommitPlan {
                 guard case .upsert(let value) = entries[position].kind else { preconditionFailure("a deferred change is an upsert") }
                 let key = entries[position].key
                 if !kept.isEmpty, kept.contains(key) { continue }
+                if !merged.isEmpty, let sides = merged[key] {
+                    // Changed again after a change this commit merged: merged again.
+                    table[key] = StoredObject(value: try description.mergingProperties(sides.base.value, value, sides.stored.value), version: number)
+                    continue
+                }
                 let old = table.updateValue(StoredObject(value: value, version: number), forKey: key)
                 if let old {
                     // Changed again after a change this commit already wrote: only the value moves on.
                     if old.version == number { continue }
-                    settle(key, old: old, base: isCurrent ? old.version : segment.table[key]?.version, table: &table)
+                    try settle(key, value, old: old, base: isCurrent ? old : segment.table[key], table: &table)
                 } else if isCurrent {
                     inserted.append(key)
                 } else {
-                    settle(key, old: nil, base: segment.table[key]?.version, table: &table)
+                    try settle(key, value, old: nil, base: segment.table[key], table: &table)
                 }
             }
         }
