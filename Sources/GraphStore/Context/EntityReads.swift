@@ -23,6 +23,8 @@ struct EntityReads: Sendable {
     private(set) var byID: [ObjectKey: Record] = [:]
 
     var isEmpty: Bool { whole == nil && byID.isEmpty }
+    /// The number of per-id records.
+    var count: Int { byID.count }
 
     /// What this context last read of `key`, or `nil` when it never read it.
     ///
