@@ -80,10 +80,9 @@ extension GraphContext {
     /// Deletes every object of `model` matching `predicate` (all of them when `nil`) when the
     /// context is saved, and returns how many it marked.
     ///
-    /// The objects marked are those the context sees now; each deletion is based on the
-    /// object's current version, as ``delete(_:)`` would be, so one changed by another context
-    /// before the save is a merge conflict. Objects another context inserts later are not
-    /// deleted.
+    /// The objects marked are those the context sees now, read as it marks them: each deletion
+    /// is based on the object's current version, so one changed by another context before the
+    /// save is a merge conflict. Objects another context inserts later are not deleted.
     ///
     /// - Throws: ``GraphStoreError/predicateFailed(entity:id:reason:)``.
     /// - Complexity: O(n) predicate evaluations. Without a predicate, on a top-level context,
