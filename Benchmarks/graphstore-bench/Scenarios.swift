@@ -201,6 +201,15 @@ struct Scenarios {
                 }
             } / 1_000
         })
+        // The same 20 posts through a window: a fetch that remembers each id it returned.
+        let windowGS = try harness.single {
+            try time {
+                for _ in 0..<1_000 {
+                    let result = try small.mainContext.fetch(FetchDescriptor<Post>(sortBy: [SortDescriptor(\.date, order: .reverse)], fetchLimit: 20))
+                    precondition(result.count == 20)
+                }
+            } / 1_000
+        }
         let scanGS = try harness.single {
             try time {
                 let result = try context.fetchCount(FetchDescriptor<Post>(predicate: #Predicate { $0.tagIDs.contains(tagID) }))
@@ -211,6 +220,7 @@ struct Scenarios {
             Row(scenario: "3. fetch newest 20 (predicate + sort) of \(count) posts", variant: "inMemory", graphStore: newestGS, sqlite: newestSQ, note: "SQLite has an index on date"),
             Row(scenario: "3. fetch all \(count) posts", variant: "inMemory, no predicate", graphStore: allGS, sqlite: allSQ, note: "SQLite: SELECT * into structs"),
             Row(scenario: "3. fetch all 20 posts (sorted) of a 20-post store", variant: "inMemory", graphStore: smallGS, sqlite: smallSQ, note: "mean of 1,000 fetches"),
+            Row(scenario: "3. fetch all 20 posts (sorted) of a 20-post store", variant: "inMemory, fetchLimit 20", graphStore: windowGS, sqlite: smallSQ, note: "mean of 1,000 fetches; remembers each id"),
             Row(scenario: "3. count posts by tag, \(count) posts", variant: "inverse index", graphStore: countGS, sqlite: countSQ, note: "SQLite: indexed join table"),
             Row(scenario: "3. count posts by tag, \(count) posts", variant: "#Predicate scan", graphStore: scanGS, sqlite: countSQ, note: "full scan with a predicate"),
         ]

@@ -45,19 +45,13 @@ struct EntityReads: Sendable {
         for key in inherited { byID[key] = .inherited }
     }
 
-    /// Records reads of single ids; `table` is the entity's table now (for pruning).
+    /// Records reads of single ids (or what a save of this context left at them: it knows what
+    /// it wrote); `table` is the entity's table now (for pruning).
     ///
     /// - Complexity: O(k) amortized for k records.
     mutating func read(_ records: some Sequence<(ObjectKey, Record)>, table: TreeDictionary<ObjectKey, StoredObject>) {
         for (key, record) in records { byID[key] = record }
         if byID.count > Self.limit(storedCount: table.count) { prune(keeping: table) }
-    }
-
-    /// Records that a save of this context left `object` at `key` (`nil`: deleted): the
-    /// context knows the version it wrote. Only an entity already read is recorded, so that a
-    /// context that only writes keeps no records.
-    mutating func settle(_ key: ObjectKey, _ object: StoredObject?) {
-        byID[key] = .stored(object)
     }
 
     /// After a save dropped the whole table: the context saw it empty.

@@ -72,7 +72,8 @@ extension GraphContext {
             committed.hasChanges(entity: entity) && (!state.reads[entity].isEmpty || (rebasing && state.pending.hasChanges(entity: entity)))
         }
         guard !entities.isEmpty else { return }
-        let settled = SettledObjects(committed: committed, written: written, latest: core.currentVersion, schema: core.schema, entities: entities)
+        let latest = core.currentVersion
+        let settled = SettledObjects(committed: committed, written: written, latest: latest, schema: core.schema, entities: entities)
         if rebasing {
             state.pending.rebase(committed) { settled.object(entity: $0, key: $1) }
         }
@@ -81,7 +82,9 @@ extension GraphContext {
                 state.reads[entity].settleEmptied()
                 continue
             }
-            settled.forEach(entity: entity) { key, object in state.reads[entity].settle(key, object) }
+            var records: [(ObjectKey, EntityReads.Record)] = []
+            settled.forEach(entity: entity) { key, object in records.append((key, .stored(object))) }
+            state.reads[entity].read(records, table: latest.tables[entity])
         }
     }
 }
