@@ -33,7 +33,6 @@ extension GraphContext {
                 records.append((key, .stored(source.table[key])))
             }
         }
-        let latest = core.latestTable(entity: source.entity).table
         withState { state in
             if parent != nil {
                 // Seen through an ancestor's change, not this context's own.
@@ -41,7 +40,8 @@ extension GraphContext {
                     records.append((key, .inherited))
                 }
             }
-            state.reads[source.entity].read(records, table: latest)
+            // Pruned against the table the fetch read: an id gone from it is gone from the store.
+            state.reads[source.entity].read(records, table: source.table)
         }
     }
 
@@ -67,11 +67,14 @@ extension GraphContext {
     ///
     /// - Complexity: O(changes of the entities concerned).
     func settle(_ committed: ChangeSet, written: GraphChange, rebasing: Bool, state: inout State) {
-        let committed = committed.folded()
         let entities = committed.entities.indices.filter { entity in
             committed.hasChanges(entity: entity) && (!state.reads[entity].isEmpty || (rebasing && state.pending.hasChanges(entity: entity)))
         }
+        // Nothing to do for a context that has not read what it saved and changed nothing
+        // during the save: an import's log is never folded here.
         guard !entities.isEmpty else { return }
+        var committed = committed
+        for entity in entities { committed.fold(entity) }
         let latest = core.currentVersion
         let settled = SettledObjects(committed: committed, written: written, latest: latest, schema: core.schema, entities: entities)
         if rebasing {
