@@ -168,6 +168,48 @@ struct Scenarios {
                 precondition(result > 0)
             }
         })
+        // Every object of a large table, and a small table read whole: what tracking the
+        // versions a fetch read costs per object and per fetch.
+        let (allGS, allSQ) = try harness.compare({
+            try time {
+                let result = try context.fetch(FetchDescriptor<Post>())
+                precondition(result.count == count)
+            }
+        }, {
+            try time {
+                let result = try queue.read { db in try PostRecord.fetchAll(db, sql: "SELECT * FROM post") }
+                precondition(result.count == count)
+            }
+        })
+        let small = try GraphContainer(for: benchModel, store: .inMemory)
+        try fillContainer(small, posts: Array(posts.prefix(20)))
+        let smallQueue = try makePostDatabase(directory.appendingPathComponent("small.sqlite"))
+        try fillPostDatabase(smallQueue, posts: Array(posts.prefix(20)))
+        let (smallGS, smallSQ) = try harness.compare({
+            // Many fetches per sample: one takes microseconds.
+            try time {
+                for _ in 0..<1_000 {
+                    let result = try small.mainContext.fetch(FetchDescriptor<Post>(sortBy: [SortDescriptor(\.date, order: .reverse)]))
+                    precondition(result.count == 20)
+                }
+            } / 1_000
+        }, {
+            try time {
+                for _ in 0..<1_000 {
+                    let result = try smallQueue.read { db in try PostRecord.fetchAll(db, sql: "SELECT * FROM post ORDER BY date DESC") }
+                    precondition(result.count == 20)
+                }
+            } / 1_000
+        })
+        // The same 20 posts through a window: a fetch that remembers each id it returned.
+        let windowGS = try harness.single {
+            try time {
+                for _ in 0..<1_000 {
+                    let result = try small.mainContext.fetch(FetchDescriptor<Post>(sortBy: [SortDescriptor(\.date, order: .reverse)], fetchLimit: 20))
+                    precondition(result.count == 20)
+                }
+            } / 1_000
+        }
         let scanGS = try harness.single {
             try time {
                 let result = try context.fetchCount(FetchDescriptor<Post>(predicate: #Predicate { $0.tagIDs.contains(tagID) }))
@@ -176,6 +218,9 @@ struct Scenarios {
         }
         return [
             Row(scenario: "3. fetch newest 20 (predicate + sort) of \(count) posts", variant: "inMemory", graphStore: newestGS, sqlite: newestSQ, note: "SQLite has an index on date"),
+            Row(scenario: "3. fetch all \(count) posts", variant: "inMemory, no predicate", graphStore: allGS, sqlite: allSQ, note: "SQLite: SELECT * into structs"),
+            Row(scenario: "3. fetch all 20 posts (sorted) of a 20-post store", variant: "inMemory", graphStore: smallGS, sqlite: smallSQ, note: "mean of 1,000 fetches"),
+            Row(scenario: "3. fetch all 20 posts (sorted) of a 20-post store", variant: "inMemory, fetchLimit 20", graphStore: windowGS, sqlite: smallSQ, note: "mean of 1,000 fetches; remembers each id"),
             Row(scenario: "3. count posts by tag, \(count) posts", variant: "inverse index", graphStore: countGS, sqlite: countSQ, note: "SQLite: indexed join table"),
             Row(scenario: "3. count posts by tag, \(count) posts", variant: "#Predicate scan", graphStore: scanGS, sqlite: countSQ, note: "full scan with a predicate"),
         ]

@@ -1,6 +1,6 @@
 // graphstore-bench: GraphStore side by side with raw SQLite (GRDB) in one process run.
 //
-//   swift run -c release graphstore-bench [--json PATH] [--scale X] [--repetitions N] [--only 1,2,...]
+//   swift run -c release graphstore-bench [--json PATH] [--scale X] [--repetitions N] [--only 1,2,...] [--cpu-time]
 import Foundation
 
 var arguments = Array(CommandLine.arguments.dropFirst())

@@ -39,7 +39,12 @@ import Testing
         case childInserts(Int, Int)
         case otherWrites(Int, Int)
         case otherDeletes(Int)
+        /// A fetch of every object: reads the whole table.
         case fetch
+        /// `model(_:id:)`: reads one id.
+        case read(Int)
+        /// A fetch with a predicate: reads the ids it returns.
+        case fetchEven
         case save
         case rollback
 
@@ -53,6 +58,8 @@ import Testing
             case .otherWrites(let id, let value): "other writes \(id)=\(value)"
             case .otherDeletes(let id): "other deletes \(id)"
             case .fetch: "fetch"
+            case .read(let id): "read \(id)"
+            case .fetchEven: "fetch even"
             case .save: "save"
             case .rollback: "rollback"
             }
@@ -71,6 +78,8 @@ import Testing
         (weight: 3, gen: zip(id, value).map { Step.otherWrites($0, $1) }),
         (weight: 1, gen: id.map { Step.otherDeletes($0) }),
         (weight: 2, gen: Gen.always(Step.fetch)),
+        (weight: 2, gen: id.map { Step.read($0) }),
+        (weight: 1, gen: Gen.always(Step.fetchEven)),
         (weight: 3, gen: Gen.always(Step.save)),
         (weight: 1, gen: Gen.always(Step.rollback)))
 
@@ -126,6 +135,15 @@ import Testing
                 model.store(id, nil)
             case .fetch:
                 #expect(try values(main, E.self) == model.seenByContext, "\(trace)")
+                model.readAll()
+            case .read(let id):
+                #expect(main.model(E.self, id: id)?.value == model.seenByContext[id], "\(trace)")
+                model.read([id])
+            case .fetchEven:
+                let even = try main.fetch(FetchDescriptor<E>(predicate: #Predicate { $0.value % 2 == 0 }))
+                let expected = model.seenByContext.filter { $0.value % 2 == 0 }
+                #expect(Dictionary(uniqueKeysWithValues: even.map { ($0.id, $0.value) }) == expected, "\(trace)")
+                model.read(expected.keys)
             case .save:
                 let expected = model.save()
                 do {
@@ -139,6 +157,7 @@ import Testing
                 main.rollback()
                 model.pending = [:]
                 model.isMarked = false
+                model.isMarkPure = false
             }
             #expect(try values(container.newBackgroundContext(), E.self) == model.committed, "\(trace)")
         }
@@ -150,13 +169,23 @@ import Testing
     }
 
     /// A context that records each change's base when it is made: the reference behaviour.
+    ///
+    /// A change is based on the version the context last read of the id (a fetch of every
+    /// object reads the whole table, absent ids included; `model(_:id:)` and a fetch with a
+    /// predicate read the ids they return, unless the context has its own pending change of
+    /// them), else on the version stored when the context first changed it. A save refreshes
+    /// what the context read of the ids it wrote, once it has read the entity at all.
     struct Model {
         let policy: MergePolicy
         /// id → (value, version of the write).
         var objects: [Int: (value: Int, version: Int)] = [:]
-        /// id → (value or nil for a deletion, version of the stored object at the first change).
+        /// id → (value or nil for a deletion, version the change is based on).
         var pending: [Int: (value: Int?, base: Int?)] = [:]
         var writes = 0
+        /// The versions of the last whole-table read (absent: no object then), if any.
+        var whole: [Int: Int]?
+        /// Reads of single ids since (nil: read while absent).
+        var byID: [Int: Int?] = [:]
 
         var committed: [Int: Int] { objects.mapValues(\.value) }
 
@@ -166,30 +195,61 @@ import Testing
             return seen
         }
 
+        var hasRead: Bool { whole != nil || !byID.isEmpty }
+
+        /// The version the context last read of `id`; `.none` when it never read it.
+        func lastRead(_ id: Int) -> Int?? {
+            if let read = byID[id] { return read }
+            if let whole { return .some(whole[id]) }
+            return .none
+        }
+
         mutating func change(_ id: Int, to value: Int?) {
-            let base = pending[id].map(\.base) ?? objects[id]?.version
+            let base = pending[id].map(\.base) ?? lastRead(id) ?? objects[id]?.version
             pending[id] = (value, base)
+            isMarkPure = false
+        }
+
+        mutating func readAll() {
+            whole = objects.mapValues(\.version)
+            byID = [:]
+        }
+
+        mutating func read(_ ids: some Sequence<Int>) {
+            for id in ids where pending[id] == nil { byID[id] = .some(objects[id]?.version) }
         }
 
         /// Whether a `delete(model:)` is pending (the context holds a clear marker).
         var isMarked = false
+        /// Whether the marker stands alone: nothing changed since marking, in the context or
+        /// the store, so the save drops the table whole (and the context then knows it empty).
+        var isMarkPure = false
 
         /// The first `delete(model:)` before a save deletes every stored object (based on the
         /// version it has, or the one the context's earlier change of it was based on) and drops
-        /// what the context only inserted; a second one deletes what the context sees, id by id.
+        /// what the context only inserted; a second one reads and deletes what the context
+        /// sees, id by id.
         mutating func deleteAll() {
             guard !isMarked else {
+                readAll()
                 for id in seenByContext.keys { change(id, to: nil) }
                 return
             }
             isMarked = true
-            for id in objects.keys { change(id, to: nil) }
-            for id in pending.keys where objects[id] == nil { pending[id] = nil }
+            let keepsOlderBases = pending.contains { id, change in objects[id].map { $0.version != change.base } ?? false }
+            for (id, object) in objects where pending[id] == nil { pending[id] = (nil, object.version) }
+            for (id, change) in pending {
+                if objects[id] == nil { pending[id] = nil } else { pending[id] = (nil, change.base) }
+            }
+            isMarkPure = !keepsOlderBases
         }
 
         mutating func store(_ id: Int, _ value: Int?) {
+            // Deleting what is gone writes nothing.
+            if value == nil, objects[id] == nil { return }
             writes += 1
             objects[id] = value.map { ($0, writes) }
+            isMarkPure = false
         }
 
         /// Saves the pending changes; returns the conflicting ids when the save must throw.
@@ -202,11 +262,20 @@ import Testing
                 if stored != change.base { conflicting.append(id) }
             }
             if policy == .error, !conflicting.isEmpty { return conflicting.sorted() }
-            for (id, change) in pending where policy != .storeWins || !conflicting.contains(id) {
+            let dropsTable = isMarked && isMarkPure && !objects.isEmpty
+            for (id, change) in pending.sorted(by: { $0.key < $1.key }) where policy != .storeWins || !conflicting.contains(id) {
                 store(id, change.value)
+                // Of an entity it has read, the context knows what it wrote, and that what it
+                // deleted is gone (even when another save deleted it first).
+                if hasRead { byID[id] = .some(objects[id]?.version) }
+            }
+            if dropsTable, hasRead {
+                whole = [:]
+                byID = [:]
             }
             pending = [:]
             isMarked = false
+            isMarkPure = false
             return nil
         }
     }

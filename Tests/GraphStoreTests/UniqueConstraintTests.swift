@@ -52,7 +52,7 @@ private struct Booking: Entity, Hashable {
 
     // MARK: - Merging an incoming duplicate
 
-    @Test(arguments: StoreKind.allCases, [MergePolicy.contextWins, .storeWins])
+    @Test(arguments: StoreKind.allCases, [MergePolicy.contextWins, .storeWins, .mergeByProperty])
     func anIncomingDuplicateMergesIntoTheExistingObjectAndReferencesFollow(store: StoreKind, policy: MergePolicy) async throws {
         try await withContainer(store, for: Self.types) { container in
             try Self.seed(container)
@@ -79,12 +79,13 @@ private struct Booking: Entity, Hashable {
         }
     }
 
-    @Test(arguments: StoreKind.allCases)
-    func contextWinsWritesTheIncomingValuesUnderTheExistingID(store: StoreKind) async throws {
+    /// `.mergeByProperty` merges a unique collision as `.contextWins` does.
+    @Test(arguments: StoreKind.allCases, [MergePolicy.contextWins, .mergeByProperty])
+    func contextWinsWritesTheIncomingValuesUnderTheExistingID(store: StoreKind, policy: MergePolicy) async throws {
         try await withContainer(store, for: Self.types) { container in
             try Self.seed(container)
             let context = container.newBackgroundContext()
-            context.mergePolicy = .contextWins
+            context.mergePolicy = policy
             let incoming = Person(email: Self.ann.email, displayName: "Ann (incoming)", handle: "annie")
             let membership = Membership(personID: incoming.id)
             context.insert(incoming)
@@ -127,7 +128,7 @@ private struct Booking: Entity, Hashable {
         }
     }
 
-    @Test(arguments: StoreKind.allCases, [MergePolicy.contextWins, .storeWins])
+    @Test(arguments: StoreKind.allCases, [MergePolicy.contextWins, .storeWins, .mergeByProperty])
     func duplicatesWithinOneChangeSetMergeIntoOne(store: StoreKind, policy: MergePolicy) async throws {
         try await withContainer(store, for: Self.types) { container in
             try Self.seed(container)

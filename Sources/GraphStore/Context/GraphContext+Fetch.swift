@@ -5,11 +5,20 @@ extension GraphContext {
 
     /// The objects matching `descriptor`, sorted and windowed, as this context sees them.
     ///
+    /// The context remembers the version of each object it returns: a change it makes to one
+    /// of them later is based on that version, so a save made by another context in between
+    /// is a conflict (see ``MergePolicy``). Fetching again refreshes it.
+    ///
     /// - Throws: ``GraphStoreError/predicateFailed(entity:id:reason:)`` when the predicate throws.
     /// - Complexity: O(n) predicate evaluations over the entity's n objects, plus
     ///   O(m log k) to sort m matches when `fetchLimit` bounds the window to k, else O(m log m).
+    ///   Remembering what it read costs O(1) for a fetch of every object (no predicate, no
+    ///   window), else O(r log n) for the r objects returned.
     public func fetch<E: Entity>(_ descriptor: FetchDescriptor<E>) throws -> [E] {
-        try window(matches(descriptor), descriptor)
+        var source: FetchSource?
+        let result = try window(matches(descriptor, source: &source), descriptor)
+        if let source { noteReads(of: result, descriptor, source) }
+        return result
     }
 
     /// The number of objects matching `descriptor`'s predicate, within its offset and limit.
@@ -44,23 +53,36 @@ extension GraphContext {
 
     /// The object of `type` with `id`, as this context sees it, or `nil`.
     ///
+    /// The context remembers the version it read (or that there was no such object), as
+    /// ``fetch(_:)`` does: a change it makes to the object later is based on that version.
+    ///
     /// - Complexity: O(log n) plus the depth of the context chain.
     public func model<E: Entity>(_ type: E.Type, id: E.ID) -> E? {
         let entity = core.schema.index(of: E.self)
         let key = ObjectKey(id)
-        if let change = pendingChange(entity: entity, key: key) {
-            return change.upserted as? E
+        let found = withState { state -> (any Entity)? in
+            state.pending.fold(entity)
+            if let change = state.pending.change(entity: entity, key: key) { return change.upserted }
+            if let parent, let change = parent.pendingChange(entity: entity, key: key) {
+                state.reads[entity].read(CollectionOfOne((key, .inherited)), table: core.latestTable(entity: entity).table)
+                return change.upserted
+            }
+            // Read and recorded under the context's lock, so that a save of this context
+            // cannot settle the id in between with a newer version than the one read here.
+            let table = core.latestTable(entity: entity).table
+            let stored = table[key]
+            state.reads[entity].read(CollectionOfOne((key, .stored(stored))), table: table)
+            return stored?.value
         }
-        return core.currentVersion.tables[entity][key]?.value as? E
+        return found as? E
     }
 
     /// Deletes every object of `model` matching `predicate` (all of them when `nil`) when the
     /// context is saved, and returns how many it marked.
     ///
-    /// The objects marked are those the context sees now; each deletion is based on the
-    /// object's current version, as ``delete(_:)`` would be, so one changed by another context
-    /// before the save is a merge conflict. Objects another context inserts later are not
-    /// deleted.
+    /// The objects marked are those the context sees now, read as it marks them: each deletion
+    /// is based on the object's current version, so one changed by another context before the
+    /// save is a merge conflict. Objects another context inserts later are not deleted.
     ///
     /// - Throws: ``GraphStoreError/predicateFailed(entity:id:reason:)``.
     /// - Complexity: O(n) predicate evaluations. Without a predicate, on a top-level context,
@@ -75,9 +97,11 @@ extension GraphContext {
         if let predicate {
             keys = try fetchIdentifiers(FetchDescriptor<E>(predicate: predicate)).map { ObjectKey($0) }
         } else {
-            // Every object this context sees, by key: no object is cast or copied.
+            // Every object this context sees, by key: no object is cast or copied. Deleting them
+            // reads them: each deletion is based on the version seen here.
             let overlay = overlay(entity: entity)
             let table = core.currentVersion.tables[entity]
+            noteReadAll(entity: entity, table: table, overlay: overlay)
             var all = table.keys.filter { overlay[$0] == nil }
             all.append(contentsOf: overlay.lazy.filter { $0.value.upserted != nil }.map(\.key))
             keys = all
@@ -112,7 +136,7 @@ extension GraphContext {
                     return false
                 }
                 if change.upserted == nil { count -= 1 }  // deleted already, not by this call
-                return change.base != stored.version
+                return change.baseVersion != stored.version
             }.mapValues { change in
                 PendingChange(kind: .delete, base: change.base, sequence: sequence)
             }
@@ -122,13 +146,14 @@ extension GraphContext {
     }
 
     /// Calls `body` with every object of `type` this context sees: one consistent store
-    /// version overlaid with pending changes.
-    func forEachObject<E: Entity>(_ type: E.Type, _ body: (E) throws -> Void) throws {
+    /// version overlaid with pending changes. Returns what it walked.
+    @discardableResult
+    func forEachObject<E: Entity>(_ type: E.Type, _ body: (E) throws -> Void) throws -> FetchSource {
         let entity = core.schema.index(of: E.self)
         // Pending changes first, then the version: a concurrent save that moves a change from
         // pending to the store is then seen in at least one of the two.
         let overlay = overlay(entity: entity)
-        let table = core.currentVersion.tables[entity]
+        let table = core.latestTable(entity: entity).table
         do {
             if overlay.isEmpty {
                 for (_, stored) in table { try body(stored.value as! E) }
@@ -141,13 +166,14 @@ extension GraphContext {
         } catch let error as GraphStoreError {
             throw error
         }
+        return FetchSource(entity: entity, overlay: overlay, table: table)
     }
 
-    private func matches<E: Entity>(_ descriptor: FetchDescriptor<E>) throws -> [E] {
+    private func matches<E: Entity>(_ descriptor: FetchDescriptor<E>, source: inout FetchSource?) throws -> [E] {
         var result: [E] = []
         let bound = descriptor.fetchLimit.map { max(0, $0) + max(0, descriptor.fetchOffset ?? 0) }
         var topK = descriptor.sortBy.isEmpty ? nil : bound.map { TopK<E>(capacity: $0, sortBy: descriptor.sortBy) }
-        try forEachObject(E.self) { object in
+        source = try forEachObject(E.self) { object in
             if let predicate = descriptor.predicate {
                 let matched: Bool
                 do { matched = try predicate.evaluate(object) } catch {

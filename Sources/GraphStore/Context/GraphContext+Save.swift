@@ -52,13 +52,19 @@ extension GraphContext {
                 }
             }
             withState { state in
-                if state.generation == generation {
-                    state.pending = ChangeSet(entityCount: changes.entities.count)
-                } else {
+                let rebasing = state.generation != generation
+                if rebasing {
                     state.pending.removeCommitted(changes)
-                    // Objects changed again while this save committed are now based on what it
-                    // wrote, so the next save does not conflict with this one.
-                    if let written { state.pending.rebase(changes, onto: written, schema: core.schema) }
+                } else {
+                    state.pending = ChangeSet(entityCount: changes.entities.count)
+                }
+                // Objects changed again while this save committed are now based on what it
+                // wrote, so the next save does not conflict with this one; so are later changes
+                // of objects this context had read.
+                if parent == nil, !changes.isEmpty {
+                    // A save that changed nothing (it only deleted what was gone) settles those ids.
+                    let settledBy = written ?? GraphChange(version: core.currentNumber, contextName: name, inserted: [:], updated: [:], deleted: [:])
+                    settle(changes, written: settledBy, rebasing: rebasing, state: &state)
                 }
                 state.generation += 1
                 state.commitActions.removeFirst(min(actions.count, state.commitActions.count))

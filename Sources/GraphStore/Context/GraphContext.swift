@@ -34,6 +34,8 @@ public final class GraphContext: Sendable {
         var name: String?
         var mergePolicy: MergePolicy
         var commitActions: [@Sendable () -> Void] = []
+        /// Per entity index, what this context last read: the bases of its later changes.
+        var reads: [EntityReads]
         /// Increases with every change to `pending`, so a save can tell whether anything was
         /// changed while it committed.
         var generation: UInt64 = 0
@@ -42,7 +44,10 @@ public final class GraphContext: Sendable {
     init(core: GraphCore, parent: GraphContext?, name: String?, mergePolicy: MergePolicy = .error) {
         self.core = core
         self.parent = parent
-        state = Guarded(State(pending: ChangeSet(entityCount: core.schema.entities.count), name: name, mergePolicy: mergePolicy))
+        let entityCount = core.schema.entities.count
+        state = Guarded(State(
+            pending: ChangeSet(entityCount: entityCount), name: name, mergePolicy: mergePolicy,
+            reads: Array(repeating: EntityReads(), count: entityCount)))
         queue = DispatchQueue(label: "GraphStore.context.\(name ?? "unnamed")")
         queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(self))
     }
@@ -75,9 +80,14 @@ public final class GraphContext: Sendable {
     /// The change is visible to this context (and its children) at once, and to everyone else
     /// after `save()`.
     ///
-    /// - Complexity: O(1) amortized for a top-level context: the change is appended to the
-    ///   context's log, and the stored object's version it is based on is read (O(log n)) when
-    ///   the context saves or first looks the id up. A child context looks it up at once.
+    /// The change is based on the object as this context last read it (through
+    /// ``model(_:id:)`` or ``fetch(_:)``), or for an id it never read, as stored now: if
+    /// another save changed the object since, saving is a conflict (see ``MergePolicy``).
+    ///
+    /// - Complexity: O(1) amortized for a top-level context that has not read this entity:
+    ///   the change is appended to the context's log, and the stored object it is based on is
+    ///   read (O(log n)) when the context saves or first looks the id up. Otherwise the base is
+    ///   looked up at once, O(log n).
     public func insert<E: Entity>(_ object: E) {
         record(.upsert(object), entity: core.schema.index(of: E.self), key: ObjectKey(object.id))
     }
@@ -143,16 +153,18 @@ public final class GraphContext: Sendable {
         let latestNumber = core.currentNumber
         state.withLock { state in
             state.generation += 1
-            if parent == nil, state.pending.cleared[entity] == nil {
+            if parent == nil, state.pending.cleared[entity] == nil, state.reads[entity].isEmpty {
                 // A top-level context logs the change: one append, no lookup (see PendingLog).
+                // Not once it has read the entity: then a base may be an older version than
+                // the log's tables hold.
                 state.pending.log(PendingLog.Entry(key: key, kind: kind, sequence: sequence), entity: entity, latestNumber: latestNumber) {
                     core.latestTable(entity: entity)
                 }
                 return
             }
-            let marker = state.pending.cleared[entity]
+            let marker = state.pending.cleared[entity], reads = state.reads[entity]
             state.pending.record(kind, key: key, entity: entity, sequence: sequence) {
-                firstBase(entity: entity, key: key, marker: marker, table: nil)
+                firstBase(entity: entity, key: key, marker: marker, reads: reads, table: nil)
             }
         }
     }
@@ -164,7 +176,7 @@ public final class GraphContext: Sendable {
         if parent == nil {
             let latestNumber = core.currentNumber
             let logged = state.withLock { state -> Bool in
-                guard state.pending.cleared[entity] == nil else { return false }
+                guard state.pending.cleared[entity] == nil, state.reads[entity].isEmpty else { return false }
                 state.generation += 1
                 state.pending.log(contentsOf: entries, entity: entity, latestNumber: latestNumber) { core.latestTable(entity: entity) }
                 return true
@@ -175,30 +187,40 @@ public final class GraphContext: Sendable {
         let table = parent == nil ? core.currentVersion.tables[entity] : nil
         state.withLock { state in
             state.generation += 1
-            let marker = state.pending.cleared[entity]
+            let marker = state.pending.cleared[entity], reads = state.reads[entity]
             for entry in entries {
                 state.pending.record(entry.kind, key: entry.key, entity: entity, sequence: entry.sequence) {
-                    firstBase(entity: entity, key: entry.key, marker: marker, table: table)
+                    firstBase(entity: entity, key: entry.key, marker: marker, reads: reads, table: table)
                 }
             }
         }
     }
 
-    /// The base of this context's first entry for `key`: the version its clear marker saw, or
-    /// the stored version (read from `table` when given).
-    private func firstBase(entity: Int, key: ObjectKey, marker: ClearMarker?, table: TreeDictionary<ObjectKey, StoredObject>?) -> UInt64? {
-        if let marked = marker?.table[key] { return marked.version }
-        if let table { return table[key]?.version }
-        return storedBase(entity: entity, key: key)
+    /// The base of this context's first entry for `key`: the object its clear marker saw, else
+    /// the one it last read, else (for a child) what its parent bases the id on, else the
+    /// stored object (read from `table` when given).
+    private func firstBase(
+        entity: Int, key: ObjectKey, marker: ClearMarker?, reads: EntityReads, table: TreeDictionary<ObjectKey, StoredObject>?
+    ) -> StoredObject? {
+        if let marked = marker?.table[key] { return marked }
+        if case .stored(let object) = reads.record(for: key) { return object }
+        if let parent { return parent.inheritedBase(entity: entity, key: key) }
+        if let table { return table[key] }
+        return core.storedObject(entity: entity, key: key)
     }
 
-    /// The store version a first change of `key` is based on: an ancestor's base if one has
-    /// changed it, else the stored object's version.
-    private func storedBase(entity: Int, key: ObjectKey) -> UInt64? {
-        if let parent, let change = parent.pendingChange(entity: entity, key: key) {
-            return change.base
+    /// What a child's first change of `key` is based on, when the child itself never read it
+    /// from the store: this context's pending change's base, else what this context last read,
+    /// else its own parent's answer, else the stored object.
+    func inheritedBase(entity: Int, key: ObjectKey) -> StoredObject? {
+        let (change, record) = state.withLock { state in
+            state.pending.fold(entity)
+            return (state.pending.change(entity: entity, key: key), state.reads[entity].record(for: key))
         }
-        return core.storedVersion(entity: entity, key: key)
+        if let change { return change.base }
+        if case .stored(let object) = record { return object }
+        if let parent { return parent.inheritedBase(entity: entity, key: key) }
+        return core.storedObject(entity: entity, key: key)
     }
 
     /// This context's pending change for `key`, or its nearest ancestor's.

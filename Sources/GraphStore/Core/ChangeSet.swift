@@ -14,8 +14,11 @@ struct PendingChange: Sendable {
     }
 
     var kind: Kind
-    /// The stored object's version when the context first changed this id (`nil`: it did not exist).
-    var base: UInt64?
+    /// The stored object this change is based on (`nil`: it did not exist): the one this
+    /// context last read of this id, or, for an id it never read, the one stored when it
+    /// first changed it. A conflict is a stored object with another version at save; its
+    /// value is what ``MergePolicy/mergeByProperty`` compares the change with.
+    var base: StoredObject?
     /// Increases with every change a context makes; lets a save clear exactly what it committed.
     var sequence: UInt64
 
@@ -23,6 +26,9 @@ struct PendingChange: Sendable {
         if case .upsert(let value) = kind { return value }
         return nil
     }
+
+    /// The version of ``base``.
+    var baseVersion: UInt64? { base?.version }
 }
 
 /// "Delete every object of this entity the context saw", recorded as the table it saw rather
@@ -40,7 +46,7 @@ struct ClearMarker: Sendable {
 
     /// The pending deletion the marker stands for at `key`, if it covers `key`.
     func change(for key: ObjectKey) -> PendingChange? {
-        table[key].map { PendingChange(kind: .delete, base: $0.version, sequence: sequence) }
+        table[key].map { PendingChange(kind: .delete, base: $0, sequence: sequence) }
     }
 }
 
@@ -131,7 +137,7 @@ struct PendingLog: Sendable {
         forEach { entry, segment in
             changes.updateValue(
                 forKey: entry.key,
-                default: PendingChange(kind: entry.kind, base: segment.table[entry.key]?.version, sequence: entry.sequence)
+                default: PendingChange(kind: entry.kind, base: segment.table[entry.key], sequence: entry.sequence)
             ) { change in
                 change.kind = entry.kind
                 change.sequence = entry.sequence
@@ -179,7 +185,7 @@ struct ChangeSet: Sendable {
     /// later one keeps the first one's. Folds the entity's log first.
     ///
     /// - Complexity: O(1) amortized, plus `base()` for a new id.
-    mutating func record(_ kind: PendingChange.Kind, key: ObjectKey, entity: Int, sequence: UInt64, base: () -> UInt64?) {
+    mutating func record(_ kind: PendingChange.Kind, key: ObjectKey, entity: Int, sequence: UInt64, base: () -> StoredObject?) {
         fold(entity)
         entities[entity].updateValue(forKey: key, default: PendingChange(kind: kind, base: base(), sequence: sequence)) { change in
             change.kind = kind
@@ -263,7 +269,7 @@ struct ChangeSet: Sendable {
         guard let marker = cleared[entity] else { return entities[entity] }
         var all = EntityChanges(minimumCapacity: marker.table.count + entities[entity].count)
         for (key, stored) in marker.table where entities[entity][key] == nil {
-            all[key] = PendingChange(kind: .delete, base: stored.version, sequence: marker.sequence)
+            all[key] = PendingChange(kind: .delete, base: stored, sequence: marker.sequence)
         }
         for (key, change) in entities[entity] { all[key] = change }
         return all
@@ -301,30 +307,25 @@ struct ChangeSet: Sendable {
     }
 
     /// Bases the entries of `committed` that were changed again while it was being saved on
-    /// the version that save wrote (`nil` for an object it deleted). Entries the save did not
-    /// write (dropped by `.storeWins`, merged away by a unique constraint) keep their base.
+    /// what that save left: `settled(entity, key)` is the object it wrote, `.some(nil)` for
+    /// one it deleted or found deleted, `nil` for an id it did not settle (dropped by
+    /// `.storeWins`, merged away by a unique constraint): those keep their base.
     ///
     /// - Complexity: O(committed changes).
-    mutating func rebase(_ committed: ChangeSet, onto written: GraphChange, schema: Schema) {
+    mutating func rebase(_ committed: ChangeSet, settled: (Int, ObjectKey) -> StoredObject??) {
         foldAll()
         let committed = committed.folded()
         for (entity, changes) in committed.entities.enumerated() where !changes.isEmpty && !entities[entity].isEmpty {
-            let name = schema.entities[entity].name
-            var versions: [ObjectKey: UInt64?] = [:]
-            for key in written.inserted[name] ?? [] { versions[key] = .some(written.version) }
-            for key in written.updated[name] ?? [] { versions[key] = .some(written.version) }
-            for key in written.deletedKeys(name) { versions[key] = .some(nil) }
             for key in changes.keys {
-                guard entities[entity][key] != nil, let version = versions[key] else { continue }
-                entities[entity][key]?.base = version
+                guard entities[entity][key] != nil, let object = settled(entity, key) else { continue }
+                entities[entity][key]?.base = object
             }
         }
         // Entries made during the save for objects a committed clear marker covered were based
         // on the marked version; the save deleted those objects.
         for (entity, marker) in committed.cleared.enumerated() where marker != nil && !entities[entity].isEmpty {
-            let deleted = Set(written.deletedKeys(schema.entities[entity].name))
-            for key in entities[entity].keys where committed.entities[entity][key] == nil && deleted.contains(key) {
-                entities[entity][key]?.base = nil
+            for key in entities[entity].keys where committed.entities[entity][key] == nil {
+                if case .some(.none) = settled(entity, key) { entities[entity][key]?.base = nil }
             }
         }
     }

@@ -20,10 +20,10 @@ struct CommitPlan {
     private(set) var cleared: Set<Int> = []
     /// Upserts of standalone entities whose conflict check is left to `apply`, which looks
     /// each object up anyway (one tree lookup per object instead of two).
-    private var deferred: [Int: DeferredUpserts] = [:]
+    private(set) var deferred: [Int: DeferredUpserts] = [:]
 
     /// A standalone entity's upserts as the context holds them: its entries, then its log.
-    private struct DeferredUpserts {
+    struct DeferredUpserts {
         var entries: EntityChanges
         var log: PendingLog
 
@@ -91,7 +91,7 @@ struct CommitPlan {
             // instead of hashing every key again.
             var isPlain = true
             for (key, change) in entityChanges {
-                guard case .upsert = change.kind, base.tables[entity][key]?.version == change.base else {
+                guard case .upsert = change.kind, base.tables[entity][key]?.version == change.baseVersion else {
                     isPlain = false
                     break
                 }
@@ -106,20 +106,36 @@ struct CommitPlan {
                 switch change.kind {
                 case .upsert:
                     if let stored {
-                        if change.base != stored.version { kind = change.base == nil ? .insertedElsewhere : .updatedElsewhere }
+                        if change.baseVersion != stored.version { kind = change.base == nil ? .insertedElsewhere : .updatedElsewhere }
                     } else if change.base != nil {
                         kind = .deletedElsewhere
                     }
                 case .delete:
                     // Deleting what is already gone is what the context wanted: not a conflict.
                     guard let stored else { continue }
-                    if change.base != stored.version { kind = change.base == nil ? .insertedElsewhere : .updatedElsewhere }
+                    if change.baseVersion != stored.version { kind = change.base == nil ? .insertedElsewhere : .updatedElsewhere }
                 }
                 if let kind {
                     conflicts.append(MergeConflict(
                         entity: schema.entities[entity].name, id: key.description, kind: kind,
-                        baseVersion: change.base, storedVersion: stored?.version))
-                    if policy != .contextWins { continue }
+                        baseVersion: change.baseVersion, storedVersion: stored?.version))
+                    switch policy {
+                    case .error, .storeWins:
+                        continue
+                    case .contextWins:
+                        break
+                    case .mergeByProperty:
+                        // A deletion wins against an update, whichever side made it; an update
+                        // of an object stored since the base is merged property by property.
+                        if case .upsert(let value) = change.kind {
+                            guard let stored else { continue }
+                            if let based = change.base {
+                                upserts[entity][key] = try schema.entities[entity].mergingProperties(based.value, value, stored.value)
+                                continue
+                            }
+                            // Inserted by both: with no base, every property is this context's.
+                        }
+                    }
                 }
                 switch change.kind {
                 case .upsert(let value): upserts[entity][key] = value
@@ -132,11 +148,11 @@ struct CommitPlan {
             for (entity, changes) in deferred.sorted(by: { $0.key < $1.key }) {
                 for (key, change) in changes.folded {
                     let stored = base.tables[entity][key]
-                    guard stored?.version != change.base else { continue }
+                    guard stored?.version != change.baseVersion else { continue }
                     let kind: MergeConflict.Kind = stored == nil ? .deletedElsewhere : (change.base == nil ? .insertedElsewhere : .updatedElsewhere)
                     conflicts.append(MergeConflict(
                         entity: schema.entities[entity].name, id: key.description, kind: kind,
-                        baseVersion: change.base, storedVersion: stored?.version))
+                        baseVersion: change.baseVersion, storedVersion: stored?.version))
                 }
             }
             throw GraphStoreError.mergeConflict(conflicts)
@@ -181,7 +197,7 @@ struct CommitPlan {
                         existingID: owner.description, incomingID: key.description)
                 }
                 moved[entity.index][key] = owner
-                if policy == .contextWins {
+                if policy == .contextWins || policy == .mergeByProperty {
                     let value = try entity.replacingID(value, owner)
                     kept[owner] = value
                     claim(value, as: owner, in: &claimed, entity: entity)
@@ -392,78 +408,5 @@ struct CommitPlan {
         let change = GraphChange(
             version: next.number, contextName: contextName, inserted: inserted, updated: updated, deleted: deleted, dropped: dropped)
         return (next, change)
-    }
-
-    /// Writes a standalone entity's upserts, checking each one's base against the object it
-    /// replaces, with the same outcomes as ``resolveConflicts(_:)``.
-    ///
-    /// A logged change's base is read from its segment's table, and only for the first change
-    /// of an id: when the store's table still has the segment's stamp, the base is the version
-    /// the write replaces, so no lookup is needed. A later change of an id written by this
-    /// commit already finds the new version: it only replaces the value.
-    private func applyDeferred(
-        _ changes: DeferredUpserts, entity: Int, to next: inout GraphVersion,
-        inserted: inout [ObjectKey], updated: inout [ObjectKey]
-    ) throws {
-        var conflicts: [MergeConflict] = []
-        /// Ids `.storeWins` kept as stored: later changes of them are dropped too.
-        var kept: Set<ObjectKey> = []
-        let number = next.number
-        // Worked on as a local, uniquely referenced value: updated in place, with no access
-        // checks on a captured variable.
-        var table = next.tables[entity]
-        next.tables[entity] = [:]
-        defer { next.tables[entity] = table }
-        /// Whether the write of `key` replacing `old` is kept; records a conflict if it has one.
-        func settle(_ key: ObjectKey, old: StoredObject?, base: UInt64?, table: inout TreeDictionary<ObjectKey, StoredObject>) {
-            if old?.version != base {
-                let kind: MergeConflict.Kind = old == nil ? .deletedElsewhere : (base == nil ? .insertedElsewhere : .updatedElsewhere)
-                conflicts.append(MergeConflict(
-                    entity: schema.entities[entity].name, id: key.description, kind: kind,
-                    baseVersion: base, storedVersion: old?.version))
-                if policy == .storeWins {
-                    table[key] = old
-                    kept.insert(key)
-                    return
-                }
-            }
-            if old == nil { inserted.append(key) } else { updated.append(key) }
-        }
-        for (key, change) in changes.entries {
-            let old = table.updateValue(StoredObject(value: change.upserted!, version: number), forKey: key)
-            settle(key, old: old, base: change.base, table: &table)
-        }
-        let stamp = base.tableStamps[entity]
-        let entries = changes.log.entries
-        if table.isEmpty, changes.entries.isEmpty, entries.count >= TableBuilder.parallelThreshold,
-           changes.log.segments.allSatisfy({ $0.stamp == stamp }), ProcessInfo.processInfo.activeProcessorCount > 1 {
-            // A large batch into an empty table that nobody changed since: no conflict can
-            // arise and every id is new, so the table is built on two threads.
-            let built = TableBuilder.build(entries, version: number)
-            table = built.table
-            inserted.append(contentsOf: built.inserted)
-            return
-        }
-        for (segment, positions) in changes.log.segmentRanges {
-            let isCurrent = segment.stamp == stamp
-            for position in positions {
-                guard case .upsert(let value) = entries[position].kind else { preconditionFailure("a deferred change is an upsert") }
-                let key = entries[position].key
-                if !kept.isEmpty, kept.contains(key) { continue }
-                let old = table.updateValue(StoredObject(value: value, version: number), forKey: key)
-                if let old {
-                    // Changed again after a change this commit already wrote: only the value moves on.
-                    if old.version == number { continue }
-                    settle(key, old: old, base: isCurrent ? old.version : segment.table[key]?.version, table: &table)
-                } else if isCurrent {
-                    inserted.append(key)
-                } else {
-                    settle(key, old: nil, base: segment.table[key]?.version, table: &table)
-                }
-            }
-        }
-        if policy == .error, !conflicts.isEmpty {
-            throw GraphStoreError.mergeConflict(conflicts)
-        }
     }
 }

@@ -208,11 +208,11 @@ package final class GraphCore: Sendable {
 }
 
 extension GraphCore {
-    /// The version of the stored object `key`, or `nil` when there is none.
+    /// The stored object `key` in the latest version, or `nil` when there is none.
     ///
     /// - Complexity: O(log n), under the version lock.
-    func storedVersion(entity: Int, key: ObjectKey) -> UInt64? {
-        latest.withLock { $0.tables[entity][key]?.version }
+    func storedObject(entity: Int, key: ObjectKey) -> StoredObject? {
+        latest.withLock { $0.tables[entity][key] }
     }
 
     /// The latest version's number, without taking the lock.

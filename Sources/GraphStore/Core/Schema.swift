@@ -85,6 +85,8 @@ package struct EntityDescription: Sendable {
     let key: @Sendable (any Entity) -> ObjectKey
     let makeRelationships: @Sendable () -> [RelationshipDescription]
     let replacingID: @Sendable (any Entity, ObjectKey) throws -> any Entity
+    /// `MergePolicy.mergeByProperty`: (base, mine, stored) → merged (see ``PropertyMerger``).
+    let mergingProperties: @Sendable (any Entity, any Entity, any Entity) throws -> any Entity
     /// Decodes one object of this entity from an array in a snapshot document.
     let decodeOne: @Sendable (inout any UnkeyedDecodingContainer) throws -> any Entity
 
@@ -115,6 +117,7 @@ package struct EntityDescription: Sendable {
             }
         }
         replacingID = { object, key in try IdentityRewriter.replacingID(of: object as! E, with: key) }
+        mergingProperties = { base, mine, stored in try PropertyMerger.merge(base: base as! E, mine: mine as! E, stored: stored as! E) }
         decodeOne = { container in try container.decode(E.self) }
     }
 }

@@ -1,0 +1,133 @@
+import HashTreeCollections
+
+/// What a context last read of one entity's objects: the bases of the changes it makes to them
+/// afterwards.
+///
+/// A fetch that reads every object of the entity (no predicate, no window) keeps the table it
+/// read, which costs O(1) because tables are persistent maps; any other read keeps one record
+/// per id it returned. A later whole read replaces everything before it. The records of one
+/// entity are bounded: past ``limit(storedCount:)`` ids, the records of ids that have no stored
+/// object any more are dropped (see ``prune(keeping:)``).
+struct EntityReads: Sendable {
+    /// What one read of an id saw.
+    enum Record: Sendable {
+        /// The stored object (`nil`: there was none).
+        case stored(StoredObject?)
+        /// An ancestor's pending change: a change is based as that ancestor's would be.
+        case inherited
+    }
+
+    /// The table as of the last fetch that read every object, if any did.
+    private(set) var whole: TreeDictionary<ObjectKey, StoredObject>?
+    /// Reads of single ids since then; they override `whole`.
+    private(set) var byID: [ObjectKey: Record] = [:]
+
+    var isEmpty: Bool { whole == nil && byID.isEmpty }
+    /// The number of per-id records.
+    var count: Int { byID.count }
+
+    /// What this context last read of `key`, or `nil` when it never read it.
+    ///
+    /// - Complexity: O(1) hashing, plus O(log n) in `whole`.
+    func record(for key: ObjectKey) -> Record? {
+        if let record = byID[key] { return record }
+        if let whole { return .stored(whole[key]) }
+        return nil
+    }
+
+    /// Records a read of every object of `table`; `inherited` are the ids the reader saw
+    /// through an ancestor's pending change instead.
+    ///
+    /// - Complexity: O(inherited).
+    mutating func readAll(_ table: TreeDictionary<ObjectKey, StoredObject>, inherited: some Sequence<ObjectKey>) {
+        whole = table
+        byID = [:]
+        for key in inherited { byID[key] = .inherited }
+    }
+
+    /// Records reads of single ids (or what a save of this context left at them: it knows what
+    /// it wrote); `table` is the entity's table now (for pruning).
+    ///
+    /// - Complexity: O(k) amortized for k records.
+    mutating func read(_ records: some Sequence<(ObjectKey, Record)>, table: TreeDictionary<ObjectKey, StoredObject>) {
+        for (key, record) in records { byID[key] = record }
+        if byID.count > Self.limit(storedCount: table.count) { prune(keeping: table) }
+    }
+
+    /// After a save dropped the whole table: the context saw it empty.
+    mutating func settleEmptied() {
+        whole = [:]
+        byID = [:]
+    }
+
+    /// The most per-id records kept for an entity holding `storedCount` objects.
+    static func limit(storedCount: Int) -> Int { max(4_096, 2 * storedCount) }
+
+    /// Drops the records of ids `table` holds no object of: objects deleted since they were
+    /// read, and ids read while absent. A change of such an id is then based as for an id never
+    /// read (or as `whole` says). What remains is at most `table.count` records, so pruning is
+    /// amortized O(1) per read.
+    mutating func prune(keeping table: TreeDictionary<ObjectKey, StoredObject>) {
+        byID = byID.filter { key, _ in table[key] != nil }
+    }
+}
+
+/// What a committed save left of the ids it settled, read back from the version after it: the
+/// object it wrote, or `nil` for one it deleted (or found deleted).
+struct SettledObjects {
+    private var objects: [Int: [ObjectKey: StoredObject?]] = [:]
+    private var dropped: [Int: TreeDictionary<ObjectKey, StoredObject>] = [:]
+
+    /// - Parameters:
+    ///   - committed: the saved change set, folded.
+    ///   - latest: a version at or after `written`; an object it holds at `written.version`
+    ///     is the one written, otherwise the committed value stands for it.
+    ///   - entities: the entity indexes to collect.
+    /// - Complexity: O(changed objects of `entities`); O(1) for a table dropped whole.
+    init(committed: ChangeSet, written: GraphChange, latest: GraphVersion, schema: Schema, entities: some Sequence<Int>) {
+        for entity in entities {
+            let name = schema.entities[entity].name
+            let table = latest.tables[entity]
+            if let whole = written.dropped[name] { dropped[entity] = whole }
+            var map: [ObjectKey: StoredObject?] = [:]
+            let mine = committed.entities[entity]
+            for keys in [written.inserted[name], written.updated[name]] {
+                for key in keys ?? [] {
+                    if let object = table[key], object.version == written.version {
+                        map[key] = .some(object)
+                    } else if let value = mine[key]?.upserted {
+                        map[key] = .some(StoredObject(value: value, version: written.version))
+                    }
+                }
+            }
+            for key in written.deleted[name] ?? [] { map[key] = .some(nil) }
+            // Deleting what was already gone settles it too, whether the context deleted it by
+            // id or through a clear marker (whose deletions the save spelled out, O(n) anyway).
+            for (key, change) in mine where change.upserted == nil && map[key] == nil && table[key] == nil {
+                map[key] = .some(nil)
+            }
+            if let marker = committed.cleared[entity], written.dropped[name] == nil {
+                for key in marker.table.keys where map[key] == nil && mine[key] == nil && table[key] == nil {
+                    map[key] = .some(nil)
+                }
+            }
+            objects[entity] = map
+        }
+    }
+
+    /// What the save left at `key`: the object, `.some(nil)` for none, `nil` when it did not
+    /// settle `key`.
+    func object(entity: Int, key: ObjectKey) -> StoredObject?? {
+        if let object = objects[entity]?[key] { return object }
+        if let table = dropped[entity], table[key] != nil { return .some(nil) }
+        return nil
+    }
+
+    /// Calls `body` with each settled id of `entity` (not those of a dropped table).
+    func forEach(entity: Int, _ body: (ObjectKey, StoredObject?) -> Void) {
+        for (key, object) in objects[entity] ?? [:] { body(key, object) }
+    }
+
+    /// Whether the save dropped `entity`'s whole table.
+    func droppedTable(entity: Int) -> Bool { dropped[entity] != nil }
+}

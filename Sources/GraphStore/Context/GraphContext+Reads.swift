@@ -1,0 +1,93 @@
+import HashTreeCollections
+
+/// What one fetch walked: the pending changes it saw and the store table under them.
+struct FetchSource {
+    let entity: Int
+    let overlay: EntityChanges
+    let table: TreeDictionary<ObjectKey, StoredObject>
+}
+
+extension GraphContext {
+    // MARK: - Remembering reads
+
+    /// Records what a fetch returned as read: the whole table for a fetch of every object,
+    /// else each returned object's stored version (or, for one seen through an ancestor's
+    /// pending change, that it was inherited).
+    ///
+    /// - Complexity: O(1) for a fetch of every object of a top-level context; O(p) for a
+    ///   child (p: its ancestors' pending changes of the entity); else O(r log n) for r results.
+    func noteReads<E: Entity>(of result: [E], _ descriptor: FetchDescriptor<E>, _ source: FetchSource) {
+        if descriptor.predicate == nil, descriptor.fetchLimit == nil, (descriptor.fetchOffset ?? 0) <= 0 {
+            noteReadAll(entity: source.entity, table: source.table, overlay: source.overlay)
+            return
+        }
+        guard !result.isEmpty else { return }
+        var records: [(ObjectKey, EntityReads.Record)] = []
+        records.reserveCapacity(result.count)
+        var seenThroughOverlay: [ObjectKey] = []
+        for object in result {
+            let key = ObjectKey(object.id)
+            if !source.overlay.isEmpty, source.overlay[key] != nil {
+                seenThroughOverlay.append(key)
+            } else {
+                records.append((key, .stored(source.table[key])))
+            }
+        }
+        withState { state in
+            if parent != nil {
+                // Seen through an ancestor's change, not this context's own.
+                for key in seenThroughOverlay where state.pending.change(entity: source.entity, key: key) == nil {
+                    records.append((key, .inherited))
+                }
+            }
+            // Pruned against the table the fetch read: an id gone from it is gone from the store.
+            state.reads[source.entity].read(records, table: source.table)
+        }
+    }
+
+    /// Records a read of every object of `table`, with `overlay` (this context's view of the
+    /// pending changes) over it.
+    func noteReadAll(entity: Int, table: TreeDictionary<ObjectKey, StoredObject>, overlay: EntityChanges) {
+        withState { state in
+            guard parent != nil, !overlay.isEmpty else {
+                state.reads[entity].readAll(table, inherited: EmptyCollection())
+                return
+            }
+            state.pending.fold(entity)
+            let inherited = overlay.keys.filter { state.pending.change(entity: entity, key: $0) == nil }
+            state.reads[entity].readAll(table, inherited: inherited)
+        }
+    }
+
+    /// After a committed save: what it left of every id it settled becomes what this context
+    /// last read of it, for the entities this context has read (it knows what it wrote), and
+    /// the entries changed again while it committed are based on it.
+    ///
+    /// Called with the state lock held.
+    ///
+    /// - Complexity: O(changes of the entities concerned).
+    func settle(_ committed: ChangeSet, written: GraphChange, rebasing: Bool, state: inout State) {
+        let entities = committed.entities.indices.filter { entity in
+            committed.hasChanges(entity: entity) && (!state.reads[entity].isEmpty || (rebasing && state.pending.hasChanges(entity: entity)))
+        }
+        // Nothing to do for a context that has not read what it saved and changed nothing
+        // during the save: an import's log is never folded here.
+        guard !entities.isEmpty else { return }
+        var committed = committed
+        for entity in entities { committed.fold(entity) }
+        let latest = core.currentVersion
+        let settled = SettledObjects(committed: committed, written: written, latest: latest, schema: core.schema, entities: entities)
+        if rebasing {
+            state.pending.rebase(committed) { settled.object(entity: $0, key: $1) }
+        }
+        for entity in entities where !state.reads[entity].isEmpty {
+            if settled.droppedTable(entity: entity) {
+                state.reads[entity].settleEmptied()
+                continue
+            }
+            var records: [(ObjectKey, EntityReads.Record)] = []
+            settled.forEach(entity: entity) { key, object in records.append((key, .stored(object))) }
+            state.reads[entity].read(records, table: latest.tables[entity])
+        }
+    }
+}
