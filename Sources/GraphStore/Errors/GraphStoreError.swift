@@ -43,6 +43,10 @@ public enum GraphStoreError: Error, Sendable, Equatable, CustomStringConvertible
     case fileOperationFailed(path: String, operation: String, reason: String)
     /// Values in a file could not be decoded as an entity, or an object could not be encoded.
     case codingFailed(path: String?, entity: String, id: String?, reason: String)
+    /// A file is sound but of no kind GraphStore reads (not a snapshot, not SQLite); `reason`
+    /// says what it looks like. Unlike ``damagedFile(path:offset:reason:)``, nothing is wrong
+    /// with the file itself.
+    case unrecognizedFile(path: String, reason: String)
 
     // MARK: - Model versions
 
@@ -91,6 +95,8 @@ public enum GraphStoreError: Error, Sendable, Equatable, CustomStringConvertible
             return "The store \(path) is open in another container or process (its lock file is held). Close that one first."
         case let .fileOperationFailed(path, operation, reason):
             return "\(operation) failed for \(path): \(sentence(reason))."
+        case let .unrecognizedFile(path, reason):
+            return "\(path) is not a store GraphStore can read: \(sentence(reason)). The file was left untouched."
         case let .codingFailed(path, entity, id, reason):
             let file = path.map { " in \($0)" } ?? ""
             let object = id.map { " \($0)" } ?? ""

@@ -49,12 +49,21 @@ public struct CoreDataImportOptions: Sendable {
     public var decodesUUIDBlobs: Bool
     /// The model version written into the snapshot's header. Default `"1"`.
     public var modelVersion: String
+    /// The app's model (see ``CoreDataModelDescription/read(from:)``). With it, entities,
+    /// fields and relationships are named as the model spells them, values take the model's
+    /// types (Booleans, dates, UUIDs), a NULL in a non-optional attribute takes its default,
+    /// ordered to-many relationships become arrays in their order, and a store that does not
+    /// match the model is refused. Then ``entityNames`` and ``idColumns`` still apply; the
+    /// per-column options do not.
+    public var model: CoreDataModelDescription?
 
     public init(
         entityNames: [String: String] = [:], attributeNames: [String: [String: String]] = [:],
         relationships: [String: [String: String]] = [:], valueConversions: [String: [String: ValueConversion]] = [:],
-        idColumns: [String: String] = [:], decodesUUIDBlobs: Bool = true, modelVersion: String = "1"
+        idColumns: [String: String] = [:], decodesUUIDBlobs: Bool = true, modelVersion: String = "1",
+        model: CoreDataModelDescription? = nil
     ) {
+        self.model = model
         self.entityNames = entityNames
         self.attributeNames = attributeNames
         self.relationships = relationships

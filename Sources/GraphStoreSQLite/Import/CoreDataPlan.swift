@@ -78,12 +78,14 @@ struct CoreDataJoinTable {
     let targetColumn: String
     /// The relationship's upper-cased name.
     let relationship: String
+    /// The order key column (`Z_FOK_…`) of an ordered relationship, or `nil`.
+    let orderColumn: String?
 
     /// The join table `name` describes, or `nil` when it is none of `model`'s.
     ///
     /// The table's number is the owner's entity number and its name the relationship's. Of the
     /// two columns, the one named `Z_<m>` + that name holds the targets (entity `m`), the other
-    /// the owners. Core Data's order keys (`Z_FOK_…`) are not read. Every number is read from
+    /// the owners. An ordered relationship's order key (`Z_FOK_…`) orders the targets. Every number is read from
     /// the names, never assumed.
     init?(_ name: String, columns: [String], model: CoreDataModel) {
         let upper = name.uppercased()
@@ -109,6 +111,7 @@ struct CoreDataJoinTable {
         self.target = target
         targetColumn = parsed[targetIndex].name
         self.relationship = relationship
+        orderColumn = columns.first { $0.uppercased().hasPrefix("Z_FOK_") }
     }
 }
 
@@ -128,6 +131,20 @@ struct CoreDataEntityPlan {
         let column: Int
         let name: String
         let role: Role
+        /// The model's attribute, when a model was given: its type, optionality and default.
+        var attribute: CoreDataModelDescription.Attribute? = nil
+    }
+
+    /// An ordered one-to-many relationship: the targets hold the owner's `Z_PK` in
+    /// `inverseColumn` and their position in `orderColumn` (`Z_FOK_<INVERSE>`).
+    struct OrderedToMany {
+        let name: String
+        let targetTable: String
+        let inverseColumn: String
+        let orderColumn: String
+
+        /// The key of its links.
+        var key: String { targetTable + "." + inverseColumn }
     }
 
     struct ToMany {
@@ -142,4 +159,5 @@ struct CoreDataEntityPlan {
     var idColumn: Int?
     var idConversion: CoreDataImportOptions.ValueConversion = .asStored
     var toMany: [ToMany] = []
+    var orderedToMany: [OrderedToMany] = []
 }

@@ -31,6 +31,16 @@ struct CoreDataPlanner {
     /// - Throws: ``GraphStoreError/codingFailed(path:entity:id:reason:)`` when two columns
     ///   would be one field.
     mutating func plan(_ entity: CoreDataModel.Entity, table: CoreDataTable, joins: [CoreDataJoinTable]) throws -> CoreDataEntityPlan {
+        if let description = options.model {
+            var plan = try plan(entity, table: table, joins: joins, description: description)
+            if let idField = idField(entity, fields: plan.fields, table: table), case .attribute(let conversion) = plan.fields[idField].role {
+                plan.idColumn = plan.fields[idField].column
+                plan.idConversion = conversion
+                if plan.fields[idField].name == "id" { plan.fields.remove(at: idField) }
+            }
+            try checkNames(plan)
+            return plan
+        }
         // In a table its sub-entities share, an entity's columns are those its rows fill.
         let isShared = model.entities.values.contains { $0.table == entity.table && $0.number != entity.number }
         let filled = isShared ? try filledColumns(of: entity, in: table) : nil

@@ -16,6 +16,10 @@ struct CoreDataReader {
     /// References left out because their target does not exist, per "Entity.field".
     private var dangling: [String: Int] = [:]
     private var warnings: [String] = []
+    /// NULLs in non-optional attributes given the model's default, per "Entity.field".
+    private var defaulted: [String: Int] = [:]
+    /// External-storage values whose file is not beside the store, per "Entity.field".
+    private var missingExternal: [String: Int] = [:]
 
     init(db: Database, path: String, options: CoreDataImportOptions, progress: (@Sendable (MigrationProgress) -> Void)?) {
         self.db = db
@@ -27,6 +31,7 @@ struct CoreDataReader {
     mutating func read() throws -> (GenericSnapshot, CoreDataImportReport) {
         let tables = try ForeignDatabase.tables(in: db)
         model = try CoreDataModel.read(db, tables: tables, path: path, options: options)
+        if let description = options.model { try checkEntities(against: description) }
         var entityTables: [String: CoreDataTable] = [:]
         for name in Set(model.entities.values.map(\.table)).sorted() {
             entityTables[name] = try CoreDataTable(name, db: db, path: path)
@@ -49,6 +54,9 @@ struct CoreDataReader {
         try readIDs(plans)
         var links: [String: [Int64: [Int64]]] = [:]
         for join in joins { links[join.name] = try readLinks(join) }
+        for plan in plans {
+            for ordered in plan.orderedToMany where links[ordered.key] == nil { links[ordered.key] = try readLinks(ordered) }
+        }
 
         var entities: [(name: String, objects: [SnapshotValue])] = []
         var fieldTypes: [String: [String: String]] = [:]
@@ -61,6 +69,8 @@ struct CoreDataReader {
         }
         report.skippedTables = model.skippedTables.map { SkippedTable(name: $0.key, reason: $0.value) }.sorted { $0.name < $1.name }
         report.warnings = warnings + dangling.keys.sorted().map { "\($0): \(dangling[$0]!) reference(s) to objects that do not exist were left out" }
+            + defaulted.keys.sorted().map { "\($0): \(defaulted[$0]!) NULL value(s) of a non-optional attribute took the model's default" }
+            + missingExternal.keys.sorted().map { "\($0): \(missingExternal[$0]!) externally stored value(s) were kept as Core Data's reference: their files are not in the store's support folder beside it" }
         let header = SnapshotHeaderV1(
             modelVersion: options.modelVersion, savedAt: Date(), storeVersion: 0,
             counts: Dictionary(uniqueKeysWithValues: entities.map { ($0.name, $0.objects.count) }),
@@ -81,6 +91,54 @@ struct CoreDataReader {
     }
 
     // MARK: - Private
+
+    /// Throws when the model declares an entity the store does not have.
+    private func checkEntities(against description: CoreDataModelDescription) throws {
+        let stored = Set(model.entities.values.map(\.name))
+        for entity in description.entities where !stored.contains(entity.name) {
+            throw GraphStoreError.codingFailed(
+                path: description.path, entity: entity.name, id: nil,
+                reason: "the model declares the entity \(entity.name), which the store \(path) does not have (no Z_PRIMARYKEY row or no table); pass the model the store was written with")
+        }
+    }
+
+    /// Owner `Z_PK` → target `Z_PK`s of an ordered one-to-many relationship, in their order.
+    private func readLinks(_ ordered: CoreDataEntityPlan.OrderedToMany) throws -> [Int64: [Int64]] {
+        let owner = ordered.inverseColumn.quotedDatabaseIdentifier
+        let rows = try Row.fetchCursor(
+            db, sql: "SELECT \(owner), Z_PK FROM \(ordered.targetTable.quotedDatabaseIdentifier) WHERE \(owner) IS NOT NULL ORDER BY \(owner), \(ordered.orderColumn.quotedDatabaseIdentifier), Z_PK")
+        var links: [Int64: [Int64]] = [:]
+        while let row = try rows.next() {
+            let ownerValue: DatabaseValue = row[0]
+            let targetValue: DatabaseValue = row[1]
+            guard case .int64(let ownerPK) = ownerValue.storage, case .int64(let targetPK) = targetValue.storage else { continue }
+            links[ownerPK, default: []].append(targetPK)
+        }
+        return links
+    }
+
+    /// The bytes of an attribute that allows external storage: Core Data prefixes the value
+    /// with 1 when the bytes follow inline, 2 when a file name follows, the file being in
+    /// `.<store name>_SUPPORT/_EXTERNAL_DATA/` beside the store. A value without a marker, or
+    /// whose file is not there, is kept as stored (and warned about).
+    private mutating func externalValue(_ bytes: Data, plan: CoreDataEntityPlan, field: String) -> SnapshotValue {
+        guard let marker = bytes.first else { return .data(bytes) }
+        switch marker {
+        case 1:
+            return .data(Data(bytes.dropFirst()))
+        case 2:
+            let name = String(decoding: bytes.dropFirst().prefix { $0 != 0 }, as: UTF8.self)
+            let store = URL(fileURLWithPath: path)
+            let file = store.deletingLastPathComponent()
+                .appendingPathComponent(".\(store.deletingPathExtension().lastPathComponent)_SUPPORT")
+                .appendingPathComponent("_EXTERNAL_DATA").appendingPathComponent(name)
+            if !name.contains("/"), let data = try? Data(contentsOf: file) { return .data(data) }
+            missingExternal["\(plan.entity.snapshotName).\(field)", default: 0] += 1
+            return .data(bytes)
+        default:
+            return .data(bytes)
+        }
+    }
 
     /// The number of rows of each entity, by entity number.
     ///
@@ -146,7 +204,8 @@ struct CoreDataReader {
         let owner = join.ownerColumn.quotedDatabaseIdentifier
         let target = join.targetColumn.quotedDatabaseIdentifier
         var links: [Int64: [Int64]] = [:]
-        let rows = try Row.fetchCursor(db, sql: "SELECT \(owner), \(target) FROM \(join.name.quotedDatabaseIdentifier) ORDER BY \(owner), \(target)")
+        let order = join.orderColumn.map { "\($0.quotedDatabaseIdentifier), " } ?? ""
+        let rows = try Row.fetchCursor(db, sql: "SELECT \(owner), \(target) FROM \(join.name.quotedDatabaseIdentifier) ORDER BY \(owner), \(order)\(target)")
         while let row = try rows.next() {
             let ownerValue: DatabaseValue = row[0]
             let targetValue: DatabaseValue = row[1]
@@ -185,6 +244,10 @@ struct CoreDataReader {
                 let targetTable = model.entities[toMany.join.target]?.table
                 object[toMany.name] = .array(targets.compactMap { reference($0, in: targetTable, from: plan, field: toMany.name) })
             }
+            for ordered in plan.orderedToMany {
+                let targets = links[ordered.key]?[pk] ?? []
+                object[ordered.name] = .array(targets.compactMap { reference($0, in: ordered.targetTable, from: plan, field: ordered.name) })
+            }
             objects.append(.object(object))
             reporter.advance()
         }
@@ -197,7 +260,14 @@ struct CoreDataReader {
         let stored: DatabaseValue = row[field.column]
         switch field.role {
         case .attribute(let conversion):
-            return Self.convert(stored, conversion)
+            guard let attribute = field.attribute else { return Self.convert(stored, conversion) }
+            if attribute.allowsExternalStorage, case .blob(let bytes) = stored.storage {
+                return externalValue(bytes, plan: plan, field: field.name)
+            }
+            if let value = Self.convert(stored, conversion) { return value }
+            guard !attribute.isOptional else { return nil }
+            defaulted["\(plan.entity.snapshotName).\(field.name)", default: 0] += 1
+            return CoreDataPlanner.defaultValue(of: attribute)
         case .toOne(let target, let entityColumn):
             guard case .int64(let targetPK) = stored.storage else { return SnapshotValue(stored: stored) }
             var targetTable = target.flatMap { model.entities[$0]?.table }
