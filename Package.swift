@@ -102,6 +102,10 @@ let package = Package(
                 "GraphStoreTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),
+        // Its own target: the generated `Note`, `Tag`… would shadow the example model's.
+        .testTarget(
+            name: "CoreDataGenerateTests",
+            dependencies: ["GraphStoreSQLite", "GraphStore", "GraphStoreTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(
             name: "DashboardTests",
             dependencies: ["DashboardCore", "ExampleModel", "GraphStore", "GraphStoreTestSupport"],

@@ -10,7 +10,7 @@ struct GraphStoreTool: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "graphstore",
         abstract: "Inspect, verify, dump, convert and migrate GraphStore stores.",
-        subcommands: [Inspect.self, Dump.self, Verify.self, Convert.self, Migrate.self])
+        subcommands: [Inspect.self, Dump.self, Verify.self, Convert.self, Migrate.self, Generate.self])
 }
 
 /// An error the tool reports as one line on stderr.
@@ -32,11 +32,19 @@ func reportingErrors(_ body: () async throws -> Void) async throws {
     }
 }
 
-/// The store at `url` as generic values: a GraphStore SQLite file (told by SQLite's magic) or a
-/// snapshot file.
-func readStore(_ url: URL) throws -> GenericSnapshot {
-    SQLiteStoreInfo.isSQLiteDatabase(at: url) ? try Migration.readSQLite(from: url) : try GenericSnapshot.read(from: url)
+/// The store at `url` as generic values, whatever its kind (detected unless `kind` says).
+func readStore(_ url: URL, kind: StoreKind? = nil, model: String? = nil) throws -> Migration.ReadStore {
+    let description = try model.map { try CoreDataModelDescription.read(from: URL(fileURLWithPath: $0)) }
+    return try Migration.readStore(from: url, kind: kind, model: description)
 }
+
+/// Where a store comes from and how to read it: shared by inspect, dump, verify and generate.
+struct SourceOptions: ParsableArguments {
+    @Option(help: "What the file is: snapshot, sqlite, coredata, swiftdata or plain-sqlite (default: from its bytes and tables).") var from: StoreKind?
+    @Option(help: "The app's Core Data model (.xcdatamodeld or .xcdatamodel), for its names and types.") var model: String?
+}
+
+extension StoreKind: ExpressibleByArgument {}
 
 /// Writes `data` to standard output.
 func writeOut(_ text: String) {

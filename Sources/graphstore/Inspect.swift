@@ -6,21 +6,27 @@ import GraphStoreSQLite
 struct Inspect: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Show a store's format, versions and entities with counts and sizes.")
 
-    @Argument(help: "A snapshot file or a GraphStore SQLite file.") var file: String
+    @Argument(help: "A snapshot, a GraphStore SQLite store, a Core Data or SwiftData store, or a plain SQLite database.") var file: String
+    @OptionGroup var source: SourceOptions
 
     func run() async throws {
         try await reportingErrors {
             let url = URL(fileURLWithPath: file)
-            if SQLiteStoreInfo.isSQLiteDatabase(at: url) {
+            let kind = try source.from ?? StoreKind.detect(at: url)
+            if kind == .graphStoreSQLite {
                 writeOut(Self.describe(try SQLiteStoreInfo.inspect(url)))
                 return
             }
-            let snapshot = try GenericSnapshot.read(from: url)
+            let read = try readStore(url, kind: kind, model: source.model)
+            let snapshot = read.snapshot
             let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.intValue ?? 0
             let header = snapshot.header
+            let what = kind == .snapshot
+                ? "snapshot, \(snapshot.format == .json ? "JSON" : "binary property list"), \(snapshot.compression == .gzip ? "gzip" : "uncompressed")"
+                : "\(kind.displayName) (read as a snapshot would hold it)"
             var lines = [
                 "file:            \(url.path) (\(size) bytes)",
-                "kind:            snapshot, \(snapshot.format == .json ? "JSON" : "binary property list"), \(snapshot.compression == .gzip ? "gzip" : "uncompressed")",
+                "kind:            \(what)",
                 "format:          \(header.format) \(header.formatVersion)",
                 "model version:   \(header.modelVersion)",
                 "store version:   \(header.storeVersion)",
@@ -32,7 +38,7 @@ struct Inspect: AsyncParsableCommand {
                 let bytes = try SnapshotJSON.encode(.array(objects)).count
                 lines.append("\(name.padding(toLength: 20, withPad: " ", startingAt: 0)) \(String(objects.count).leftPadded(8)) \(String(bytes).leftPadded(12))")
             }
-            writeOut(lines.joined(separator: "\n") + "\n")
+            writeOut((lines + read.notes.map { "note: \($0)" }).joined(separator: "\n") + "\n")
         }
     }
 

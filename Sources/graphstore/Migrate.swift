@@ -14,19 +14,15 @@ struct Migrate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Migrate a store between a snapshot file and SQLite, or import a Core Data or plain SQLite database.",
         discussion: """
-            What SRC and DST are comes from their names: .sqlite, .sqlite3 and .db are SQLite; \
-            .json, .json.gz, .plist and .plist.gz are snapshots in that format and compression. \
-            --from, --to, --format and --compression override the names. The destination is written \
+            What SRC is comes from its bytes and tables: a GraphStore snapshot or SQLite store, a Core \
+            Data or SwiftData store, or a plain SQLite database; --from overrides it. Pass a Core Data \
+            app's model with --model to keep its names and types. What DST is comes from its name: \
+            .sqlite, .sqlite3 and .db are SQLite; .json, .json.gz, .plist and .plist.gz are snapshots in \
+            that format and compression; --to, --format and --compression override the name. The destination is written \
             under a temporary name and renamed into place when complete; an existing one is replaced \
             only with --force. On a terminal, stderr shows a progress bar per entity; stdout gets a \
             summary at the end.
             """)
-
-    /// What the source is.
-    enum SourceKind: String, ExpressibleByArgument, CaseIterable {
-        case snapshot, sqlite, coredata
-        case plainSQLite = "plain-sqlite"
-    }
 
     /// What the destination is.
     enum DestinationKind: String, ExpressibleByArgument, CaseIterable {
@@ -35,7 +31,8 @@ struct Migrate: AsyncParsableCommand {
 
     @Argument(help: "The store to read.") var source: String
     @Argument(help: "The file to write.") var destination: String
-    @Option(help: "What SRC is: snapshot, sqlite, coredata or plain-sqlite (default: from its name).") var from: SourceKind?
+    @Option(help: "What SRC is: snapshot, sqlite, coredata, swiftdata or plain-sqlite (default: from its bytes and tables).") var from: StoreKind?
+    @Option(help: "The app's Core Data model (.xcdatamodeld or .xcdatamodel), for its names and types.") var model: String?
     @Option(help: "What DST is: snapshot or sqlite (default: from its name).") var to: DestinationKind?
     @Option(help: "The snapshot format: json or plist (default: from DST's name, else json).") var format: SnapshotFormat?
     @Option(help: "The snapshot compression: gzip or none (default: from DST's name, else gzip).") var compression: Compression?
@@ -54,29 +51,17 @@ struct Migrate: AsyncParsableCommand {
             guard let target = destinationKind else {
                 throw ToolError("cannot tell what \(destination) should be from its name; name it .sqlite, .json.gz, .plist… or pass --to snapshot|sqlite")
             }
-            let origin = try sourceKind(sourceURL)
+            let description = try model.map { try CoreDataModelDescription.read(from: URL(fileURLWithPath: $0)) }
             try checkDestination(destinationURL, force: force)
             let options = MigrationOptions(overwrite: force)
             let progress = ProgressBar.callbackIfTerminal
             let started = ContinuousClock.now
             // Read the whole source, then write the destination: each phase draws its progress.
-            var notes: [String] = []
-            let snapshot: GenericSnapshot
-            switch origin {
-            case .snapshot:
-                ProgressBar.say("reading \(source)…")
-                snapshot = try GenericSnapshot.read(from: sourceURL)
-            case .sqlite:
-                snapshot = try withImportHint { try Migration.readSQLite(from: sourceURL, progress: progress?("read")) }
-            case .coredata:
-                let (imported, report) = try CoreDataImporter.snapshot(from: sourceURL, progress: progress?("read"))
-                snapshot = imported
-                notes += report.skippedTables.map { "skipped table \($0)" } + report.skippedEntities.map { "skipped entity \($0)" } + report.warnings
-            case .plainSQLite:
-                let (imported, report) = try PlainSQLiteImporter.snapshot(from: sourceURL, progress: progress?("read"))
-                snapshot = imported
-                notes += report.skippedTables.map { "skipped table \($0)" }
-            }
+            ProgressBar.say("reading \(source)…")
+            let read = try Migration.readStore(from: sourceURL, kind: from, model: description, progress: progress?("read"))
+            let snapshot = read.snapshot
+            let origin = read.kind
+            let notes = read.notes
             var summary: MigrationSummary
             switch target {
             case .sqlite:
@@ -111,21 +96,6 @@ struct Migrate: AsyncParsableCommand {
         compression ?? Self.nameKind(destination)?.compression ?? .gzip
     }
 
-    /// The source's kind: `--from`, its name, or its first bytes.
-    func sourceKind(_ url: URL) throws -> SourceKind {
-        if let from { return from }
-        if let kind = Self.nameKind(source) { return kind.isSQLite ? .sqlite : .snapshot }
-        if SQLiteStoreInfo.isSQLiteDatabase(at: url) { return .sqlite }
-        if let handle = FileHandle(forReadingAtPath: url.path) {
-            defer { try? handle.close() }
-            let start = (try? handle.read(upToCount: 8)) ?? Data()
-            if start.starts(with: [0x1F, 0x8B]) || start.starts(with: Array("bplist00".utf8)) || start.first == UInt8(ascii: "{") {
-                return .snapshot
-            }
-        }
-        throw ToolError("cannot tell what \(source) is from its name or contents; pass --from snapshot|sqlite|coredata|plain-sqlite")
-    }
-
     /// What a file name says: SQLite, or a snapshot's format and compression.
     static func nameKind(_ name: String) -> (isSQLite: Bool, format: SnapshotFormat?, compression: Compression?)? {
         let lowercased = name.lowercased()
@@ -138,18 +108,6 @@ struct Migrate: AsyncParsableCommand {
     }
 
     // MARK: - Private
-
-    /// Runs `body`; a SQLite source that is not a GraphStore store gets a hint to import it.
-    private func withImportHint<T>(_ body: () throws -> T) throws -> T {
-        do {
-            return try body()
-        } catch let error as GraphStoreError {
-            if case .damagedFile(_, _, let reason) = error, reason.contains("not a GraphStore store") {
-                throw ToolError("\(error.description) To import it, pass --from coredata (a Core Data store) or --from plain-sqlite.")
-            }
-            throw error
-        }
-    }
 
     private func fileSize(_ url: URL) -> Int {
         ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.intValue ?? 0

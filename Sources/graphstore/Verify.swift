@@ -8,24 +8,29 @@ struct Verify: AsyncParsableCommand {
         abstract: "Check a store; the exit status says whether it is sound (0) or not (1).",
         discussion: """
             A snapshot: checks the gzip CRC and length, the header, the format version, the per-entity \
-            counts and that ids are unique. A SQLite file: runs SQLite's quick_check, checks the metadata \
-            and the column kinds, and that every value of every row decodes as its column's kind.
+            counts and that ids are unique. A GraphStore SQLite file: runs SQLite's quick_check, checks the \
+            metadata and the column kinds, and that every value of every row decodes as its column's kind. \
+            A Core Data, SwiftData or plain SQLite database: checks that it imports (with --model, that it \
+            matches the model).
             """)
 
-    @Argument(help: "A snapshot file or a GraphStore SQLite file.") var file: String
+    @Argument(help: "A snapshot, a GraphStore SQLite store, a Core Data or SwiftData store, or a plain SQLite database.") var file: String
+    @OptionGroup var source: SourceOptions
 
     func run() async throws {
         try await reportingErrors {
             let url = URL(fileURLWithPath: file)
-            if SQLiteStoreInfo.isSQLiteDatabase(at: url) {
+            let kind = try source.from ?? StoreKind.detect(at: url)
+            if kind == .graphStoreSQLite {
                 let info = try SQLiteStoreInfo.verify(url)
                 let total = info.entities.reduce(0) { $0 + $1.rows }
                 writeOut("\(file): OK (SQLite, \(info.entities.count) entities, \(total) objects, store version \(info.storeVersion))\n")
                 return
             }
-            let snapshot = try GenericSnapshot.read(from: url)
+            let snapshot = try readStore(url, kind: kind, model: source.model).snapshot
             let total = snapshot.entities.reduce(0) { $0 + $1.objects.count }
-            writeOut("\(file): OK (\(snapshot.entities.count) entities, \(total) objects, store version \(snapshot.header.storeVersion))\n")
+            let what = kind == .snapshot ? "" : "\(kind.displayName), "
+            writeOut("\(file): OK (\(what)\(snapshot.entities.count) entities, \(total) objects, store version \(snapshot.header.storeVersion))\n")
         }
     }
 }

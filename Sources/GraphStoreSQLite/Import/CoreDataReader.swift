@@ -313,6 +313,11 @@ struct CoreDataReader {
             relationships[toMany.name] = CoreDataImportReport.Relationship(
                 kind: .toMany, target: model.entities[toMany.join.target]?.snapshotName, source: toMany.join.name)
         }
+        for ordered in plan.orderedToMany {
+            fields[ordered.orderColumn] = ordered.name
+            relationships[ordered.name] = CoreDataImportReport.Relationship(
+                kind: .toMany, target: model.entities.values.first { $0.table == ordered.targetTable }?.snapshotName, source: ordered.targetTable)
+        }
         return CoreDataImportReport.ImportedEntity(
             name: plan.entity.snapshotName, coreDataName: plan.entity.name, entityNumber: plan.entity.number,
             parent: plan.entity.parent.flatMap { model.entities[$0]?.snapshotName }, table: plan.table.name, objects: objects,
