@@ -15,12 +15,8 @@ import Glibc
     @Test func aFullDiskMakesSaveThrowAndCommitNothing() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let mountPoint = directory.file("tmpfs")
-        try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: true)
-        guard let tmpfs = SQLiteTmpfs.mount(at: mountPoint, sizeKiB: 512) else {
-            #expect(getuid() != 0, "mounting a tmpfs failed although running as root")
-            return
-        }
+        guard let tmpfs = try Tmpfs.mount(in: directory, sizeKiB: 512) else { return }
+        let mountPoint = tmpfs.url
         defer { tmpfs.unmount() }
         let url = mountPoint.appendingPathComponent("store.sqlite")
         let container = try SQLiteTestKit.open(url)
@@ -30,8 +26,7 @@ import Glibc
         try await container.flush()
         let expected = try SQLiteJournalTestKit.noteTexts(container)
 
-        let filler = mountPoint.appendingPathComponent("filler")
-        try Self.fillUp(filler)
+        let filler = try tmpfs.fillUp()
         container.mainContext.insert(Note(text: String(repeating: "does not fit ", count: 2_000), createdAt: Fixtures.epoch))
         let error = SQLiteTestKit.storeError { try container.mainContext.save() }
         guard case .fileOperationFailed(let path, _, let reason) = error else {
@@ -56,49 +51,5 @@ import Glibc
         #expect(reopened.count(of: Note.self) == 11)
         #expect(try SQLiteJournalTestKit.noteTexts(reopened).filter { $0.hasPrefix("before") } == expected)
         try await reopened.close()
-    }
-
-    /// Writes zeros to `url` until the file system is full.
-    private static func fillUp(_ url: URL) throws {
-        let descriptor = open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        try #require(descriptor >= 0)
-        defer { close(descriptor) }
-        let chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let written = chunk.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-            if written < 0 {
-                try #require(errno == ENOSPC, "filling up: errno \(errno)")
-                return
-            }
-        }
-    }
-}
-
-/// A small tmpfs mounted on a directory, for a real `ENOSPC`. Mounting needs root on Linux;
-/// ``mount(at:sizeKiB:)`` returns `nil` where it is not possible. (The snapshot suites have
-/// the same helper in their own target.)
-final class SQLiteTmpfs: Sendable {
-    let url: URL
-
-    private init(url: URL) {
-        self.url = url
-    }
-
-    /// Mounts a tmpfs of `sizeKiB` on `directory` (which must exist), or `nil` when the system
-    /// does not allow it.
-    static func mount(at directory: URL, sizeKiB: Int) -> SQLiteTmpfs? {
-        #if os(Linux)
-        guard Glibc.mount("tmpfs", directory.path, "tmpfs", 0, "size=\(sizeKiB)k,mode=0755") == 0 else { return nil }
-        return SQLiteTmpfs(url: directory)
-        #else
-        return nil
-        #endif
-    }
-
-    /// Unmounts, detaching lazily if still busy.
-    func unmount() {
-        #if os(Linux)
-        if umount2(url.path, 0) != 0 { _ = umount2(url.path, Int32(MNT_DETACH)) }
-        #endif
     }
 }

@@ -17,12 +17,8 @@ import Darwin
     @Test func aFullDiskMakesSaveThrowAndCommitNothing() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let mountPoint = directory.file("tmpfs")
-        try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: true)
-        guard let tmpfs = SnapshotTmpfs.mount(at: mountPoint, sizeKiB: 256) else {
-            #expect(getuid() != 0, "mounting a tmpfs failed although running as root")
-            return
-        }
+        guard let tmpfs = try Tmpfs.mount(in: directory, sizeKiB: 256) else { return }
+        let mountPoint = tmpfs.url
         defer { tmpfs.unmount() }
         let url = mountPoint.appendingPathComponent("store.json.gz")
         let journal = JournalStoreTests.journalURL(url)
@@ -65,12 +61,8 @@ import Darwin
     @Test func aReadOnlyFileSystemOpensButRefusesSaves() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let mountPoint = directory.file("tmpfs")
-        try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: true)
-        guard let tmpfs = SnapshotTmpfs.mount(at: mountPoint, sizeKiB: 1024) else {
-            #expect(getuid() != 0, "mounting a tmpfs failed although running as root")
-            return
-        }
+        guard let tmpfs = try Tmpfs.mount(in: directory, sizeKiB: 1024) else { return }
+        let mountPoint = tmpfs.url
         defer { tmpfs.unmount() }
         let url = mountPoint.appendingPathComponent("store.json.gz")
         let first = try GraphContainer(for: exampleModel, store: .file(url))

@@ -56,14 +56,8 @@ import Darwin
     @Test func fullDiskOnARealTmpfs() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let mountPoint = directory.file("tmpfs")
-        try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: true)
-        guard let tmpfs = SnapshotTmpfs.mount(at: mountPoint, sizeKiB: 256) else {
-            // Only an unprivileged run may lack the real file system; the injected ENOSPC
-            // above runs everywhere.
-            #expect(getuid() != 0, "mounting a tmpfs failed although running as root")
-            return
-        }
+        guard let tmpfs = try Tmpfs.mount(in: directory, sizeKiB: 256) else { return }
+        let mountPoint = tmpfs.url
         defer { tmpfs.unmount() }
         let filler = mountPoint.appendingPathComponent("filler")
         try await expectSurvivesFault(
@@ -76,12 +70,8 @@ import Darwin
     @Test func readOnlyRealTmpfs() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let mountPoint = directory.file("tmpfs")
-        try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: true)
-        guard let tmpfs = SnapshotTmpfs.mount(at: mountPoint, sizeKiB: 1024) else {
-            #expect(getuid() != 0, "mounting a tmpfs failed although running as root")
-            return
-        }
+        guard let tmpfs = try Tmpfs.mount(in: directory, sizeKiB: 1024) else { return }
+        let mountPoint = tmpfs.url
         defer { tmpfs.unmount() }
         // Remounting read-only needs no file open for writing, so the store is reopened after
         // the remount (its lock file is then locked through a read-only descriptor).

@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A small tmpfs mounted on a directory, for a real `ENOSPC` and `EROFS`. Mounting needs root on
+/// Linux: ``mount(in:name:sizeKiB:sourceLocation:)`` returns `nil` only for an unprivileged run
+/// (and records an issue when root could not mount).
+public final class Tmpfs: Sendable {
+    /// The mount point.
+    public let url: URL
+    public let sizeKiB: Int
+
+    private init(url: URL, sizeKiB: Int) {
+        self.url = url
+        self.sizeKiB = sizeKiB
+    }
+
+    /// Mounts a tmpfs of `sizeKiB` on a new folder `name` of `directory`; `nil` when the system
+    /// does not allow it, which is expected only without root.
+    public static func mount(
+        in directory: TemporaryDirectory, name: String = "tmpfs", sizeKiB: Int, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> Tmpfs? {
+        let mountPoint = directory.file(name)
+        try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: true)
+        #if os(Linux)
+        if Glibc.mount("tmpfs", mountPoint.path, "tmpfs", 0, "size=\(sizeKiB)k,mode=0755") == 0 {
+            return Tmpfs(url: mountPoint, sizeKiB: sizeKiB)
+        }
+        #endif
+        // Only an unprivileged run may lack the real file system.
+        #expect(getuid() != 0, "mounting a tmpfs failed although running as root", sourceLocation: sourceLocation)
+        return nil
+    }
+
+    /// Writes zeros to the file `name` in the tmpfs until it is full; returns the file's URL
+    /// (remove it to make room again).
+    public func fillUp(with name: String = "filler") throws -> URL {
+        let file = url.appendingPathComponent(name)
+        let descriptor = open(file.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        try #require(descriptor >= 0)
+        defer { close(descriptor) }
+        let chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let written = chunk.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            if written < 0 {
+                try #require(errno == ENOSPC, "filling up: errno \(errno)")
+                return file
+            }
+        }
+    }
+
+    /// Remounts read-only (`true`) or read-write; returns the errno on failure.
+    ///
+    /// A read-only remount fails with EBUSY while any process holds a file on the mount open for
+    /// writing. Other suites spawn processes concurrently, and a child holds copies of the
+    /// parent's descriptors until it execs (close-on-exec closes them only then), so EBUSY is
+    /// retried for up to two seconds before it counts as a failure.
+    @discardableResult
+    public func remount(readOnly: Bool) -> Int32? {
+        #if os(Linux)
+        var flags = UInt(MS_REMOUNT)
+        if readOnly { flags |= UInt(MS_RDONLY) }
+        for _ in 0..<200 {
+            if Glibc.mount("tmpfs", url.path, "tmpfs", flags, "size=\(sizeKiB)k") == 0 { return nil }
+            let failure = errno
+            guard failure == EBUSY else { return failure }
+            usleep(10_000)
+        }
+        return EBUSY
+        #else
+        return ENOSYS
+        #endif
+    }
+
+    /// Unmounts, detaching lazily if still busy.
+    public func unmount() {
+        #if os(Linux)
+        if umount2(url.path, 0) != 0 { _ = umount2(url.path, Int32(MNT_DETACH)) }
+        #endif
+    }
+}
