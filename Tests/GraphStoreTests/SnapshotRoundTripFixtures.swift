@@ -217,10 +217,6 @@ struct EdgeValues: Entity, CustomStringConvertible {
         text: "",
         texts: [])
 
-    /// Values a binary property list does not give back (see
-    /// `SnapshotRoundTripTests.binaryPropertyListKnownLimitations`); JSON holds them all.
-    /// (`extremes` and `empties` avoid them: they hold `-0.0` but never `0.0`, and no string
-    /// canonically equivalent to another.)
     /// A non-optional string holding `"$null"`, the plist encoder's marker for `nil`: our own
     /// binary-plist reader gives it back (Foundation's decoder reads it as `nil` and fails).
     static let nullMarkerText: EdgeValues = {
@@ -230,6 +226,10 @@ struct EdgeValues: Entity, CustomStringConvertible {
         return value
     }()
 
+    /// Values Foundation's `PropertyListEncoder` does not give back, and ours does (see
+    /// `SnapshotRoundTripTests.binaryPropertyListFormerTraps`); JSON holds them all.
+    /// (`extremes` and `empties` avoid them: they hold `-0.0` but never `0.0`, and no string
+    /// canonically equivalent to another.)
     static let binaryPropertyListTraps: [(name: String, value: EdgeValues)] = [
         ("the string $null in an optional", { var value = empties; value.optionalText = "$null"; return value }()),
         ("0.0 then -0.0", { var value = empties; value.doubles = [0.0, -0.0]; return value }()),

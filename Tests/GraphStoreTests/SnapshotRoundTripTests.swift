@@ -71,34 +71,24 @@ import Testing
 
     @Test func fixedEdgeValuesRoundTripThroughEveryLayout() async throws {
         for (format, compression) in SnapshotTestKit.allLayouts {
-            // JSON also carries the values binary property lists cannot hold (see below).
-            let values = format == .json
-                ? [EdgeValues.extremes, .empties, .nullMarkerText] + EdgeValues.binaryPropertyListTraps.map(\.value)
-                : [EdgeValues.extremes, .empties, .nullMarkerText]
+            let values = [EdgeValues.extremes, .empties, .nullMarkerText] + EdgeValues.binaryPropertyListTraps.map(\.value)
             try await roundTrip(values, format: format, compression: compression)
         }
     }
 
-    /// Values a binary-plist snapshot does not give back (written by Foundation's
-    /// `PropertyListEncoder`, Swift 6.3.1, Linux): each is a known issue, so this test fails
-    /// once one is fixed.
+    /// Values Foundation's `PropertyListEncoder` did not give back, and our binary-plist
+    /// writer does (see `BPlistObjectTable`), each alone in the file:
     ///
-    /// - The string `"$null"` is the plist encoder's marker for `nil`: in an optional `String`
-    ///   it reads back as `nil` (a non-optional one is read back as the string).
-    /// - The binary writer shares equal objects, and compares them with `==`: `0.0` and
-    ///   `-0.0` (doubles, floats, dates) are one object, so whichever comes second in the
-    ///   document reads back with the first one's sign; canonically equivalent strings
-    ///   ("é" and "e\u{301}", "Ω" U+2126 and U+03A9) are one object, so the second reads back
-    ///   with the first one's Unicode scalars.
+    /// - The string `"$null"` is the plist encoder's marker for `nil`: written as ASCII it
+    ///   reads back as `nil` in an optional `String`, so the text is written as UTF-16.
+    /// - Equal objects are shared only when equal to the bit: `0.0` and `-0.0` (doubles,
+    ///   floats, dates) stay two objects, and so do canonically equivalent strings
+    ///   ("é" and "e\u{301}", "Ω" U+2126 and U+03A9).
     @Test(arguments: EdgeValues.binaryPropertyListTraps.map(\.name))
-    func binaryPropertyListKnownLimitations(trap: String) async throws {
+    func binaryPropertyListFormerTraps(trap: String) async throws {
         let value = try #require(EdgeValues.binaryPropertyListTraps.first { $0.name == trap }?.value)
-        for compression in Compression.allCases {
-            // The same values round-trip exactly through JSON.
-            try await roundTrip([value], format: .json, compression: compression)
-            await withKnownIssue("binary plist: \(trap)") {
-                try await roundTrip([value], format: .binaryPropertyList, compression: compression)
-            }
+        for (format, compression) in SnapshotTestKit.allLayouts {
+            try await roundTrip([value], format: format, compression: compression)
         }
     }
 

@@ -38,9 +38,9 @@ package enum SnapshotCodec {
                     throw error
                 }
             case .binaryPropertyList:
-                let encoder = PropertyListEncoder()
-                encoder.outputFormat = .binary
-                return try encoder.encode(document)
+                // Lossless where `PropertyListEncoder` is not (see `BPlistObjectTable`), and
+                // encoded in parts on several threads.
+                return try encodeBinaryPropertyListDocument(header: header, version: version, schema: schema)
             }
         } catch let error as EncodingError {
             let context: EncodingError.Context

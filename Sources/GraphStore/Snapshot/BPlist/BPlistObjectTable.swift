@@ -1,0 +1,317 @@
+import Foundation
+
+/// The objects of a binary property list (format `bplist00`) being written, numbered in the
+/// order they are added, and laid out as a file by ``serialized(top:)``.
+///
+/// Containers are added after their elements, so every reference is known when its container
+/// is added; the reference size is chosen at the end, from the number of objects.
+///
+/// Lossless where Foundation's `PropertyListEncoder` is not: equal objects are shared only when
+/// they are the same to the bit (doubles by bit pattern, so `0.0` and `-0.0` stay two; strings
+/// by their UTF-8 bytes, so canonically equivalent strings stay two), and a string whose text
+/// is `$null` is written as UTF-16, so that it does not read back as `nil` (the ASCII `$null`
+/// that ``null`` writes, as `PropertyListEncoder` does).
+///
+/// Not thread-safe: one table per thread; ``append(_:)`` joins tables made on several threads.
+final class BPlistObjectTable {
+    /// One object: scalar bytes `start..<start + count` of ``bytes``, or a container whose
+    /// references are `start..<start + count` of ``references`` (a dictionary's keys, then its
+    /// values: `2 * members` references).
+    private struct Entry {
+        /// `0` for a scalar; `0xA0` for an array, `0xD0` for a dictionary.
+        var marker: UInt8
+        var start: Int
+        var count: Int
+    }
+
+    private var bytes: [UInt8] = []
+    private var references: [UInt32] = []
+    private var entries: [Entry] = []
+    private var strings: [ExactString: UInt32] = [:]
+    private var integers: [Int64: UInt32] = [:]
+    private var reals: [UInt64: UInt32] = [:]
+    private var nullReference: UInt32?
+    private var trueReference: UInt32?
+    private var falseReference: UInt32?
+
+    init(expectedObjects: Int = 0) {
+        entries.reserveCapacity(expectedObjects)
+        references.reserveCapacity(expectedObjects)
+        bytes.reserveCapacity(expectedObjects * 12)
+    }
+
+    /// The number of objects added.
+    var count: Int { entries.count }
+
+    // MARK: - Scalars
+
+    /// `nil`, as `PropertyListEncoder` writes it: the ASCII string `$null`.
+    var null: UInt32 {
+        if let nullReference { return nullReference }
+        let reference = startScalar()
+        bytes.append(0x55)
+        bytes.append(contentsOf: "$null".utf8)
+        endScalar(reference)
+        nullReference = reference
+        return reference
+    }
+
+    func bool(_ value: Bool) -> UInt32 {
+        if let known = value ? trueReference : falseReference { return known }
+        let reference = startScalar()
+        bytes.append(value ? 0x09 : 0x08)
+        endScalar(reference)
+        if value { trueReference = reference } else { falseReference = reference }
+        return reference
+    }
+
+    func integer(_ value: Int64) -> UInt32 {
+        if let known = integers[value] { return known }
+        let reference = startScalar()
+        appendInteger(value)
+        endScalar(reference)
+        integers[value] = reference
+        return reference
+    }
+
+    /// An unsigned integer; above `Int64.max`, a 16-byte integer, as CoreFoundation writes it.
+    func unsigned(_ value: UInt64) -> UInt32 {
+        if value <= UInt64(Int64.max) { return integer(Int64(value)) }
+        let reference = startScalar()
+        bytes.append(0x14)
+        bytes.append(contentsOf: repeatElement(0, count: 8))
+        appendBigEndian(value, size: 8)
+        endScalar(reference)
+        return reference
+    }
+
+    func double(_ value: Double) -> UInt32 {
+        let bits = value.bitPattern
+        if let known = reals[bits] { return known }
+        let reference = startScalar()
+        bytes.append(0x23)
+        appendBigEndian(bits, size: 8)
+        endScalar(reference)
+        reals[bits] = reference
+        return reference
+    }
+
+    /// A 4-byte real, so the value (sign of zero and NaN payload included) reads back exactly.
+    func float(_ value: Float) -> UInt32 {
+        let reference = startScalar()
+        bytes.append(0x22)
+        appendBigEndian(UInt64(value.bitPattern), size: 4)
+        endScalar(reference)
+        return reference
+    }
+
+    func date(_ value: Date) -> UInt32 {
+        let reference = startScalar()
+        bytes.append(0x33)
+        appendBigEndian(value.timeIntervalSinceReferenceDate.bitPattern, size: 8)
+        endScalar(reference)
+        return reference
+    }
+
+    func data(_ value: Data) -> UInt32 {
+        let reference = startScalar()
+        appendHeader(0x40, count: value.count)
+        bytes.append(contentsOf: value)
+        endScalar(reference)
+        return reference
+    }
+
+    /// A string: ASCII as one byte a character, anything else (and the text `$null`) as
+    /// UTF-16, big-endian. Strings with the same UTF-8 bytes are one object.
+    func string(_ value: String) -> UInt32 {
+        let key = ExactString(value)
+        if let known = strings[key] { return known }
+        let reference = startScalar()
+        var text = value
+        let isASCII = text.withUTF8 { utf8 in utf8.allSatisfy { $0 < 0x80 } }
+        if isASCII && text != "$null" {
+            appendHeader(0x50, count: text.utf8.count)
+            text.withUTF8 { bytes.append(contentsOf: $0) }
+        } else {
+            appendHeader(0x60, count: text.utf16.count)
+            for unit in text.utf16 {
+                bytes.append(UInt8(truncatingIfNeeded: unit >> 8))
+                bytes.append(UInt8(truncatingIfNeeded: unit))
+            }
+        }
+        endScalar(reference)
+        strings[key] = reference
+        return reference
+    }
+
+    // MARK: - Containers
+
+    func array(_ elements: some Collection<UInt32>) -> UInt32 {
+        let reference = UInt32(entries.count)
+        entries.append(Entry(marker: 0xA0, start: references.count, count: elements.count))
+        references.append(contentsOf: elements)
+        return reference
+    }
+
+    /// A dictionary of `keys[i]` to `values[i]`.
+    func dictionary(keys: [UInt32], values: [UInt32]) -> UInt32 {
+        precondition(keys.count == values.count, "GraphStore: a dictionary needs a value per key")
+        let reference = UInt32(entries.count)
+        entries.append(Entry(marker: 0xD0, start: references.count, count: keys.count))
+        references.append(contentsOf: keys)
+        references.append(contentsOf: values)
+        return reference
+    }
+
+    /// Adds the objects of `other` after this table's, and returns the number `other`'s
+    /// first object has here (add it to any reference into `other`).
+    ///
+    /// - Complexity: O(size of `other`).
+    func append(_ other: BPlistObjectTable) -> UInt32 {
+        let base = UInt32(entries.count), byteBase = bytes.count, referenceBase = references.count
+        precondition(entries.count + other.entries.count < Int(UInt32.max), "GraphStore: too many property-list objects")
+        bytes.append(contentsOf: other.bytes)
+        references.append(contentsOf: other.references.lazy.map { $0 + base })
+        entries.append(contentsOf: other.entries.lazy.map { entry in
+            var entry = entry
+            entry.start += entry.marker == 0 ? byteBase : referenceBase
+            return entry
+        })
+        return base
+    }
+
+    // MARK: - Layout
+
+    /// The file: header, objects, offset table and trailer naming `top` as the root.
+    ///
+    /// - Complexity: O(objects + bytes).
+    func serialized(top: UInt32) -> Data {
+        let objectCount = entries.count
+        precondition(Int(top) < objectCount, "GraphStore: the top object is not in the table")
+        let referenceSize = Self.byteSize(for: UInt64(objectCount))
+        var offsets = [Int](repeating: 0, count: objectCount)
+        var position = 8
+        for (index, entry) in entries.enumerated() {
+            offsets[index] = position
+            if entry.marker == 0 {
+                position += entry.count
+            } else {
+                let units = entry.marker == 0xD0 ? 2 * entry.count : entry.count
+                position += Self.headerSize(count: entry.count) + units * referenceSize
+            }
+        }
+        let tableOffset = position
+        let offsetSize = Self.byteSize(for: UInt64(tableOffset))
+        let total = tableOffset + objectCount * offsetSize + 32
+        var data = Data(count: total)
+        data.withUnsafeMutableBytes { raw in
+            let out = raw.bindMemory(to: UInt8.self).baseAddress!
+            func put(_ value: UInt64, size: Int, at offset: Int) {
+                var value = value
+                for index in stride(from: size - 1, through: 0, by: -1) {
+                    out[offset + index] = UInt8(truncatingIfNeeded: value)
+                    value >>= 8
+                }
+            }
+            for (index, byte) in "bplist00".utf8.enumerated() { out[index] = byte }
+            bytes.withUnsafeBufferPointer { scalars in
+                references.withUnsafeBufferPointer { refs in
+                    for (index, entry) in entries.enumerated() {
+                        var at = offsets[index]
+                        if entry.marker == 0 {
+                            (out + at).update(from: scalars.baseAddress! + entry.start, count: entry.count)
+                            continue
+                        }
+                        if entry.count < 15 {
+                            out[at] = entry.marker | UInt8(entry.count)
+                            at += 1
+                        } else {
+                            out[at] = entry.marker | 0x0F
+                            let size = Self.byteSize(for: UInt64(entry.count))
+                            out[at + 1] = 0x10 | UInt8(size.trailingZeroBitCount)
+                            put(UInt64(entry.count), size: size, at: at + 2)
+                            at += 2 + size
+                        }
+                        let units = entry.marker == 0xD0 ? 2 * entry.count : entry.count
+                        for unit in 0..<units {
+                            put(UInt64(refs[entry.start + unit]), size: referenceSize, at: at)
+                            at += referenceSize
+                        }
+                    }
+                }
+            }
+            for index in 0..<objectCount { put(UInt64(offsets[index]), size: offsetSize, at: tableOffset + index * offsetSize) }
+            let trailer = tableOffset + objectCount * offsetSize
+            out[trailer + 6] = UInt8(offsetSize)
+            out[trailer + 7] = UInt8(referenceSize)
+            put(UInt64(objectCount), size: 8, at: trailer + 8)
+            put(UInt64(top), size: 8, at: trailer + 16)
+            put(UInt64(tableOffset), size: 8, at: trailer + 24)
+        }
+        return data
+    }
+
+    // MARK: - Private
+
+    @inline(__always) private func startScalar() -> UInt32 {
+        precondition(entries.count < Int(UInt32.max), "GraphStore: too many property-list objects")
+        let reference = UInt32(entries.count)
+        entries.append(Entry(marker: 0, start: bytes.count, count: 0))
+        return reference
+    }
+
+    @inline(__always) private func endScalar(_ reference: UInt32) {
+        entries[Int(reference)].count = bytes.count - entries[Int(reference)].start
+    }
+
+    /// 1, 2, 4 or 8: the fewest bytes (of the sizes every reader takes) that hold `value`.
+    static func byteSize(for value: UInt64) -> Int {
+        value <= 0xFF ? 1 : value <= 0xFFFF ? 2 : value <= 0xFFFF_FFFF ? 4 : 8
+    }
+
+    /// The marker byte and, from 15 on, the integer object that follow it.
+    private static func headerSize(count: Int) -> Int {
+        count < 15 ? 1 : 2 + byteSize(for: UInt64(count))
+    }
+
+    /// A marker with `count` in its low nibble, or followed by `count` as an integer object.
+    private func appendHeader(_ marker: UInt8, count: Int) {
+        if count < 15 {
+            bytes.append(marker | UInt8(count))
+        } else {
+            bytes.append(marker | 0x0F)
+            appendInteger(Int64(count))
+        }
+    }
+
+    /// An integer object: non-negative values in 1, 2, 4 or 8 bytes, negative ones in 8 (as
+    /// every writer does; readers take the smaller sizes as unsigned).
+    private func appendInteger(_ value: Int64) {
+        let size = value < 0 ? 8 : Self.byteSize(for: UInt64(value))
+        bytes.append(0x10 | UInt8(size.trailingZeroBitCount))
+        appendBigEndian(UInt64(bitPattern: value), size: size)
+    }
+
+    @inline(__always) private func appendBigEndian(_ value: UInt64, size: Int) {
+        for index in stride(from: size - 1, through: 0, by: -1) {
+            bytes.append(UInt8(truncatingIfNeeded: value >> (8 * UInt64(index))))
+        }
+    }
+}
+
+/// A string compared and hashed by its UTF-8 bytes, not by canonical equivalence as `String`
+/// is: `"é"` and `"e\u{301}"` are two.
+private struct ExactString: Hashable {
+    let text: String
+
+    init(_ text: String) { self.text = text }
+
+    static func == (lhs: ExactString, rhs: ExactString) -> Bool {
+        lhs.text.utf8.elementsEqual(rhs.text.utf8)
+    }
+
+    func hash(into hasher: inout Hasher) {
+        var text = text
+        text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+    }
+}

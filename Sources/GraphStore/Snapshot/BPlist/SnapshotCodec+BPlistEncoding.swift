@@ -1,0 +1,82 @@
+import Foundation
+import HashTreeCollections
+
+/// The binary-plist snapshot document written with ``BPlistEncoder``: the document
+/// `PropertyListEncoder` writes for it (header dictionary, then one array per entity), without
+/// its losses, and large tables encoded in parts on several threads.
+extension SnapshotCodec {
+    /// The uncompressed binary property list: `{header: …, entities: {Post: […], …}}`.
+    ///
+    /// - Throws: `EncodingError` (or what an entity's `encode(to:)` throws) for the first
+    ///   object, in document order, that cannot be encoded, with its coding path from the
+    ///   document's root (`entities`, the entity name, the object's index, then inside it).
+    /// - Complexity: O(objects), on up to `activeProcessorCount` threads for large tables.
+    static func encodeBinaryPropertyListDocument(header: SnapshotHeaderV1, version: GraphVersion, schema: Schema) throws -> Data {
+        let table = BPlistObjectTable(expectedObjects: 64)
+        let headerReference = try BPlistEncoder.encode(header, into: table, path: FastJSONPath.root.appending(.key(DocumentKey.header)))
+        var names: [UInt32] = [], arrays: [UInt32] = []
+        for entity in schema.entities {
+            let objects = version.tables[entity.index]
+            let parts = objects.count >= parallelEncodingThreshold ? min(ProcessInfo.processInfo.activeProcessorCount, 8) : 1
+            var elements: [UInt32] = []
+            elements.reserveCapacity(objects.count)
+            for part in try encodePlistParts(objects, parts: parts, entity: entity.name) {
+                let base = table.append(part.table)
+                elements.append(contentsOf: part.elements.lazy.map { $0 + base })
+            }
+            names.append(table.string(entity.name))
+            arrays.append(table.array(elements))
+        }
+        let entities = table.dictionary(keys: names, values: arrays)
+        let root = table.dictionary(
+            keys: [table.string(DocumentKey.header.stringValue), table.string(DocumentKey.entities.stringValue)],
+            values: [headerReference, entities])
+        return table.serialized(top: root)
+    }
+
+    /// The table's objects in `parts` consecutive runs, each encoded into its own object table
+    /// (on its own thread when there are several).
+    ///
+    /// - Throws: The error of the first run that failed, so the first object in document order
+    ///   that cannot be encoded.
+    private static func encodePlistParts(
+        _ objects: TreeDictionary<ObjectKey, StoredObject>, parts: Int, entity: String
+    ) throws -> [(table: BPlistObjectTable, elements: [UInt32])] {
+        let count = objects.count
+        if parts <= 1 { return [try encodePlistRun(objects[...], startIndex: 0, entity: entity)] }
+        let bounds = (0...parts).map { part in objects.index(objects.startIndex, offsetBy: count * part / parts) }
+        // Each run's table is made, filled and handed back by one thread; the lock orders the
+        // hand-over.
+        let results = Guarded<[UncheckedPart?]>(Array(repeating: nil, count: parts))
+        DispatchQueue.concurrentPerform(iterations: parts) { part in
+            let result = Result { try encodePlistRun(objects[bounds[part]..<bounds[part + 1]], startIndex: count * part / parts, entity: entity) }
+            results.withLock { $0[part] = UncheckedPart(result: result) }
+        }
+        return try results.withLock { $0 }.map { try $0!.result.get() }
+    }
+
+    /// `run`, elements `startIndex…` of the array of `entity`, in a table of its own.
+    private static func encodePlistRun(
+        _ run: Slice<TreeDictionary<ObjectKey, StoredObject>>, startIndex: Int, entity: String
+    ) throws -> (table: BPlistObjectTable, elements: [UInt32]) {
+        // `entities.<name>`, as one shared node, so that paths inside objects rarely allocate.
+        let path = FastJSONPath(node: FastJSONPath.root.appending(.key(DocumentKey.entities)).appending(.key(EntityNameKey(entity))).materialized)
+        let table = BPlistObjectTable(expectedObjects: run.count * 16)
+        let encoder = BPlistEncoderImpl(table: table, userInfo: [:], path: path)
+        var elements: [UInt32] = []
+        elements.reserveCapacity(run.count)
+        var index = startIndex
+        for (_, stored) in run {
+            elements.append(try encoder.encode(stored.value, path: path.appending(.index(index))))
+            index += 1
+        }
+        return (table, elements)
+    }
+}
+
+/// One run's encoding, handed from the thread that made it to the one that joins the runs.
+/// `@unchecked`: the table is written only by the thread that made it, before the hand-over
+/// under `Guarded`'s lock, and only read after it.
+private struct UncheckedPart: @unchecked Sendable {
+    let result: Result<(table: BPlistObjectTable, elements: [UInt32]), any Error>
+}
