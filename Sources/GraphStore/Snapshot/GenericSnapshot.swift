@@ -63,15 +63,14 @@ public struct GenericSnapshot: Sendable {
         }
         let root: SnapshotValue
         do {
+            // The parsers that open a store, so that `verify` refuses what an app refuses.
             switch format {
-            case .json: root = try SnapshotCodec.makeJSONDecoder().decode(SnapshotValue.self, from: document)
-            case .binaryPropertyList:
-                let decoder = PropertyListDecoder()
-                decoder.userInfo[SnapshotValue.propertyListKey] = true
-                root = try decoder.decode(SnapshotValue.self, from: document)
+            case .json: root = try SnapshotValue.readJSON(document)
+            case .binaryPropertyList: root = try SnapshotValue.readPropertyList(document)
             }
-        } catch {
-            throw GraphStoreError.damagedFile(path: path, offset: nil, reason: "not readable as \(format == .json ? "JSON" : "a property list"): \(error)")
+        } catch let failure as SnapshotValue.ReadingFailure {
+            throw GraphStoreError.damagedFile(
+                path: path, offset: failure.offset, reason: "not readable as \(format == .json ? "JSON" : "a property list"): \(failure)")
         }
         guard case .object(let fields) = root, let headerValue = fields["header"] else {
             throw GraphStoreError.damagedFile(path: path, offset: nil, reason: "the document has no header")

@@ -1,0 +1,182 @@
+import Foundation
+
+/// Snapshot documents read straight into ``SnapshotValue``s with the parsers that open a store
+/// (``FastJSONParser``'s tape, ``BPlistDocument``), so that what the tools read is what an app
+/// reads, at the same speed.
+///
+/// The values are those `SnapshotValue`'s `init(from:)` gives through `JSONDecoder` (with the
+/// snapshot's strategies) or `PropertyListDecoder`, with the differences of the fast decoders:
+/// a JSON number is an integer only when it denotes one exactly, invalid UTF-8 or unpaired
+/// surrogates are refused, and in a property list only the ASCII string `"$null"` is `nil`
+/// (our writer keeps the text `"$null"` as UTF-16).
+extension SnapshotValue {
+    /// Why a document does not read as generic values, and where (a byte offset in the
+    /// uncompressed binary property list; JSON offsets, which count the UTF-8 text, stay in
+    /// the reason).
+    struct ReadingFailure: Error, CustomStringConvertible {
+        let offset: Int?
+        let description: String
+    }
+
+    /// The root of a JSON snapshot document.
+    ///
+    /// - Throws: ``ReadingFailure``.
+    /// - Complexity: O(size of the document).
+    static func readJSON(_ data: Data) throws -> SnapshotValue {
+        do {
+            return try FastJSONDecoder.withUTF8Representation(of: data) { bytes in
+                let document: FastJSONDocument
+                do {
+                    document = try FastJSONParser.parse(bytes)
+                } catch {
+                    throw ReadingFailure(offset: nil, description: "\(error)")
+                }
+                let reader = JSONReader(document: document)
+                return try reader.value(at: 0)
+            }
+        } catch let failure as ReadingFailure {
+            throw failure
+        } catch {
+            // The document is not UTF-8, UTF-16 or UTF-32.
+            throw ReadingFailure(offset: nil, description: "\(error)")
+        }
+    }
+
+    /// The root of a binary-plist snapshot document.
+    ///
+    /// - Throws: ``ReadingFailure``.
+    /// - Complexity: O(size of the document).
+    static func readPropertyList(_ data: Data) throws -> SnapshotValue {
+        do {
+            let document = try BPlistDocument(data)
+            return try PropertyListReader(document: document).value(document.topObject, depth: 0)
+        } catch let error as BPlistSyntaxError {
+            throw ReadingFailure(offset: error.offset, description: error.description)
+        }
+    }
+}
+
+// MARK: - JSON
+
+private struct JSONReader {
+    let document: FastJSONDocument
+    let tokens: UnsafeMutablePointer<FastJSONToken>
+
+    init(document: FastJSONDocument) {
+        self.document = document
+        tokens = document.tokens
+    }
+
+    /// The value whose token is at `index`; the parser has checked the syntax and depth.
+    func value(at index: Int) throws -> SnapshotValue {
+        let token = tokens[index]
+        switch token.kind {
+        case .null: return .null
+        case .false: return .bool(false)
+        case .true: return .bool(true)
+        case .number: return try number(at: index)
+        case .string:
+            let text = string(at: index)
+            switch text {
+            // The snapshot's non-finite doubles, as `JSONDecoder` reads them into a `Double`.
+            case "NaN": return .double(.nan)
+            case "Infinity": return .double(.infinity)
+            case "-Infinity": return .double(-.infinity)
+            default: return .string(text)
+            }
+        case .array:
+            var values: [SnapshotValue] = []
+            values.reserveCapacity(token.count)
+            var element = index + 1
+            for _ in 0..<token.count {
+                values.append(try value(at: element))
+                element = document.skip(element)
+            }
+            return .array(values)
+        case .object:
+            var fields: [String: SnapshotValue] = [:]
+            fields.reserveCapacity(token.count)
+            var member = index + 1
+            for _ in 0..<token.count {
+                // A repeated key: the last one counts, as in `JSONDecoder`.
+                fields[string(at: member)] = try value(at: member + 1)
+                member = document.skip(member + 1)
+            }
+            return .object(fields)
+        }
+    }
+
+    private func number(at index: Int) throws -> SnapshotValue {
+        let tag = tokens[index].tag, text = document.span(index)
+        if let value = FastJSONNumbers.integer(text, tag: tag, as: Int64.self) {
+            // `-0` (or `-0.0`) is the double -0.0, its sign kept.
+            if value == 0, tag & FastJSONFlag.negative != 0 { return .double(-0.0) }
+            return .integer(value)
+        }
+        if let value = FastJSONNumbers.integer(text, tag: tag, as: UInt64.self) { return .unsigned(value) }
+        if let value = FastJSONNumbers.double(text, tag: tag) { return .double(value) }
+        throw SnapshotValue.ReadingFailure(
+            offset: nil, description: "the number \(String(decoding: text, as: UTF8.self)) at byte \(tokens[index].offset) does not fit in a Double")
+    }
+
+    private func string(at index: Int) -> String {
+        let span = document.span(index)
+        if tokens[index].tag & FastJSONFlag.escaped == 0 { return String(decoding: span, as: UTF8.self) }
+        return FastJSONDecoderImpl.unescape(span)
+    }
+}
+
+// MARK: - Property list
+
+private struct PropertyListReader {
+    let document: BPlistDocument
+
+    func value(_ reference: Int, depth: Int) throws -> SnapshotValue {
+        let object = try document.object(reference)
+        switch object.kind {
+        case .null: return .null
+        case .false: return .bool(false)
+        case .true: return .bool(true)
+        case .integer:
+            let value = try document.integer(object)
+            if let signed = value.signed { return .integer(signed) }
+            return .unsigned(value.unsigned!)
+        case .real: return .double(document.real(object))
+        case .date: return .date(Date(timeIntervalSinceReferenceDate: document.real(object)))
+        case .data: return .data(Data(document.span(object, byteCount: object.count)))
+        case .asciiString, .utf16String:
+            if BPlistDecoderImpl.isNull(object, in: document) { return .null }
+            return .string(try document.string(object))
+        case .uid:
+            throw BPlistSyntaxError(offset: object.payload - 1, reason: "a UID, which a snapshot does not hold")
+        case .array, .set:
+            try checkDepth(depth, at: object)
+            var values: [SnapshotValue] = []
+            values.reserveCapacity(object.count)
+            for index in 0..<object.count {
+                values.append(try value(document.reference(at: object.payload, index: index), depth: depth + 1))
+            }
+            return .array(values)
+        case .dictionary:
+            try checkDepth(depth, at: object)
+            var fields: [String: SnapshotValue] = [:]
+            fields.reserveCapacity(object.count)
+            for index in 0..<object.count {
+                let key = try document.object(document.reference(at: object.payload, index: index))
+                guard key.kind == .asciiString || key.kind == .utf16String else {
+                    throw BPlistSyntaxError(offset: key.payload - 1, reason: "a dictionary key is \(key.kind.debugDescription), not a string")
+                }
+                let valueReference = document.reference(at: object.payload, index: object.count + index)
+                fields[try document.string(key)] = try value(valueReference, depth: depth + 1)
+            }
+            return .object(fields)
+        }
+    }
+
+    /// A property list can hold cycles: deeper nesting than the decoder takes is refused.
+    private func checkDepth(_ depth: Int, at object: BPlistObject) throws {
+        guard depth < BPlistDecoder.maximumDepth else {
+            throw BPlistSyntaxError(offset: object.payload - 1, reason: "the property list nests deeper than \(BPlistDecoder.maximumDepth) levels (a cycle?)")
+        }
+    }
+}
