@@ -8,7 +8,8 @@ import Foundation
 /// snapshot's strategies) or `PropertyListDecoder`, with the differences of the fast decoders:
 /// a JSON number is an integer only when it denotes one exactly, invalid UTF-8 or unpaired
 /// surrogates are refused, and in a property list only the ASCII string `"$null"` is `nil`
-/// (our writer keeps the text `"$null"` as UTF-16).
+/// (our writer keeps the text `"$null"` as UTF-16). As there, a property-list real that holds
+/// an integer exactly reads as ``integer(_:)``.
 extension SnapshotValue {
     /// Why a document does not read as generic values, and where (a byte offset in the
     /// uncompressed binary property list; JSON offsets, which count the UTF-8 text, stay in
@@ -141,7 +142,13 @@ private struct PropertyListReader {
             let value = try document.integer(object)
             if let signed = value.signed { return .integer(signed) }
             return .unsigned(value.unsigned!)
-        case .real: return .double(document.real(object))
+        case .real:
+            // `PropertyListDecoder` reads a real that holds an integer exactly as one (the
+            // sign of -0.0 kept), and `init(from:)` tries integers first.
+            let value = document.real(object)
+            if let integer = Int64(exactly: value) { return integer == 0 && value.sign == .minus ? .double(value) : .integer(integer) }
+            if let unsigned = UInt64(exactly: value) { return .unsigned(unsigned) }
+            return .double(value)
         case .date: return .date(Date(timeIntervalSinceReferenceDate: document.real(object)))
         case .data: return .data(Data(document.span(object, byteCount: object.count)))
         case .asciiString, .utf16String:
