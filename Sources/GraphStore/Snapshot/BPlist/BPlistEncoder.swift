@@ -44,9 +44,26 @@ enum BPlistSlot {
 final class BPlistContainerBox {
     let isDictionary: Bool
     var keys: [UInt32] = []
-    var values: [BPlistSlot] = []
+    /// The elements' references; a placeholder where ``deferred`` has the element.
+    var values: [UInt32] = []
+    /// Nested containers and encoders, still being filled: their objects are added when this
+    /// container is.
+    var deferred: [(index: Int, slot: BPlistSlot)] = []
 
-    init(isDictionary: Bool) { self.isDictionary = isDictionary }
+    init(isDictionary: Bool) {
+        self.isDictionary = isDictionary
+        if isDictionary { keys.reserveCapacity(12) }
+        values.reserveCapacity(12)
+    }
+
+    var count: Int { values.count }
+
+    func append(_ reference: UInt32) { values.append(reference) }
+
+    func append(deferred slot: BPlistSlot) {
+        deferred.append((values.count, slot))
+        values.append(0)
+    }
 }
 
 /// The encoder and its single-value container. One instance serves a whole value: encoding a
@@ -107,10 +124,8 @@ final class BPlistEncoderImpl: Encoder, SingleValueEncodingContainer {
         case .reference(let reference): return reference
         case .encoder(let encoder): return finish(encoder.result)
         case .container(let box):
-            var values: [UInt32] = []
-            values.reserveCapacity(box.values.count)
-            for value in box.values { values.append(finish(value)) }
-            return box.isDictionary ? table.dictionary(keys: box.keys, values: values) : table.array(values)
+            for (index, slot) in box.deferred { box.values[index] = finish(slot) }
+            return box.isDictionary ? table.dictionary(keys: box.keys, values: box.values) : table.array(box.values)
         }
     }
 
@@ -184,7 +199,7 @@ struct BPlistKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
 
     private func add(_ reference: UInt32, forKey key: Key) {
         box.keys.append(encoder.table.string(key.stringValue))
-        box.values.append(.reference(reference))
+        box.append(reference)
     }
 
     mutating func encodeNil(forKey key: Key) throws { add(encoder.table.null, forKey: key) }
@@ -211,14 +226,14 @@ struct BPlistKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
         let nested = BPlistContainerBox(isDictionary: true)
         box.keys.append(encoder.table.string(key.stringValue))
-        box.values.append(.container(nested))
+        box.append(deferred: .container(nested))
         return KeyedEncodingContainer(BPlistKeyedEncodingContainer<NestedKey>(encoder: encoder, box: nested, path: path.appending(codingKey: key)))
     }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
         let nested = BPlistContainerBox(isDictionary: false)
         box.keys.append(encoder.table.string(key.stringValue))
-        box.values.append(.container(nested))
+        box.append(deferred: .container(nested))
         return BPlistUnkeyedEncodingContainer(encoder: encoder, box: nested, path: path.appending(codingKey: key))
     }
 
@@ -229,7 +244,7 @@ struct BPlistKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
     private func superEncoder<K: CodingKey>(named key: K) -> any Encoder {
         let nested = BPlistEncoderImpl(table: encoder.table, userInfo: encoder.userInfo, path: path.appending(codingKey: key))
         box.keys.append(encoder.table.string(key.stringValue))
-        box.values.append(.encoder(nested))
+        box.append(deferred: .encoder(nested))
         return nested
     }
 }
@@ -240,9 +255,9 @@ struct BPlistUnkeyedEncodingContainer: UnkeyedEncodingContainer {
     let path: FastJSONPath
 
     var codingPath: [any CodingKey] { path.codingPath }
-    var count: Int { box.values.count }
+    var count: Int { box.count }
 
-    private func add(_ reference: UInt32) { box.values.append(.reference(reference)) }
+    private func add(_ reference: UInt32) { box.append(reference) }
 
     mutating func encodeNil() throws { add(encoder.table.null) }
     mutating func encode(_ value: Bool) throws { add(encoder.table.bool(value)) }
@@ -261,27 +276,27 @@ struct BPlistUnkeyedEncodingContainer: UnkeyedEncodingContainer {
     mutating func encode(_ value: UInt64) throws { add(encoder.table.unsigned(value)) }
 
     mutating func encode<T: Encodable>(_ value: T) throws {
-        let path = self.path, index = box.values.count
+        let path = self.path, index = box.count
         add(try encoder.encode(value, path: path.appending(.index(index))))
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
         let nested = BPlistContainerBox(isDictionary: true)
-        let nestedPath = path.appending(.index(box.values.count))
-        box.values.append(.container(nested))
+        let nestedPath = path.appending(.index(box.count))
+        box.append(deferred: .container(nested))
         return KeyedEncodingContainer(BPlistKeyedEncodingContainer<NestedKey>(encoder: encoder, box: nested, path: nestedPath))
     }
 
     mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
         let nested = BPlistContainerBox(isDictionary: false)
-        let nestedPath = path.appending(.index(box.values.count))
-        box.values.append(.container(nested))
+        let nestedPath = path.appending(.index(box.count))
+        box.append(deferred: .container(nested))
         return BPlistUnkeyedEncodingContainer(encoder: encoder, box: nested, path: nestedPath)
     }
 
     mutating func superEncoder() -> any Encoder {
-        let nested = BPlistEncoderImpl(table: encoder.table, userInfo: encoder.userInfo, path: path.appending(.index(box.values.count)))
-        box.values.append(.encoder(nested))
+        let nested = BPlistEncoderImpl(table: encoder.table, userInfo: encoder.userInfo, path: path.appending(.index(box.count)))
+        box.append(deferred: .encoder(nested))
         return nested
     }
 }

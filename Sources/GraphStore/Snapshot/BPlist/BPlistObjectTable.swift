@@ -40,6 +40,10 @@ final class BPlistObjectTable {
         bytes.reserveCapacity(expectedObjects * 12)
     }
 
+    /// Strings up to this many UTF-8 bytes are shared (keys, names, tags); longer ones are
+    /// written each time they occur.
+    static let longestSharedString = 64
+
     /// The number of objects added.
     var count: Int { entries.count }
 
@@ -124,8 +128,10 @@ final class BPlistObjectTable {
     /// A string: ASCII as one byte a character, anything else (and the text `$null`) as
     /// UTF-16, big-endian. Strings with the same UTF-8 bytes are one object.
     func string(_ value: String) -> UInt32 {
+        // Long texts rarely repeat: sharing them costs a hash of every byte for little.
+        let isShared = value.utf8.count <= Self.longestSharedString
         let key = ExactString(value)
-        if let known = strings[key] { return known }
+        if isShared, let known = strings[key] { return known }
         let reference = startScalar()
         var text = value
         let isASCII = text.withUTF8 { utf8 in utf8.allSatisfy { $0 < 0x80 } }
@@ -140,7 +146,7 @@ final class BPlistObjectTable {
             }
         }
         endScalar(reference)
-        strings[key] = reference
+        if isShared { strings[key] = reference }
         return reference
     }
 
@@ -307,7 +313,10 @@ private struct ExactString: Hashable {
     init(_ text: String) { self.text = text }
 
     static func == (lhs: ExactString, rhs: ExactString) -> Bool {
-        lhs.text.utf8.elementsEqual(rhs.text.utf8)
+        var left = lhs.text, right = rhs.text
+        return left.withUTF8 { a in
+            right.withUTF8 { b in a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0) }
+        }
     }
 
     func hash(into hasher: inout Hasher) {
