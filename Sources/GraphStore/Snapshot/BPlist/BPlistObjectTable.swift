@@ -35,6 +35,7 @@ final class BPlistObjectTable {
     private var falseReference: UInt32?
 
     init(expectedObjects: Int = 0) {
+        strings.reserveCapacity(min(expectedObjects, 4_096))
         entries.reserveCapacity(expectedObjects)
         references.reserveCapacity(expectedObjects)
         bytes.reserveCapacity(expectedObjects * 12)
@@ -134,7 +135,7 @@ final class BPlistObjectTable {
         if isShared, let known = strings[key] { return known }
         let reference = startScalar()
         var text = value
-        let isASCII = text.withUTF8 { utf8 in utf8.allSatisfy { $0 < 0x80 } }
+        let isASCII = text.withUTF8(Self.isASCII)
         if isASCII && text != "$null" {
             appendHeader(0x50, count: text.utf8.count)
             text.withUTF8 { bytes.append(contentsOf: $0) }
@@ -268,6 +269,22 @@ final class BPlistObjectTable {
 
     @inline(__always) private func endScalar(_ reference: UInt32) {
         entries[Int(reference)].count = bytes.count - entries[Int(reference)].start
+    }
+
+    /// Whether every byte is below 0x80, checked eight bytes at a time.
+    private static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        let count = bytes.count
+        var index = 0, high: UInt64 = 0
+        while index + 8 <= count {
+            high |= UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+            index += 8
+        }
+        while index < count {
+            high |= UInt64(base[index])
+            index += 1
+        }
+        return high & 0x8080_8080_8080_8080 == 0
     }
 
     /// 1, 2, 4 or 8: the fewest bytes (of the sizes every reader takes) that hold `value`.
