@@ -156,12 +156,11 @@ public struct GenericSnapshot: Sendable {
         if format == .binaryPropertyList { headerFields["savedAt"] = .date(header.savedAt) }
         let root = SnapshotValue.object(["header": .object(headerFields), "entities": .object(entityFields)])
         do {
+            // The writers a store uses: the same text as `JSONEncoder` writes, and a lossless
+            // binary property list.
             switch format {
-            case .json: return try SnapshotCodec.makeJSONEncoder().encode(root)
-            case .binaryPropertyList:
-                let encoder = PropertyListEncoder()
-                encoder.outputFormat = .binary
-                return try encoder.encode(root)
+            case .json: return try FastJSONEncoder.encode(root)
+            case .binaryPropertyList: return try BPlistEncoder.encode(root)
             }
         } catch {
             throw GraphStoreError.codingFailed(path: nil, entity: "document", id: nil, reason: "\(error)")
