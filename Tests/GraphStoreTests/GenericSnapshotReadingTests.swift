@@ -57,6 +57,20 @@ import Testing
         #expect(throws: (any Error).self) { try FastJSONDecoder.decode([Double].self, from: Data("[1e-400]".utf8)) }
     }
 
+    /// `GenericSnapshot` writes property lists straight from its values: the same document
+    /// as encoding them through `BPlistEncoder`.
+    @Test func genericValuesWriteAsTheirEncoding() async {
+        await propertyCheck(count: 20, input: SnapshotGenerators.edgeValues.array(of: 1...4)) { values in
+            let plistEncoder = PropertyListEncoder()
+            plistEncoder.outputFormat = .binary
+            let root = try SnapshotValue.readPropertyList(try plistEncoder.encode(values))
+            let table = BPlistObjectTable()
+            let direct = try SnapshotValue.readPropertyList(table.serialized(top: table.add(root)))
+            Self.expectSame(direct, try SnapshotValue.readPropertyList(try BPlistEncoder.encode(root)), "direct")
+            Self.expectSame(direct, root, "read back")
+        }
+    }
+
     @Test func theTextNullMarkerIsAStringAndNilIsNull() throws {
         let plist = try BPlistEncoder.encode(["$null", nil, "x"] as [String?])
         let value = try SnapshotValue.readPropertyList(plist)

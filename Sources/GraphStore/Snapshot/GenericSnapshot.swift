@@ -160,7 +160,9 @@ public struct GenericSnapshot: Sendable {
             // binary property list.
             switch format {
             case .json: return try FastJSONEncoder.encode(root)
-            case .binaryPropertyList: return try BPlistEncoder.encode(root)
+            case .binaryPropertyList:
+                let table = BPlistObjectTable(expectedObjects: 1_024)
+                return table.serialized(top: table.add(root))
             }
         } catch {
             throw GraphStoreError.codingFailed(path: nil, entity: "document", id: nil, reason: "\(error)")
