@@ -407,6 +407,7 @@ struct CommitPlan {
         }
         let change = GraphChange(
             version: next.number, contextName: contextName, inserted: inserted, updated: updated, deleted: deleted, dropped: dropped)
+        next.resortChanged(from: base, change: change, schema: schema)
         return (next, change)
     }
 }

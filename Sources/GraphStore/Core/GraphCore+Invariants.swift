@@ -39,6 +39,7 @@ extension GraphVersion {
         for relationship in schema.relationships where rebuilt.inverse[relationship.index] != inverse[relationship.index] {
             throw GraphStoreError.invariantViolation("inverse index of \(schema.entities[relationship.source].name).\(relationship.name) differs from a rebuild")
         }
+        try checkSortedIndexes(schema: schema)
     }
 }
 

@@ -25,6 +25,8 @@ package struct GraphVersion: Sendable {
     /// Per entity index: the number of the last version that changed the entity's table (0
     /// for the opened state). Equal stamps mean an unchanged table.
     var tableStamps: [UInt64]
+    /// Per entity index, per declared ``EntityIndex``: its entries, sorted.
+    var sorted: [[IndexTree]]
 
     /// An empty graph for `schema`.
     init(schema: Schema) {
@@ -33,6 +35,7 @@ package struct GraphVersion: Sendable {
         tableStamps = Array(repeating: 0, count: schema.entities.count)
         unique = schema.entities.map { Array(repeating: [:], count: $0.constraints.count) }
         inverse = Array(repeating: [:], count: schema.relationships.count)
+        sorted = schema.entities.map { Array(repeating: IndexTree(), count: $0.indexes.count) }
     }
 
     /// The number of objects of every entity.
@@ -47,6 +50,7 @@ package struct GraphVersion: Sendable {
     mutating func dropTable(_ entity: Int, schema: Schema) {
         tables[entity] = [:]
         tableStamps[entity] = number
+        sorted[entity] = sorted[entity].map { _ in IndexTree() }
         unique[entity] = unique[entity].map { _ in [:] }
         for relationshipIndex in schema.entities[entity].relationshipIndexes { inverse[relationshipIndex] = [:] }
     }
@@ -156,6 +160,7 @@ package struct GraphVersion: Sendable {
             throw (first.position <= second.position ? first : second).problem
         }
         version.number = number
+        version.sorted = buildSortedIndexes(version.tables, schema: schema)
         for relationship in schema.relationships {
             for (target, sources) in version.inverse[relationship.index] where version.tables[relationship.target][target] == nil {
                 throw LoadProblem(

@@ -80,6 +80,8 @@ package struct EntityDescription: Sendable {
     package let index: Int
     package let type: any Entity.Type
     let constraints: [UniqueKeyDescription]
+    /// The sorted indexes declared by the type (``Entity/indexes``).
+    let indexes: [IndexDescription]
     /// Global indexes (into `Schema.relationships`) of the relationships this entity holds.
     var relationshipIndexes: [Int] = []
     let key: @Sendable (any Entity) -> ObjectKey
@@ -95,7 +97,14 @@ package struct EntityDescription: Sendable {
         self.index = index
         self.type = type
         constraints = E.uniqueConstraints.map { constraint in
-            UniqueKeyDescription(name: constraint.name, key: { constraint.key($0 as! E) })
+            UniqueKeyDescription(name: constraint.name, keyPaths: constraint.keyPaths, key: { constraint.key($0 as! E) })
+        }
+        indexes = E.indexes.map { index in
+            let components = index.components
+            return IndexDescription(name: index.name, keyPaths: index.keyPaths, key: { object in
+                let object = object as! E
+                return IndexKey(components.map { $0(object) })
+            })
         }
         key = { ObjectKey(($0 as! E).id) }
         makeRelationships = {
@@ -124,7 +133,20 @@ package struct EntityDescription: Sendable {
 
 struct UniqueKeyDescription: Sendable {
     let name: String
+    /// The constrained properties, in order.
+    let keyPaths: [AnyKeyPath & Sendable]
     let key: @Sendable (any Entity) -> ObjectKey?
+}
+
+/// One sorted index of an entity: its properties and how to read their values.
+struct IndexDescription: Sendable {
+    let name: String
+    let keyPaths: [AnyKeyPath & Sendable]
+    let key: @Sendable (any Entity) -> IndexKey
+
+    func entry(_ key: ObjectKey, _ object: StoredObject) -> IndexTree.Entry {
+        IndexTree.Entry(key: self.key(object.value), id: key, object: object)
+    }
 }
 
 struct RelationshipDescription: Sendable {

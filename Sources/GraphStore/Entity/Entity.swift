@@ -26,10 +26,15 @@ public protocol Entity: Codable, Sendable, Identifiable where ID: Codable & Send
 
     /// The references this entity holds to other objects, with what happens when a target is deleted.
     static var relationships: [Relationship<Self>] { get }
+
+    /// Sorted indexes kept with every committed version, used by fetches whose predicate or
+    /// sort order they match (see ``EntityIndex``). Defaults to none.
+    static var indexes: [EntityIndex<Self>] { get }
 }
 
 extension Entity {
     public static var entityName: String { String(describing: Self.self) }
     public static var uniqueConstraints: [UniqueConstraint<Self>] { [] }
     public static var relationships: [Relationship<Self>] { [] }
+    public static var indexes: [EntityIndex<Self>] { [] }
 }

@@ -11,6 +11,8 @@
 public struct UniqueConstraint<E: Entity>: Sendable {
     /// A readable name for errors, such as `name` or `(blog, serverID)`.
     public let name: String
+    /// The constrained properties, in order.
+    let keyPaths: [AnyKeyPath & Sendable]
     let key: @Sendable (E) -> ObjectKey?
 
     /// One property whose value is unique.
@@ -18,6 +20,7 @@ public struct UniqueConstraint<E: Entity>: Sendable {
     /// - Complexity: O(1) per object at commit (a hash lookup).
     public init<V: Hashable & Sendable>(_ keyPath: KeyPath<E, V> & Sendable) {
         name = propertyName(keyPath)
+        keyPaths = [keyPath]
         key = { object in
             let value = object[keyPath: keyPath]
             if let optional = value as? any OptionalValue, optional.isNil { return nil }
@@ -30,6 +33,7 @@ public struct UniqueConstraint<E: Entity>: Sendable {
         _ first: KeyPath<E, V1> & Sendable, _ second: KeyPath<E, V2> & Sendable
     ) {
         name = "(\(propertyName(first)), \(propertyName(second)))"
+        keyPaths = [first, second]
         key = { object in
             let a = object[keyPath: first], b = object[keyPath: second]
             if let optional = a as? any OptionalValue, optional.isNil { return nil }

@@ -149,10 +149,14 @@ struct JournalRecord: Sendable {
                 guard let old = version.tables[entity][key] else { continue }
                 version.removeFromIndexes(old.value, key: key, entity: entity, schema: schema)
                 version.tables[entity][key] = nil
+                version.resort(entity: entity, key: key, old: old, new: nil, schema: schema)
             }
             for value in part.upserts {
                 let key = schema.entities[entity].key(value)
-                if let old = version.tables[entity].updateValue(StoredObject(value: value, version: self.version), forKey: key) {
+                let new = StoredObject(value: value, version: self.version)
+                let old = version.tables[entity].updateValue(new, forKey: key)
+                version.resort(entity: entity, key: key, old: old, new: new, schema: schema)
+                if let old {
                     version.replaceInIndexes(old.value, with: value, key: key, entity: entity, schema: schema)
                 } else {
                     version.addToIndexes(value, key: key, entity: entity, schema: schema)

@@ -1,0 +1,97 @@
+import Foundation
+import HashTreeCollections
+
+extension GraphVersion {
+    // MARK: - Sorted index maintenance
+
+    /// Moves the object `key` of `entity` from `old` to `new` in the entity's sorted indexes
+    /// (either may be `nil`: an insert or a delete).
+    ///
+    /// - Complexity: O(indexes × log n) expected.
+    mutating func resort(entity: Int, key: ObjectKey, old: StoredObject?, new: StoredObject?, schema: Schema) {
+        let indexes = schema.entities[entity].indexes
+        guard !indexes.isEmpty else { return }
+        for (position, index) in indexes.enumerated() {
+            if let old { sorted[entity][position].remove(index.entry(key, old)) }
+            if let new { sorted[entity][position].insert(index.entry(key, new)) }
+        }
+    }
+
+    /// Brings the sorted indexes of every entity a commit changed from `base` in step with the
+    /// tables of this version.
+    ///
+    /// An entity whose table was empty before is indexed in one sorted build; otherwise each
+    /// changed object moves on its own.
+    ///
+    /// - Complexity: O(indexes × k log n) for k changed objects.
+    mutating func resortChanged(from base: GraphVersion, change: GraphChange, schema: Schema) {
+        for entity in schema.entities where !entity.indexes.isEmpty {
+            let name = entity.name
+            let keyLists = [change.inserted[name], change.updated[name], change.deleted[name]]
+            guard change.dropped[name] != nil || keyLists.contains(where: { !($0?.isEmpty ?? true) }) else { continue }
+            let table = tables[entity.index]
+            if table.isEmpty || base.tables[entity.index].isEmpty {
+                sorted[entity.index] = Self.sortedIndexes(of: table, entity: entity)
+                continue
+            }
+            let before = base.tables[entity.index]
+            for keys in keyLists {
+                for key in keys ?? [] {
+                    resort(entity: entity.index, key: key, old: before[key], new: table[key], schema: schema)
+                }
+            }
+        }
+    }
+
+    /// The sorted indexes of every entity of `tables`, built in parallel (one task per index).
+    ///
+    /// - Complexity: O(n log n) per index, spread over the available processors.
+    static func buildSortedIndexes(_ tables: [TreeDictionary<ObjectKey, StoredObject>], schema: Schema) -> [[IndexTree]] {
+        let jobs = schema.entities.flatMap { entity in entity.indexes.indices.map { (entity.index, $0) } }
+        var result = schema.entities.map { Array(repeating: IndexTree(), count: $0.indexes.count) }
+        guard !jobs.isEmpty else { return result }
+        let built = Guarded<[Int: IndexTree]>([:])
+        DispatchQueue.concurrentPerform(iterations: jobs.count) { job in
+            let (entity, position) = jobs[job]
+            let tree = sortedIndex(of: tables[entity], index: schema.entities[entity].indexes[position])
+            built.withLock { $0[job] = tree }
+        }
+        let trees = built.withLock { $0 }
+        for (job, (entity, position)) in jobs.enumerated() { result[entity][position] = trees[job]! }
+        return result
+    }
+
+    static func sortedIndexes(of table: TreeDictionary<ObjectKey, StoredObject>, entity: EntityDescription) -> [IndexTree] {
+        entity.indexes.map { sortedIndex(of: table, index: $0) }
+    }
+
+    /// One index of `table`, built by sorting.
+    ///
+    /// - Complexity: O(n log n).
+    static func sortedIndex(of table: TreeDictionary<ObjectKey, StoredObject>, index: IndexDescription) -> IndexTree {
+        var entries = table.map { index.entry($0.key, $0.value) }
+        entries.sort { IndexTree.Entry.compare($0, $1) < 0 }
+        return IndexTree(sorted: entries)
+    }
+
+    /// Checks every sorted index's own invariants and that it holds exactly the objects of its
+    /// table under their current values.
+    ///
+    /// - Throws: ``GraphStoreError/invariantViolation(_:)`` naming the index.
+    /// - Complexity: O(n log n) per index.
+    func checkSortedIndexes(schema: Schema) throws {
+        for entity in schema.entities {
+            for (position, index) in entity.indexes.enumerated() {
+                let tree = sorted[entity.index][position]
+                tree.checkInvariants()
+                let expected = Self.sortedIndex(of: tables[entity.index], index: index).entries
+                let actual = tree.entries
+                guard expected.count == actual.count,
+                      zip(expected, actual).allSatisfy({ IndexTree.Entry.compare($0, $1) == 0 && $0.object.version == $1.object.version })
+                else {
+                    throw GraphStoreError.invariantViolation("sorted index \(entity.name).\(index.name) differs from a rebuild (\(actual.count) entries, rebuilt \(expected.count))")
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,167 @@
+import Foundation
+
+/// One property value as an index holds it: the common types unboxed, any other `Comparable`
+/// boxed. Values of one index column all have one Swift type, so only `null` ever meets
+/// another case.
+///
+/// The order is `null` first (as SQLite's `NULL`), then, for floating point, NaN, then the
+/// type's own `<`. Integers of every width compare as `Int64`, floats as `Double`.
+enum IndexValue: Sendable, CustomStringConvertible {
+    case null
+    case int(Int64)
+    case double(Double)
+    case string(String)
+    case date(Date)
+    case other(any Comparable & Sendable)
+
+    /// The value of a property, `nil` (at any depth of optionals) as `.null`.
+    init<V>(_ value: V) {
+        if V.self == Date.self {
+            self = .date(unsafeBitCast(value, to: Date.self))
+        } else if V.self == Int.self {
+            self = .int(Int64(unsafeBitCast(value, to: Int.self)))
+        } else if V.self == Int64.self {
+            self = .int(unsafeBitCast(value, to: Int64.self))
+        } else if V.self == String.self {
+            self = .string(unsafeBitCast(value, to: String.self))
+        } else if V.self == Double.self {
+            self = .double(unsafeBitCast(value, to: Double.self))
+        } else {
+            self = Self(any: value)
+        }
+    }
+
+    /// The value of a predicate constant or a property of unknown type; `nil` when it is of a
+    /// type an index cannot hold.
+    init(any value: Any) {
+        switch value {
+        case let value as any IndexOptional: self = value.unwrapped.map { IndexValue(any: $0) } ?? .null
+        case let value as Date: self = .date(value)
+        case let value as Int: self = .int(Int64(value))
+        case let value as Int64: self = .int(value)
+        case let value as Int32: self = .int(Int64(value))
+        case let value as Int16: self = .int(Int64(value))
+        case let value as Int8: self = .int(Int64(value))
+        case let value as UInt32: self = .int(Int64(value))
+        case let value as UInt16: self = .int(Int64(value))
+        case let value as UInt8: self = .int(Int64(value))
+        case let value as Double: self = .double(value)
+        case let value as Float: self = .double(Double(value))
+        case let value as String: self = .string(value)
+        case let value as any Comparable & Sendable: self = .other(value)
+        default: preconditionFailure("GraphStore: an index value of type \(type(of: value)) is not Comparable & Sendable.")
+        }
+    }
+
+    var isNaN: Bool {
+        if case .double(let value) = self { return value.isNaN }
+        return false
+    }
+
+    var description: String {
+        switch self {
+        case .null: "nil"
+        case .int(let value): "\(value)"
+        case .double(let value): "\(value)"
+        case .string(let value): value.debugDescription
+        case .date(let value): "\(value)"
+        case .other(let value): "\(value)"
+        }
+    }
+
+    /// Three-way comparison in index order.
+    static func compare(_ a: IndexValue, _ b: IndexValue) -> Int {
+        switch (a, b) {
+        case (.null, .null): return 0
+        case (.null, _): return -1
+        case (_, .null): return 1
+        case (.int(let x), .int(let y)): return x < y ? -1 : (x == y ? 0 : 1)
+        case (.date(let x), .date(let y)): return x < y ? -1 : (x == y ? 0 : 1)
+        case (.string(let x), .string(let y)): return x < y ? -1 : (x == y ? 0 : 1)
+        case (.double(let x), .double(let y)):
+            if x.isNaN || y.isNaN { return x.isNaN == y.isNaN ? 0 : (x.isNaN ? -1 : 1) }
+            return x < y ? -1 : (x == y ? 0 : 1)
+        case (.other(let x), .other(let y)):
+            return compareOpened(x, y)
+        default:
+            preconditionFailure("GraphStore: index values of different types: \(a), \(b)")
+        }
+    }
+
+    private static func compareOpened<T: Comparable>(_ x: T, _ y: any Comparable) -> Int {
+        guard let y = y as? T else { preconditionFailure("GraphStore: index values of different types: \(x), \(y)") }
+        return x < y ? -1 : (x == y ? 0 : 1)
+    }
+}
+
+/// Lets `IndexValue(any:)` look through optionals of any wrapped type.
+protocol IndexOptional {
+    var unwrapped: Any? { get }
+}
+
+extension Optional: IndexOptional {
+    var unwrapped: Any? { self.map { $0 as Any } }
+}
+
+/// The values of one object's indexed properties, in the index's order. The first is stored
+/// inline, so a one-property index allocates no array.
+struct IndexKey: Sendable, CustomStringConvertible {
+    let first: IndexValue
+    let rest: [IndexValue]
+
+    init(_ values: [IndexValue]) {
+        first = values[0]
+        rest = Array(values.dropFirst())
+    }
+
+    var count: Int { 1 + rest.count }
+
+    subscript(position: Int) -> IndexValue { position == 0 ? first : rest[position - 1] }
+
+    var description: String { count == 1 ? first.description : "(" + (0..<count).map { self[$0].description }.joined(separator: ", ") + ")" }
+
+    /// Compares the first `min(count, prefix.count)` values with `prefix`.
+    func compare(prefix: [IndexValue]) -> Int {
+        for position in 0..<min(count, prefix.count) {
+            let order = IndexValue.compare(self[position], prefix[position])
+            if order != 0 { return order }
+        }
+        return 0
+    }
+
+    static func compare(_ a: IndexKey, _ b: IndexKey) -> Int {
+        let order = IndexValue.compare(a.first, b.first)
+        if order != 0 || a.rest.isEmpty { return order }
+        for position in a.rest.indices {
+            let order = IndexValue.compare(a.rest[position], b.rest[position])
+            if order != 0 { return order }
+        }
+        return 0
+    }
+}
+
+extension ObjectKey {
+    /// A total order on ids, for breaking ties between equal index values: ids of one type in
+    /// their natural order (UUIDs by their bytes, strings by `<`), ids of other types by type
+    /// name, then description, then hash value (stable within a process, which is as long as
+    /// an index lives).
+    static func indexOrder(_ a: ObjectKey, _ b: ObjectKey) -> Int {
+        if a == b { return 0 }
+        let x = a.base, y = b.base
+        switch (x, y) {
+        case (let x as UUID, let y as UUID):
+            let order = withUnsafeBytes(of: x.uuid) { p in withUnsafeBytes(of: y.uuid) { q in memcmp(p.baseAddress!, q.baseAddress!, 16) } }
+            return order < 0 ? -1 : 1
+        case (let x as Int, let y as Int): return x < y ? -1 : 1
+        case (let x as Int64, let y as Int64): return x < y ? -1 : 1
+        case (let x as Int32, let y as Int32): return x < y ? -1 : 1
+        case (let x as String, let y as String): return x < y ? -1 : 1
+        default:
+            let tx = String(reflecting: type(of: x)), ty = String(reflecting: type(of: y))
+            if tx != ty { return tx < ty ? -1 : 1 }
+            let dx = String(reflecting: x), dy = String(reflecting: y)
+            if dx != dy { return dx < dy ? -1 : 1 }
+            return x.hashValue < y.hashValue ? -1 : 1
+        }
+    }
+}
