@@ -9,14 +9,22 @@ extension GraphContext {
     /// of them later is based on that version, so a save made by another context in between
     /// is a conflict (see ``MergePolicy``). Fetching again refreshes it.
     ///
+    /// When an ``EntityIndex`` of the entity matches the predicate's comparisons or the sort
+    /// order, the fetch walks that index instead of every object (see ``EntityIndex``), with
+    /// the same results. Ties in the sort order are broken by id, in the direction of the
+    /// first sort descriptor.
+    ///
     /// - Throws: ``GraphStoreError/predicateFailed(entity:id:reason:)`` when the predicate throws.
-    /// - Complexity: O(n) predicate evaluations over the entity's n objects, plus
+    /// - Complexity: with an index matching the sort and a `fetchLimit` k, O(log n + walked)
+    ///   where the walk stops after k matches; with an index matching the predicate, O(log n +
+    ///   range) evaluations. Otherwise O(n) predicate evaluations over the entity's n objects, plus
     ///   O(m log k) to sort m matches when `fetchLimit` bounds the window to k, else O(m log m).
     ///   Remembering what it read costs O(1) for a fetch of every object (no predicate, no
     ///   window), else O(r log n) for the r objects returned.
     public func fetch<E: Entity>(_ descriptor: FetchDescriptor<E>) throws -> [E] {
         var source: FetchSource?
-        let result = try window(matches(descriptor, source: &source), descriptor)
+        let matched = try indexedMatches(descriptor, source: &source) ?? matches(descriptor, source: &source)
+        let result = window(matched, descriptor)
         if let source { noteReads(of: result, descriptor, source) }
         return result
     }
@@ -24,8 +32,20 @@ extension GraphContext {
     /// The number of objects matching `descriptor`'s predicate, within its offset and limit.
     ///
     /// - Throws: ``GraphStoreError/predicateFailed(entity:id:reason:)``.
-    /// - Complexity: O(n) predicate evaluations; no sorting.
+    /// - Complexity: O(log n + p log n) (p: pending changes of the entity) without a
+    ///   predicate or when the predicate is a conjunction of comparisons an index answers
+    ///   exactly (see ``EntityIndex``); O(range) evaluations when an index narrows it; else
+    ///   O(n) predicate evaluations. No sorting.
     public func fetchCount<E: Entity>(_ descriptor: FetchDescriptor<E>) throws -> Int {
+        var count = try indexedCount(descriptor) ?? scannedCount(descriptor)
+        // The same window as `fetch`: a negative offset or limit counts as 0.
+        count = max(0, count - max(0, descriptor.fetchOffset ?? 0))
+        return descriptor.fetchLimit.map { min(max(0, $0), count) } ?? count
+    }
+
+    /// The count by scanning every object, never through an index (the reference the indexed
+    /// count is tested against).
+    func scannedCount<E: Entity>(_ descriptor: FetchDescriptor<E>) throws -> Int {
         var count = 0
         try forEachObject(E.self) { object in
             guard let predicate = descriptor.predicate else {
@@ -38,9 +58,7 @@ extension GraphContext {
                 throw GraphStoreError.predicateFailed(entity: E.entityName, id: "\(object.id)", reason: "\(error)")
             }
         }
-        // The same window as `fetch`: a negative offset or limit counts as 0.
-        count = max(0, count - max(0, descriptor.fetchOffset ?? 0))
-        return descriptor.fetchLimit.map { min(max(0, $0), count) } ?? count
+        return count
     }
 
     /// The ids of the objects `fetch(descriptor)` would return, in the same order.
@@ -111,6 +129,13 @@ extension GraphContext {
     }
 
     // MARK: - Internal
+
+    /// The fetch by scanning every object, never through an index (the reference the indexed
+    /// fetch is tested against). Remembers nothing.
+    func scannedFetch<E: Entity>(_ descriptor: FetchDescriptor<E>) throws -> [E] {
+        var source: FetchSource?
+        return try window(matches(descriptor, source: &source), descriptor)
+    }
 
     /// Records a clear marker for `entity` (see ``ClearMarker``) in place of this context's
     /// pending changes of it; returns how many objects that deletes as the
@@ -184,11 +209,14 @@ extension GraphContext {
             if topK != nil { topK!.offer(object) } else { result.append(object) }
         }
         if let topK { return topK.elements }
-        if !descriptor.sortBy.isEmpty { result.sort(using: descriptor.sortBy) }
+        if !descriptor.sortBy.isEmpty {
+            let order = FetchOrder(descriptor.sortBy)
+            result.sort(by: order.precedes)
+        }
         return result
     }
 
-    private func window<E: Entity>(_ sorted: [E], _ descriptor: FetchDescriptor<E>) -> [E] {
+    func window<E: Entity>(_ sorted: [E], _ descriptor: FetchDescriptor<E>) -> [E] {
         let start = min(max(0, descriptor.fetchOffset ?? 0), sorted.count)
         let end = descriptor.fetchLimit.map { min(sorted.count, start + max(0, $0)) } ?? sorted.count
         return Array(sorted[start..<end])
@@ -197,31 +225,43 @@ extension GraphContext {
 
 /// The first k elements of a stream under a sort order, in O(log k) comparisons per element
 /// that makes the cut.
-struct TopK<E> {
+struct TopK<E: Entity> {
     let capacity: Int
-    let sortBy: [SortDescriptor<E>]
+    let order: FetchOrder<E>
     private(set) var elements: [E] = []
 
     init(capacity: Int, sortBy: [SortDescriptor<E>]) {
         self.capacity = max(0, capacity)
-        self.sortBy = sortBy
+        order = FetchOrder(sortBy)
         elements.reserveCapacity(self.capacity)
     }
 
     mutating func offer(_ element: E) {
         guard capacity > 0 else { return }
-        if elements.count == capacity, !precedes(element, elements[capacity - 1]) { return }
-        // Insert after equal elements, so earlier arrivals stay first among ties.
+        if elements.count == capacity, !order.precedes(element, elements[capacity - 1]) { return }
         var low = 0, high = elements.count
         while low < high {
             let mid = (low + high) / 2
-            if precedes(element, elements[mid]) { high = mid } else { low = mid + 1 }
+            if order.precedes(element, elements[mid]) { high = mid } else { low = mid + 1 }
         }
         elements.insert(element, at: low)
         if elements.count > capacity { elements.removeLast() }
     }
+}
 
-    private func precedes(_ a: E, _ b: E) -> Bool {
+/// A fetch's sort order made total: the sort descriptors, then the id (``ObjectKey/indexOrder(_:_:)``)
+/// in the direction of the first descriptor, so a fetch through an index (which orders equal
+/// values by id) and a scan return ties in the same order.
+struct FetchOrder<E: Entity> {
+    let sortBy: [SortDescriptor<E>]
+    private let idsDescend: Bool
+
+    init(_ sortBy: [SortDescriptor<E>]) {
+        self.sortBy = sortBy
+        idsDescend = sortBy.first?.order == .reverse
+    }
+
+    func precedes(_ a: E, _ b: E) -> Bool {
         for descriptor in sortBy {
             switch descriptor.compare(a, b) {
             case .orderedAscending: return true
@@ -229,7 +269,8 @@ struct TopK<E> {
             case .orderedSame: continue
             }
         }
-        return false
+        let order = ObjectKey.indexOrder(ObjectKey(a.id), ObjectKey(b.id))
+        return idsDescend ? order > 0 : order < 0
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import HashTreeCollections
 import Synchronization
 
 /// The versioned in-memory graph shared by a container's contexts.
@@ -227,5 +228,12 @@ extension GraphCore {
     /// - Complexity: O(1), under the version lock.
     func latestTable(entity: Int) -> ChangeSet.LatestTable {
         latest.withLock { ($0.tables[entity], $0.tableStamps[entity], $0.number) }
+    }
+
+    /// One entity's table and one of its sorted indexes, from the same (latest) version.
+    ///
+    /// - Complexity: O(1), under the version lock.
+    func latestIndex(entity: Int, index: Int) -> (table: TreeDictionary<ObjectKey, StoredObject>, tree: IndexTree) {
+        latest.withLock { ($0.tables[entity], $0.sorted[entity][index]) }
     }
 }

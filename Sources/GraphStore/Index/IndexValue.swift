@@ -34,8 +34,22 @@ enum IndexValue: Sendable, CustomStringConvertible {
     /// The value of a predicate constant or a property of unknown type; `nil` when it is of a
     /// type an index cannot hold.
     init(any value: Any) {
+        guard let indexed = Self(constant: value) else {
+            preconditionFailure("GraphStore: an index value of type \(type(of: value)) is not Comparable & Sendable.")
+        }
+        self = indexed
+    }
+
+    /// The value of a predicate constant, or `nil` when an index cannot hold its type.
+    init?(constant value: Any) {
         switch value {
-        case let value as any IndexOptional: self = value.unwrapped.map { IndexValue(any: $0) } ?? .null
+        case let value as any IndexOptional:
+            guard let wrapped = value.unwrapped else {
+                self = .null
+                return
+            }
+            guard let indexed = IndexValue(constant: wrapped) else { return nil }
+            self = indexed
         case let value as Date: self = .date(value)
         case let value as Int: self = .int(Int64(value))
         case let value as Int64: self = .int(value)
@@ -49,7 +63,7 @@ enum IndexValue: Sendable, CustomStringConvertible {
         case let value as Float: self = .double(Double(value))
         case let value as String: self = .string(value)
         case let value as any Comparable & Sendable: self = .other(value)
-        default: preconditionFailure("GraphStore: an index value of type \(type(of: value)) is not Comparable & Sendable.")
+        default: return nil
         }
     }
 
