@@ -73,8 +73,10 @@ func makePostDatabase(_ url: URL) throws -> DatabaseQueue {
             t.column("date", .datetime).notNull().indexed()
             t.column("summary", .text).notNull()
             t.column("body", .text)
-            t.column("noteCount", .integer).notNull()
+            t.column("noteCount", .integer).notNull().indexed()
         }
+        // The same indexes as `Post.indexes` (date is indexed above).
+        try db.create(index: "post_blogName_date", on: "post", columns: ["blogName", "date"])
         try db.create(table: "postTag") { t in
             t.column("postID", .integer).notNull().references("post", onDelete: .cascade)
             t.column("tagID", .blob).notNull().references("tag", onDelete: .cascade).indexed()

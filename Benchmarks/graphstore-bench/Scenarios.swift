@@ -157,6 +157,71 @@ struct Scenarios {
                 precondition(result.count == 20)
             }
         })
+        // Queries an index answers (issue 14's targets), with the same indexes on both sides.
+        let blog = "blog3"
+        let (blogNewestGS, blogNewestSQ) = try harness.compare({
+            try time {
+                let result = try context.fetch(FetchDescriptor<Post>(
+                    predicate: #Predicate { $0.blogName == blog }, sortBy: [SortDescriptor(\.date, order: .reverse)], fetchLimit: 20))
+                precondition(result.count == 20)
+            }
+        }, {
+            try time {
+                let result = try queue.read { db in
+                    try PostRecord.fetchAll(db, sql: "SELECT * FROM post WHERE blogName = ? ORDER BY date DESC LIMIT 20", arguments: [blog])
+                }
+                precondition(result.count == 20)
+            }
+        })
+        let (plainNewestGS, plainNewestSQ) = try harness.compare({
+            try time {
+                let result = try context.fetch(FetchDescriptor<Post>(sortBy: [SortDescriptor(\.date, order: .reverse)], fetchLimit: 20))
+                precondition(result.count == 20)
+            }
+        }, {
+            try time {
+                let result = try queue.read { db in try PostRecord.fetchAll(db, sql: "SELECT * FROM post ORDER BY date DESC LIMIT 20") }
+                precondition(result.count == 20)
+            }
+        })
+        let from = benchEpoch.addingTimeInterval(3_600), until = benchEpoch.addingTimeInterval(86_400 * 30)
+        let (rangeGS, rangeSQ) = try harness.compare({
+            try time {
+                let result = try context.fetch(FetchDescriptor<Post>(
+                    predicate: #Predicate { $0.date >= from && $0.date < until }, sortBy: [SortDescriptor(\.date)], fetchLimit: 50))
+                precondition(result.count == 50)
+            }
+        }, {
+            try time {
+                let result = try queue.read { db in
+                    try PostRecord.fetchAll(db, sql: "SELECT * FROM post WHERE date >= ? AND date < ? ORDER BY date LIMIT 50", arguments: [from, until])
+                }
+                precondition(result.count == 50)
+            }
+        })
+        let (blogCountGS, blogCountSQ) = try harness.compare({
+            try time {
+                let result = try context.fetchCount(FetchDescriptor<Post>(predicate: #Predicate { $0.blogName == blog }))
+                precondition(result > 0)
+            }
+        }, {
+            try time {
+                let result = try queue.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM post WHERE blogName = ?", arguments: [blog])! }
+                precondition(result > 0)
+            }
+        })
+        let popular = posts[posts.count / 2].noteCount
+        let (lookupGS, lookupSQ) = try harness.compare({
+            try time {
+                let result = try context.fetch(FetchDescriptor<Post>(predicate: #Predicate { $0.noteCount == popular }))
+                precondition(!result.isEmpty)
+            }
+        }, {
+            try time {
+                let result = try queue.read { db in try PostRecord.fetchAll(db, sql: "SELECT * FROM post WHERE noteCount = ?", arguments: [popular]) }
+                precondition(!result.isEmpty)
+            }
+        })
         let (countGS, countSQ) = try harness.compare({
             time {
                 let result = context.fetchCount(Post.self, referencing: tagID, of: Tag.self)
@@ -223,6 +288,11 @@ struct Scenarios {
             Row(scenario: "3. fetch all 20 posts (sorted) of a 20-post store", variant: "inMemory, fetchLimit 20", graphStore: windowGS, sqlite: smallSQ, note: "mean of 1,000 fetches; remembers each id"),
             Row(scenario: "3. count posts by tag, \(count) posts", variant: "inverse index", graphStore: countGS, sqlite: countSQ, note: "SQLite: indexed join table"),
             Row(scenario: "3. count posts by tag, \(count) posts", variant: "#Predicate scan", graphStore: scanGS, sqlite: countSQ, note: "full scan with a predicate"),
+            Row(scenario: "3. newest 20 of one blog, \(count) posts", variant: "index (blogName, date)", graphStore: blogNewestGS, sqlite: blogNewestSQ, note: "blogName == X, date desc"),
+            Row(scenario: "3. newest 20, no predicate, \(count) posts", variant: "index date", graphStore: plainNewestGS, sqlite: plainNewestSQ),
+            Row(scenario: "3. date range, oldest first, limit 50", variant: "index date", graphStore: rangeGS, sqlite: rangeSQ),
+            Row(scenario: "3. count posts of one blog, \(count) posts", variant: "index (blogName, date)", graphStore: blogCountGS, sqlite: blogCountSQ, note: "O(log n) rank difference"),
+            Row(scenario: "3. posts with one noteCount (non-unique key)", variant: "index noteCount", graphStore: lookupGS, sqlite: lookupSQ),
         ]
     }
 

@@ -49,6 +49,11 @@ public struct Post: Entity, Hashable {
     }
 
     public static var relationships: [Relationship<Post>] { [.toMany(\.tagIDs, Tag.self, deleteRule: .nullify)] }
+
+    /// Newest first, newest of one blog first, and by popularity.
+    public static var indexes: [EntityIndex<Post>] {
+        [EntityIndex(\.date), EntityIndex(\.blogName, \.date), EntityIndex(\.noteCount)]
+    }
 }
 
 /// A Vesper-style note: text, dates, an archived flag and ordered tags.

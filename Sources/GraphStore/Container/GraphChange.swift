@@ -68,4 +68,9 @@ public struct GraphChange: Sendable, CustomStringConvertible {
     private func ids<E: Entity>(_ map: [String: [ObjectKey]], _ type: E.Type) -> [E.ID] {
         (map[E.entityName] ?? []).compactMap { $0.value(as: E.ID.self) }
     }
+
+    /// Whether the commit inserted, updated or deleted objects of the entity named `entity`.
+    func touches(entity: String) -> Bool {
+        inserted[entity] != nil || updated[entity] != nil || deleted[entity] != nil || dropped[entity] != nil
+    }
 }

@@ -57,7 +57,8 @@ public final class GraphContainer: Sendable {
         var schema = Schema(types)
         schema.model = ModelHistory(version: version, migrations: migrations, isDeclared: version != 1 || !migrations.isEmpty)
         let backend = try store.makeBackend(schema)
-        let initial = try backend.load(schema: schema) ?? GraphVersion(schema: schema)
+        var initial = try backend.load(schema: schema) ?? GraphVersion(schema: schema)
+        initial.ensureSortedIndexes(schema: schema)
         core = GraphCore(schema: schema, backend: backend, initial: initial)
         configuration = store
         mainContext = GraphContext(core: core, parent: nil, name: "main")

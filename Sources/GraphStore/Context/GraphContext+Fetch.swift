@@ -194,7 +194,7 @@ extension GraphContext {
         return FetchSource(entity: entity, overlay: overlay, table: table)
     }
 
-    private func matches<E: Entity>(_ descriptor: FetchDescriptor<E>, source: inout FetchSource?) throws -> [E] {
+    func matches<E: Entity>(_ descriptor: FetchDescriptor<E>, source: inout FetchSource?) throws -> [E] {
         var result: [E] = []
         let bound = descriptor.fetchLimit.map { max(0, $0) + max(0, descriptor.fetchOffset ?? 0) }
         var topK = descriptor.sortBy.isEmpty ? nil : bound.map { TopK<E>(capacity: $0, sortBy: descriptor.sortBy) }

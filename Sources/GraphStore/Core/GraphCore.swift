@@ -22,6 +22,9 @@ package final class GraphCore: Sendable {
         var isClosed = false
         var nextSubscriber = 0
         var subscribers: [Int: AsyncStream<GraphChange>.Continuation] = [:]
+        /// Observers of one entity: told the version of each commit that changes it, keeping
+        /// only the newest (a burst coalesces; nothing buffers without bound).
+        var signals: [Int: (entity: String, continuation: AsyncStream<UInt64>.Continuation)] = [:]
     }
 
     init(schema: Schema, backend: any StoreBackend, initial: GraphVersion) {
@@ -148,6 +151,9 @@ package final class GraphCore: Sendable {
         // Under the commit lock, so that both hear of commits in commit order.
         backend.didCommit(next, change: change)
         for continuation in state.subscribers.values { continuation.yield(change) }
+        for (entity, continuation) in state.signals.values where change.touches(entity: entity) {
+            continuation.yield(next.number)
+        }
         return (change, mark)
     }
 
@@ -193,14 +199,40 @@ package final class GraphCore: Sendable {
         }
     }
 
+    /// A new stream of the versions of the commits that change `entity` from now on; when
+    /// the reader falls behind, only the newest waits (a burst coalesces). Ends when the
+    /// container closes.
+    func signals(entity: String) -> AsyncStream<UInt64> {
+        let (stream, continuation) = AsyncStream.makeStream(of: UInt64.self, bufferingPolicy: .bufferingNewest(1))
+        let id: Int? = commits.withLock { state in
+            guard !state.isClosed else { return nil }
+            let id = state.nextSubscriber
+            state.nextSubscriber += 1
+            state.signals[id] = (entity, continuation)
+            return id
+        }
+        guard let id else {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.commits.withLock { $0.signals.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
     /// Refuses further commits and ends every change stream.
     func close() {
-        let subscribers = commits.withLock { state -> [AsyncStream<GraphChange>.Continuation] in
+        let (subscribers, signals) = commits.withLock { state in
             state.isClosed = true
-            defer { state.subscribers = [:] }
-            return Array(state.subscribers.values)
+            defer {
+                state.subscribers = [:]
+                state.signals = [:]
+            }
+            return (Array(state.subscribers.values), state.signals.values.map(\.continuation))
         }
         for continuation in subscribers { continuation.finish() }
+        for continuation in signals { continuation.finish() }
     }
 
     var isClosed: Bool {

@@ -43,6 +43,16 @@ extension GraphVersion {
         }
     }
 
+    /// Builds the sorted indexes again if a store's loading path left any out of step with its
+    /// table (counts differ); every path through ``loaded(_:number:schema:)`` and journal
+    /// replay keeps them, so this is a safety net that costs O(indexes) when they are right.
+    mutating func ensureSortedIndexes(schema: Schema) {
+        let isInStep = schema.entities.allSatisfy { entity in
+            sorted[entity.index].count == entity.indexes.count && sorted[entity.index].allSatisfy { $0.count == tables[entity.index].count }
+        }
+        if !isInStep { sorted = Self.buildSortedIndexes(tables, schema: schema) }
+    }
+
     /// The sorted indexes of every entity of `tables`, built in parallel (one task per index).
     ///
     /// - Complexity: O(n log n) per index, spread over the available processors.

@@ -1,0 +1,90 @@
+import Foundation
+
+extension GraphContainer {
+    /// The results of `descriptor`, now and after every commit that changes them.
+    ///
+    /// ```swift
+    /// let newest = FetchDescriptor<Post>(sortBy: [SortDescriptor(\.date, order: .reverse)], fetchLimit: 20)
+    /// for try await posts in container.observe(newest) {
+    ///     render(posts)
+    /// }
+    /// ```
+    ///
+    /// The first element is the current committed results, at once. After that, each commit
+    /// that inserts, updates or deletes objects of `E` is fetched again, and the results are
+    /// yielded when they differ (other ids, or other versions of the same objects); a commit
+    /// that does not touch `E` costs nothing. When commits come faster than the reader, they
+    /// coalesce: the next element is the results after the latest one, and nothing buffers
+    /// without bound. Results are committed state only (no context's pending changes). The
+    /// sequence ends when the task iterating it is cancelled or the container closes.
+    ///
+    /// - Complexity: one fetch (see ``GraphContext/fetch(_:)``) per element, plus O(results ×
+    ///   log n) to compare with the previous element.
+    public func observe<E: Entity>(_ descriptor: FetchDescriptor<E>) -> FetchedResultsSequence<E> {
+        FetchedResultsSequence(core: core, descriptor: descriptor)
+    }
+}
+
+/// The results of a fetch after each commit that changes them: see
+/// ``GraphContainer/observe(_:)``.
+public struct FetchedResultsSequence<E: Entity>: AsyncSequence, Sendable {
+    public typealias Element = [E]
+    public typealias Failure = any Error
+
+    let core: GraphCore
+    let descriptor: FetchDescriptor<E>
+
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(reader: GraphContext(core: core, parent: nil, name: "observer"), descriptor: descriptor,
+                 signals: core.signals(entity: E.entityName).makeAsyncIterator())
+    }
+
+    /// Yields the first results at once, then waits for a commit that changes them.
+    public struct Iterator: AsyncIteratorProtocol {
+        let reader: GraphContext
+        let descriptor: FetchDescriptor<E>
+        var signals: AsyncStream<UInt64>.Iterator
+        /// Ids and versions of the last results yielded; `nil` before the first.
+        var last: [Signature]?
+
+        struct Signature: Equatable {
+            let key: ObjectKey
+            let version: UInt64?
+        }
+
+        /// The next results, or `nil` when the container closed or the task was cancelled.
+        ///
+        /// - Throws: ``GraphStoreError/predicateFailed(entity:id:reason:)`` when the predicate throws.
+        public mutating func next() async throws -> [E]? {
+            if last == nil {
+                guard !Task.isCancelled else { return nil }
+                return try fetchIfChanged()
+            }
+            while await signals.next() != nil {
+                guard !Task.isCancelled else { return nil }
+                if let results = try fetchIfChanged() { return results }
+            }
+            return nil
+        }
+
+        private mutating func fetchIfChanged() throws -> [E]? {
+            let (results, source) = try reader.unrecordedFetch(descriptor)
+            let signature = results.map { object -> Signature in
+                let key = ObjectKey(object.id)
+                return Signature(key: key, version: source?.table[key]?.version)
+            }
+            guard signature != last else { return nil }
+            last = signature
+            return results
+        }
+    }
+}
+
+extension GraphContext {
+    /// A fetch that remembers nothing (for observers, which never save), with what it read.
+    func unrecordedFetch<E: Entity>(_ descriptor: FetchDescriptor<E>) throws -> ([E], FetchSource?) {
+        var source: FetchSource?
+        let matched = try indexedMatches(descriptor, source: &source) ?? matches(descriptor, source: &source)
+        return (window(matched, descriptor), source)
+    }
+}
