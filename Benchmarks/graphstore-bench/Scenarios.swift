@@ -391,7 +391,25 @@ struct Scenarios {
             if try syncRead(pool, { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM post")! }) >= count { break }
         }
         try await sqliteImport.value
+        // An observer of the newest 20: from a save's return (the commit is visible) to the
+        // observer's next element, which a commit of a newer post changes every time.
+        let observed = try GraphContainer(for: benchModel, store: .inMemory)
+        try fillContainer(observed, posts: posts)
+        var observer = observed.observe(FetchDescriptor<Post>(sortBy: [SortDescriptor(\.date, order: .reverse)], fetchLimit: 20)).makeAsyncIterator()
+        _ = try await observer.next()
+        var delays: [Double] = []
+        for round in 0..<200 {
+            let id = Int64(count + 1 + round)
+            observed.mainContext.insert(Post(id: id, blogName: "blog1", date: benchEpoch.addingTimeInterval(Double(id) * 37.5), summary: "new \(round)"))
+            try observed.mainContext.save()
+            delays.append(try await timeAsync {
+                let next = try await observer.next()
+                precondition(next?.first?.id == id)
+            })
+        }
         var rows: [Row] = []
+        rows.append(Row(scenario: "5. commit → observer's next element (newest 20 of \(count))", variant: "p50", graphStore: percentile(delays, 0.5), sqlite: nil, note: "\(delays.count) commits"))
+        rows.append(Row(scenario: "5. commit → observer's next element (newest 20 of \(count))", variant: "p99", graphStore: percentile(delays, 0.99), sqlite: nil))
         for (name, gsValues, sqValues) in [("save", saves, sqliteSaves), ("fetch newest 20", fetches, sqliteFetches)] {
             rows.append(Row(scenario: "5. main-context \(name) during a \(count)-post import", variant: "p50", graphStore: percentile(gsValues, 0.5), sqlite: percentile(sqValues, 0.5), note: "\(gsValues.count) / \(sqValues.count) samples"))
             rows.append(Row(scenario: "5. main-context \(name) during a \(count)-post import", variant: "p99", graphStore: percentile(gsValues, 0.99), sqlite: percentile(sqValues, 0.99)))

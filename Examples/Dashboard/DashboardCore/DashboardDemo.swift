@@ -26,16 +26,19 @@ public struct DashboardDemo: Sendable {
             ? "The store is empty: importing the demo pages."
             : "The store already holds \(before) posts from an earlier run: importing the same pages again (an upsert: no duplicates).")
 
-        // The main context watches commits as they land, as a UI would.
-        let changes = container.changes
+        // The newest posts, observed as a UI list would: new results after each commit that
+        // changes them (through the index on date), the latest winning when commits come fast.
+        let newestPosts = container.observe(FetchDescriptor<Post>(sortBy: [SortDescriptor(\.date, order: .reverse)], fetchLimit: 20))
         let main = container.mainContext
         let output = output
+        let container = container
         let watcher = Task {
-            for await change in changes {
-                guard change.version % 5 == 0 else { continue }
-                let newest = try? main.fetch(FetchDescriptor<Post>(sortBy: [SortDescriptor(\.date, order: .reverse)], fetchLimit: 20))
+            var updates = 0
+            for try await newest in newestPosts {
+                updates += 1
+                guard updates % 5 == 0 else { continue }
                 let count = (try? main.fetchCount(FetchDescriptor<Post>())) ?? 0
-                output("  main context: \(count) posts visible, newest “\(newest?.first?.summary ?? "-")” (store version \(change.version))")
+                output("  main context: \(count) posts visible, newest “\(newest.first?.summary ?? "-")” (store version \(container.version))")
             }
         }
         let parsed = try pages.map(TumblrPage.parse)

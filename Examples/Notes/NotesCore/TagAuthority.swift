@@ -19,10 +19,12 @@ public struct TagAuthority: Sendable {
 
     /// The tag named `name`, if there is one.
     ///
-    /// - Throws: `GraphStoreError` from the fetch.
-    /// - Complexity: O(number of tags).
+    /// Found through the unique index on `name`.
+    ///
+    /// - Throws: nothing today; kept throwing so callers need not change.
+    /// - Complexity: O(log number of tags).
     public func existingTag(named name: String) throws -> Tag? {
-        try container.newBackgroundContext().fetch(FetchDescriptor<Tag>(predicate: #Predicate { $0.name == name }, fetchLimit: 1)).first
+        container.newBackgroundContext().model(Tag.self, unique: \.name, name)
     }
 
     /// The tag named `name`, created when missing.

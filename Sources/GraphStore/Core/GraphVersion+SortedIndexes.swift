@@ -35,8 +35,11 @@ extension GraphVersion {
                 continue
             }
             let before = base.tables[entity.index]
+            // An id listed twice (which a change never does today) must still move once.
+            var seen: Set<ObjectKey>? = keyLists.filter { !($0?.isEmpty ?? true) }.count > 1 ? [] : nil
             for keys in keyLists {
                 for key in keys ?? [] {
+                    if seen != nil, !seen!.insert(key).inserted { continue }
                     resort(entity: entity.index, key: key, old: before[key], new: table[key], schema: schema)
                 }
             }
