@@ -105,6 +105,20 @@ import Testing
         #expect(built.root?.entry.id == inserted.root?.entry.id)
     }
 
+    @Test func replacingKeepsThePlaceAndOldVersions() {
+        var tree = IndexTree(sorted: (0..<50).map { Self.entry($0, $0 / 5) })
+        let before = tree
+        let updated = IndexTree.Entry(key: IndexKey([.int(3)]), id: ObjectKey(17), object: StoredObject(value: Model(id: 17, value: 3), version: 2))
+        let replaced = tree.replace(updated)
+        #expect(replaced)
+        tree.checkInvariants()
+        #expect(tree.entries.map(\.id) == before.entries.map(\.id))
+        #expect(tree.entries[17].object.version == 2)
+        #expect(before.entries[17].object.version == 1)
+        let missing = tree.replace(Self.entry(99, 3))
+        #expect(!missing)
+    }
+
     @Test func walkStopsWhenAsked() {
         let tree = IndexTree(sorted: (0..<100).map { Self.entry($0, $0) })
         var seen = 0

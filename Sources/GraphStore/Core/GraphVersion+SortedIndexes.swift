@@ -12,8 +12,14 @@ extension GraphVersion {
         let indexes = schema.entities[entity].indexes
         guard !indexes.isEmpty else { return }
         for (position, index) in indexes.enumerated() {
-            if let old { sorted[entity][position].remove(index.entry(key, old)) }
-            if let new { sorted[entity][position].insert(index.entry(key, new)) }
+            let newEntry = new.map { index.entry(key, $0) }
+            if let old {
+                let oldKey = index.key(old.value)
+                // Same indexed values: the entry keeps its place, only the object changes.
+                if let newEntry, IndexKey.compare(oldKey, newEntry.key) == 0, sorted[entity][position].replace(newEntry) { continue }
+                sorted[entity][position].remove(IndexTree.Entry(key: oldKey, id: key, object: old))
+            }
+            if let newEntry { sorted[entity][position].insert(newEntry) }
         }
     }
 

@@ -70,6 +70,32 @@ struct IndexTree: Sendable {
         return found
     }
 
+    /// Puts `entry` in place of the entry with the same key and id (a new version of the
+    /// same object whose indexed values did not change); returns whether there was one.
+    ///
+    /// - Complexity: O(log n) expected: one path copied, no rebalancing.
+    @discardableResult
+    mutating func replace(_ entry: Entry) -> Bool {
+        var found = false
+        root = Self.replacing(entry, in: root, found: &found)
+        return found
+    }
+
+    private static func replacing(_ entry: Entry, in node: Node?, found: inout Bool) -> Node? {
+        guard let node else { return nil }
+        let order = Entry.compare(entry, node.entry)
+        if order == 0 {
+            found = true
+            return Node(entry, priority: node.priority, left: node.left, right: node.right)
+        }
+        if order < 0 {
+            let left = replacing(entry, in: node.left, found: &found)
+            return found ? node.with(left: left, right: node.right) : node
+        }
+        let right = replacing(entry, in: node.right, found: &found)
+        return found ? node.with(left: node.left, right: right) : node
+    }
+
     private static func inserting(_ leaf: Node, into node: Node?) -> Node {
         guard let node else { return leaf }
         if leaf.priority > node.priority {
