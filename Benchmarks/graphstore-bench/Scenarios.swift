@@ -157,7 +157,7 @@ struct Scenarios {
                 precondition(result.count == 20)
             }
         })
-        // Queries an index answers (issue 14's targets), with the same indexes on both sides.
+        // Queries a sorted index answers, with the same indexes on both sides.
         let blog = "blog3"
         let (blogNewestGS, blogNewestSQ) = try harness.compare({
             try time {
