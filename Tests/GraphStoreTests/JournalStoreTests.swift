@@ -124,6 +124,36 @@ import Testing
         try await reopened.close()
     }
 
+    /// Many replayed changes of an indexed entity rebuild its sorted indexes once; they must
+    /// hold exactly the replayed objects (few changes move each object instead).
+    @Test(arguments: [40, 1_500])
+    func replayKeepsSortedIndexesInStep(posts count: Int) async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.json.gz")
+        let container = try GraphContainer(for: exampleModel, store: .file(url, coalescingInterval: .seconds(3600)))
+        var posts = Fixtures.posts(count, tags: [])
+        for post in posts {
+            container.mainContext.insert(post)
+            try container.mainContext.save()
+        }
+        for index in stride(from: 0, to: count, by: 3) {
+            posts[index].date = Fixtures.epoch.addingTimeInterval(Double(-index))
+            container.mainContext.insert(posts[index])
+            try container.mainContext.save()
+        }
+        let expected = try container.mainContext.fetch(FetchDescriptor<Post>(sortBy: [SortDescriptor(\.date, order: .reverse)], fetchLimit: 20)).map(\.id)
+        let scratch = try TemporaryDirectory()
+        defer { scratch.remove() }
+        let copy = try Self.crashCopy(of: url, into: scratch)
+        try await container.close()
+
+        let reopened = try GraphContainer(for: exampleModel, store: .file(copy))
+        try reopened._checkInvariants()  // Every sorted index equals a fresh build of its table.
+        #expect(try reopened.mainContext.fetch(FetchDescriptor<Post>(sortBy: [SortDescriptor(\.date, order: .reverse)], fetchLimit: 20)).map(\.id) == expected)
+        try await reopened.close()
+    }
+
     // MARK: - Releasing, closing
 
     /// A container released without `close()`: a new one on the same file opens at once (the
