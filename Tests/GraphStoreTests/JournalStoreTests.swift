@@ -124,8 +124,8 @@ import Testing
         try await reopened.close()
     }
 
-    /// Many replayed changes of an indexed entity rebuild its sorted indexes once; they must
-    /// hold exactly the replayed objects (few changes move each object instead).
+    /// Replay moves each changed object in its entity's sorted indexes; afterwards they must
+    /// hold exactly the replayed objects, for a few changes and for many.
     @Test(arguments: [40, 1_500])
     func replayKeepsSortedIndexesInStep(posts count: Int) async throws {
         let directory = try TemporaryDirectory()

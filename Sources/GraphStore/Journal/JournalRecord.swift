@@ -137,11 +137,10 @@ struct JournalRecord: Sendable {
         return GraphChange(version: version, contextName: "journal replay", inserted: inserted, updated: updated, deleted: deleted, dropped: dropped)
     }
 
-    /// Applies the record to `version`, which must be at the version before it. The sorted
-    /// indexes of the entities in `deferringSortedIndexes` are left for the caller to rebuild.
+    /// Applies the record to `version`, which must be at the version before it.
     ///
     /// - Complexity: O(changed objects × log n).
-    func apply(to version: inout GraphVersion, schema: Schema, deferringSortedIndexes deferred: Set<Int> = []) {
+    func apply(to version: inout GraphVersion, schema: Schema) {
         version.number = self.version
         for part in parts {
             let entity = part.entity
@@ -150,13 +149,13 @@ struct JournalRecord: Sendable {
                 guard let old = version.tables[entity][key] else { continue }
                 version.removeFromIndexes(old.value, key: key, entity: entity, schema: schema)
                 version.tables[entity][key] = nil
-                if !deferred.contains(entity) { version.resort(entity: entity, key: key, old: old, new: nil, schema: schema) }
+                version.resort(entity: entity, key: key, old: old, new: nil, schema: schema)
             }
             for value in part.upserts {
                 let key = schema.entities[entity].key(value)
                 let new = StoredObject(value: value, version: self.version)
                 let old = version.tables[entity].updateValue(new, forKey: key)
-                if !deferred.contains(entity) { version.resort(entity: entity, key: key, old: old, new: new, schema: schema) }
+                version.resort(entity: entity, key: key, old: old, new: new, schema: schema)
                 if let old {
                     version.replaceInIndexes(old.value, with: value, key: key, entity: entity, schema: schema)
                 } else {

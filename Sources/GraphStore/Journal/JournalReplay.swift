@@ -113,24 +113,9 @@ package enum JournalReplay {
         var version = stored ?? GraphVersion(schema: schema)
         var changes: [GraphChange] = []
         let pending = contents.scan.records.filter { $0.version > storedNumber }
-        let records = try JournalRecord.decode(pending, in: contents.data, schema: schema, path: path)
-        // An entity with many replayed changes gets its sorted indexes built once at the end
-        // (one sort, in parallel) instead of moving each changed object in each of them.
-        var changedCounts: [Int: Int] = [:]
-        for record in records {
-            for part in record.parts { changedCounts[part.entity, default: 0] += part.upserts.count + part.deletes.count + (part.clear ? 1 : 0) }
-        }
-        let deferred = Set(changedCounts.compactMap { entity, count in
-            !schema.entities[entity].indexes.isEmpty && count >= max(1_024, version.tables[entity].count / 16) ? entity : nil
-        })
-        for decoded in records {
+        for decoded in try JournalRecord.decode(pending, in: contents.data, schema: schema, path: path) {
             if reportingChanges { changes.append(decoded.change(replayedOnto: version, schema: schema)) }
-            decoded.apply(to: &version, schema: schema, deferringSortedIndexes: deferred)
-        }
-        if !deferred.isEmpty {
-            let tables = version.tables.indices.map { deferred.contains($0) ? version.tables[$0] : [:] }
-            let rebuilt = GraphVersion.buildSortedIndexes(tables, schema: schema)
-            for entity in deferred { version.sorted[entity] = rebuilt[entity] }
+            decoded.apply(to: &version, schema: schema)
         }
         let replayed = stored == nil && contents.scan.records.isEmpty ? nil : version
         return Opened(version: replayed, lineage: header.lineage, journal: contents, replayed: changes)
