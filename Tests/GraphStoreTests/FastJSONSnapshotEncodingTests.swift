@@ -12,24 +12,6 @@ import Testing
     typealias Kit = FastJSONEncoderTestKit
     static let path = "/snapshots/fast-json-encoding-test.json"
 
-    /// The snapshot document as `JSONEncoder` writes it: header, then entities in schema
-    /// order, each table in its iteration order.
-    struct ReferenceDocument: Encodable {
-        let header: SnapshotHeaderV1
-        let version: GraphVersion
-        let schema: Schema
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: DocumentKey.self)
-            try container.encode(header, forKey: .header)
-            var entities = container.nestedContainer(keyedBy: EntityNameKey.self, forKey: .entities)
-            for entity in schema.entities {
-                var objects = entities.nestedUnkeyedContainer(forKey: EntityNameKey(entity.name))
-                for (_, stored) in version.tables[entity.index] { try objects.encode(stored.value) }
-            }
-        }
-    }
-
     static func encode(_ version: GraphVersion, schema: Schema) throws -> Data {
         try SnapshotCodec.encode(version, schema: schema, format: .json, modelVersion: "1", savedAt: Fixtures.epoch, path: path)
     }
@@ -49,7 +31,7 @@ import Testing
         let version = try GraphVersion.loaded(objects, number: 3, schema: schema)
         let document = try Self.encode(version, schema: schema)
         let (header, read) = try SnapshotCodec.decode(document, schema: schema, path: Self.path)
-        let reference = try SnapshotCodec.makeJSONEncoder().encode(ReferenceDocument(header: header, version: version, schema: schema))
+        let reference = try SnapshotCodec.makeJSONEncoder().encode(EncodableDocument(header: header, version: version, schema: schema))
         #expect(try Kit.sortedText(document) == Kit.sortedText(reference))
         // Objects in table order, also across the parts.
         let tree = try #require(try JSONSerialization.jsonObject(with: document) as? [String: Any])

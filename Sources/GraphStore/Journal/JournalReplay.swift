@@ -73,7 +73,12 @@ package enum JournalReplay {
         } catch let damage as JournalFormatV1.Damage {
             let error = GraphStoreError.damagedFile(path: path, offset: damage.offset, reason: damage.reason)
             guard recover, let data = try? Data(contentsOf: URL(fileURLWithPath: path)) else { throw error }
-            let aside = try setAside(path)
+            let aside: String
+            do {
+                aside = try DamagedFileCopy.keep(path)
+            } catch {
+                throw GraphStoreError.fileOperationFailed(path: path, operation: "copy the damaged journal aside", reason: "\(error)")
+            }
             Logger(label: "GraphStore.JournalReplay").warning("Replayed only the intact records of a damaged journal", metadata: [
                 "damage": "\(error)", "keptAs": "\(aside)",
             ])
@@ -85,13 +90,38 @@ package enum JournalReplay {
             return Opened(version: stored, lineage: storedLineage ?? UUID(), journal: contents)
         }
         let storedNumber = stored?.number ?? 0
-        if stored == nil {
+        try checkContinuity(
+            of: contents, header: header, storedNumber: stored?.number, storedLineage: storedLineage, path: path, storePath: storePath)
+        var version = stored ?? GraphVersion(schema: schema)
+        var changes: [GraphChange] = []
+        let pending = contents.scan.records.filter { $0.version > storedNumber }
+        for decoded in try JournalRecord.decode(pending, in: contents.data, schema: schema, path: path) {
+            if reportingChanges { changes.append(decoded.change(replayedOnto: version, schema: schema)) }
+            decoded.apply(to: &version, schema: schema)
+        }
+        let replayed = stored == nil && contents.scan.records.isEmpty ? nil : version
+        return Opened(version: replayed, lineage: header.lineage, journal: contents, replayed: changes)
+    }
+
+    /// Checks that the journal continues the store's file: the same lineage (or, for a file
+    /// written before journals, the version the journal started on), and no records missing in
+    /// between. `storedNumber` is `nil` when the store's file does not exist: then only a
+    /// journal started on an empty store continues it.
+    ///
+    /// - Throws: ``GraphStoreError/damagedFile(path:offset:reason:)`` naming the journal.
+    static func checkContinuity(
+        of contents: JournalContents, header: JournalFormatV1.Header, storedNumber: UInt64?, storedLineage: UUID?,
+        path: String, storePath: String
+    ) throws {
+        guard let storedNumber else {
             guard header.baseVersion == 0 else {
                 throw GraphStoreError.damagedFile(
                     path: path, offset: 0,
                     reason: "the journal continues store version \(header.baseVersion) of \(storePath), but that file does not exist; put the store file back, or move the journal away to open an empty store")
             }
-        } else if let storedLineage {
+            return
+        }
+        if let storedLineage {
             guard storedLineage == header.lineage else {
                 throw GraphStoreError.damagedFile(
                     path: path, offset: 16,
@@ -110,31 +140,5 @@ package enum JournalReplay {
                 path: path, offset: contents.scan.records.first?.start,
                 reason: "the journal starts after store version \(header.baseVersion), but \(storePath) holds only version \(storedNumber): the records in between are missing")
         }
-        var version = stored ?? GraphVersion(schema: schema)
-        var changes: [GraphChange] = []
-        let pending = contents.scan.records.filter { $0.version > storedNumber }
-        for decoded in try JournalRecord.decode(pending, in: contents.data, schema: schema, path: path) {
-            if reportingChanges { changes.append(decoded.change(replayedOnto: version, schema: schema)) }
-            decoded.apply(to: &version, schema: schema)
-        }
-        let replayed = stored == nil && contents.scan.records.isEmpty ? nil : version
-        return Opened(version: replayed, lineage: header.lineage, journal: contents, replayed: changes)
-    }
-
-    /// Copies the journal at `path` to `<path>.damaged-<unix time>` (`-2`, `-3`… when taken).
-    private static func setAside(_ path: String) throws -> String {
-        let stamp = path + ".damaged-\(Int(Date().timeIntervalSince1970))"
-        var aside = stamp
-        var attempt = 1
-        while FileManager.default.fileExists(atPath: aside) {
-            attempt += 1
-            aside = stamp + "-\(attempt)"
-        }
-        do {
-            try FileManager.default.copyItem(atPath: path, toPath: aside)
-        } catch {
-            throw GraphStoreError.fileOperationFailed(path: path, operation: "copy the damaged journal aside", reason: "\(error)")
-        }
-        return aside
     }
 }

@@ -35,22 +35,8 @@ enum GenericJournalReplay {
         guard let contents, let header = contents.scan.header else {
             return Replayed(storeVersion: storeVersion, lineage: lineage, journal: contents)
         }
-        if let lineage {
-            guard lineage == header.lineage else {
-                throw GraphStoreError.damagedFile(
-                    path: path, offset: 16,
-                    reason: "the journal belongs to another store (lineage \(header.lineage.uuidString), but \(storePath) has lineage \(lineage.uuidString)); it was not replayed. Move it away to open the store as its file holds it")
-            }
-        } else if header.baseVersion != storeVersion {
-            throw GraphStoreError.damagedFile(
-                path: path, offset: 16,
-                reason: "the journal (lineage \(header.lineage.uuidString), from store version \(header.baseVersion)) does not belong to \(storePath), which has no lineage and holds version \(storeVersion); it was not replayed")
-        }
-        guard header.baseVersion <= storeVersion else {
-            throw GraphStoreError.damagedFile(
-                path: path, offset: contents.scan.records.first?.start,
-                reason: "the journal starts after store version \(header.baseVersion), but \(storePath) holds only version \(storeVersion): the records in between are missing")
-        }
+        try JournalReplay.checkContinuity(
+            of: contents, header: header, storedNumber: storeVersion, storedLineage: lineage, path: path, storePath: storePath)
         var tables: [String: OrderedDictionary<SnapshotValue, [String: SnapshotValue]>] = [:]
         func table(_ name: String) -> OrderedDictionary<SnapshotValue, [String: SnapshotValue]> {
             if let table = tables[name] { return table }

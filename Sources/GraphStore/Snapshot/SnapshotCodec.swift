@@ -268,7 +268,9 @@ final class DecodingContext: Sendable {
     }
 }
 
-private struct EncodableDocument: Encodable {
+/// The snapshot document as `JSONEncoder` writes it: the fallback for what ``FastJSONEncoder``
+/// refuses, and the reference its output is tested against.
+struct EncodableDocument: Encodable {
     let header: SnapshotHeaderV1
     let version: GraphVersion
     let schema: Schema

@@ -212,15 +212,9 @@ final class SnapshotFileBackend: StoreBackend {
         guard let recovered else { throw damage }
         // Keep the damaged file for inspection, under a name no earlier recovery took; the next
         // write replaces it. Without that copy the damaged file stays where it is.
-        let stamp = target.url.path + ".damaged-\(Int(Date().timeIntervalSince1970))"
-        var aside = stamp
-        var attempt = 1
-        while FileManager.default.fileExists(atPath: aside) {
-            attempt += 1
-            aside = stamp + "-\(attempt)"
-        }
+        let aside: String
         do {
-            try FileManager.default.copyItem(atPath: target.url.path, toPath: aside)
+            aside = try DamagedFileCopy.keep(target.url.path)
         } catch {
             throw damage
         }
