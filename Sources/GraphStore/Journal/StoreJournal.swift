@@ -116,11 +116,6 @@ package final class StoreJournal: Sendable {
         }
     }
 
-    /// The store's lineage, which every snapshot header carries.
-    package var lineage: UUID {
-        state.withLock { $0.header.lineage }
-    }
-
     // MARK: - Appending
 
     /// Appends a framed record of store version `version` with `write(2)`; call it under the
