@@ -27,7 +27,7 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let url = directory.file("input.sqlite")
-        try Kit.pseudoRandomBytes(4096).write(to: url)
+        try SplitMix64.bytes(4096).write(to: url)
 
         let error = try Kit.expectRefused(url) { try importer.run(url) }
         guard case .damagedFile(_, let offset, let reason) = error else { throw Unexpected(error) }

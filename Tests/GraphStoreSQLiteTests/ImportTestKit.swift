@@ -234,20 +234,11 @@ enum ImportTestKit {
         #expect(SQLiteTestKit.entries(of: url.deletingLastPathComponent()) == entries, "files appeared or vanished", sourceLocation: sourceLocation)
         return result
     }
-
-    /// `count` bytes that do not depend on the run.
-    static func pseudoRandomBytes(_ count: Int, seed: UInt64 = 0x9E37_79B9_7F4A_7C15) -> Data {
-        var state = seed
-        return Data((0..<count).map { _ -> UInt8 in
-            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            return UInt8(truncatingIfNeeded: state >> 56)
-        })
-    }
 }
 
 /// Collects progress reports from any thread.
 final class ProgressLog: Sendable {
-    private let reports = Locked<[MigrationProgress]>([])
+    private let reports = Guarded<[MigrationProgress]>([])
 
     var callback: @Sendable (MigrationProgress) -> Void {
         { [reports] progress in reports.withLock { $0.append(progress) } }

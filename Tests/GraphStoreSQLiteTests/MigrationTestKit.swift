@@ -186,23 +186,8 @@ enum MigrationTestKit {
 
     /// The progress reports a migration made, collected from its callback.
     final class ProgressLog: Sendable {
-        private let reports = Locked<[MigrationProgress]>([])
+        private let reports = Guarded<[MigrationProgress]>([])
         var callback: @Sendable (MigrationProgress) -> Void { { [self] progress in reports.withLock { $0.append(progress) } } }
         var all: [MigrationProgress] { reports.value }
-    }
-}
-
-/// A small, fast, seeded generator (SplitMix64), so random graphs are reproducible.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -12,12 +12,7 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let url = directory.file("store.sqlite")
-        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
-        let bytes = (0..<4096).map { _ -> UInt8 in
-            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            return UInt8(truncatingIfNeeded: state >> 56)
-        }
-        try Data(bytes).write(to: url)
+        try SplitMix64.bytes(4096).write(to: url)
 
         let error = try expectRefused(url, in: directory)
         guard case .damagedFile(_, let offset, let reason) = error else { throw Unexpected(error) }
@@ -176,14 +171,14 @@ import Testing
 
     /// Runs Python statements with `db`, a connection to `url`, then commits.
     private static func python(_ statements: String, _ url: URL) throws {
-        let result = try SQLiteTestKit.python("import sqlite3, sys\ndb = sqlite3.connect(sys.argv[1])\n\(statements)\ndb.commit()\ndb.close()", [url.path])
-        try #require(result.status == 0, "python3 failed: \(result.error)")
+        let result = try runPython("import sqlite3, sys\ndb = sqlite3.connect(sys.argv[1])\n\(statements)\ndb.commit()\ndb.close()", [url.path])
+        try #require(result.status == 0, "python3 failed: \(result.standardError)")
     }
 
     /// Overwrites the b-tree page type of the root page of `name` (a table or index) with an
     /// invalid value.
     private static func corruptRootPage(of name: String, at url: URL) throws {
-        let result = try SQLiteTestKit.python("""
+        let result = try runPython("""
             import sqlite3, sys
             db = sqlite3.connect(sys.argv[1])
             page_size = db.execute("PRAGMA page_size").fetchone()[0]
@@ -193,6 +188,6 @@ import Testing
                 f.seek((root - 1) * page_size)
                 f.write(bytes([0x01]))
             """, [url.path, name])
-        try #require(result.status == 0, "python3 failed: \(result.error)")
+        try #require(result.status == 0, "python3 failed: \(result.standardError)")
     }
 }

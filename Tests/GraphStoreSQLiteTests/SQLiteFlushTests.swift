@@ -51,7 +51,7 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let url = directory.file("store.sqlite")
-        let isFull = Locked(false)
+        let isFull = Guarded(false)
         let clock = ManualWriterClock()
         var options = SQLiteStoreOptions(durability: .coalesced)
         options.clock = clock
@@ -111,7 +111,7 @@ import Testing
     @Test func flushRetriesAtOnceInsteadOfWaitingForTheTimer() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let attempts = Locked(0)
+        let attempts = Guarded(0)
         var options = SQLiteStoreOptions(durability: .coalesced)
         options.clock = ManualWriterClock()
         // The first two writes fail.
@@ -149,7 +149,7 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let url = directory.file("store.sqlite")
-        let isFull = Locked(false)
+        let isFull = Guarded(false)
         var options = SQLiteStoreOptions(durability: .coalesced)
         options.clock = ManualWriterClock()
         options.beforeTransaction = Self.diskFull(when: isFull)
@@ -173,7 +173,7 @@ import Testing
 
     /// A `beforeTransaction` hook that, while `isFull`, caps the database at its current size,
     /// so SQLite fails a growing write with SQLITE_FULL, as on a full disk.
-    private static func diskFull(when isFull: Locked<Bool>) -> @Sendable (Database) throws -> Void {
+    private static func diskFull(when isFull: Guarded<Bool>) -> @Sendable (Database) throws -> Void {
         { db in
             if isFull.value {
                 let pages = try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 1

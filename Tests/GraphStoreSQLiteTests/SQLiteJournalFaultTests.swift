@@ -12,10 +12,11 @@ import Glibc
 /// A journal append that the disk refuses makes `save()` throw and commit nothing, on a real
 /// full file system (a small tmpfs; mounting one needs root).
 @Suite struct SQLiteJournalFaultTests {
-    @Test func aFullDiskMakesSaveThrowAndCommitNothing() async throws {
+    @Test(.enabled(if: Tmpfs.isSupported, Tmpfs.requirement))
+    func aFullDiskMakesSaveThrowAndCommitNothing() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        guard let tmpfs = try Tmpfs.mount(in: directory, sizeKiB: 512) else { return }
+        let tmpfs = try Tmpfs.mount(in: directory, sizeKiB: 512)
         let mountPoint = tmpfs.url
         defer { tmpfs.unmount() }
         let url = mountPoint.appendingPathComponent("store.sqlite")

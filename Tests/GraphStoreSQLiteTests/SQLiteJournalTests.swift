@@ -154,7 +154,7 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let url = directory.file("store.sqlite")
-        let isFull = Locked(false)
+        let isFull = Guarded(false)
         var options = SQLiteStoreOptions()
         options.clock = ManualWriterClock()
         options.beforeTransaction = { db in

@@ -40,14 +40,14 @@ import Testing
         try await container.flush()
 
         let read = "import sqlite3, sys\nprint(sqlite3.connect(sys.argv[1], timeout=0).execute('SELECT count(*) FROM Tag').fetchone()[0])"
-        let whileOpen = try SQLiteTestKit.python(read, [url.path])
+        let whileOpen = try runPython(read, [url.path])
         #expect(whileOpen.status != 0)
-        #expect(whileOpen.error.contains("database is locked"))
+        #expect(whileOpen.standardError.contains("database is locked"))
 
         try await container.close()
-        let afterClose = try SQLiteTestKit.python(read, [url.path])
+        let afterClose = try runPython(read, [url.path])
         #expect(afterClose.status == 0)
-        #expect(afterClose.output.trimmingCharacters(in: .whitespacesAndNewlines) == "1")
+        #expect(afterClose.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "1")
     }
 
     @Test func aStoreLockedByAnotherProcessIsRefused() async throws {

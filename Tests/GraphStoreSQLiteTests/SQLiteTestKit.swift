@@ -56,36 +56,11 @@ enum SQLiteTestKit {
 
     // MARK: - Python
 
-    /// Runs `script` with `python3`, passing `arguments` as `sys.argv[1...]`.
-    ///
-    /// - Returns: the exit status, standard output and standard error.
-    static func python(_ script: String, _ arguments: [String] = []) throws -> (status: Int32, output: String, error: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script] + arguments
-        let output = Pipe()
-        let error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        // Read both pipes to the end before waiting, so a full pipe cannot stall the child.
-        let errorData = Locked(Data())
-        let readers = DispatchGroup()
-        DispatchQueue.global().async(group: readers) {
-            let data = error.fileHandleForReading.readDataToEndOfFile()
-            errorData.withLock { $0 = data }
-        }
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        readers.wait()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: outputData, as: UTF8.self), String(decoding: errorData.value, as: UTF8.self))
-    }
-
     /// Runs `script` with `python3` and decodes its standard output as JSON.
     static func pythonJSON(_ script: String, _ arguments: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) throws -> Any {
-        let result = try python(script, arguments)
-        try #require(result.status == 0, "python3 failed: \(result.error)", sourceLocation: sourceLocation)
-        return try JSONSerialization.jsonObject(with: Data(result.output.utf8))
+        let result = try runPython(script, arguments)
+        try #require(result.status == 0, "python3 failed: \(result.standardError)", sourceLocation: sourceLocation)
+        return try JSONSerialization.jsonObject(with: result.output)
     }
 
     // MARK: - Errors
@@ -116,8 +91,8 @@ final class RowChangeLog: TransactionObserver, Sendable {
         var description: String { "\(kind) \(table)" }
     }
 
-    private let pending = Locked<[Change]>([])
-    private let committed = Locked<[[Change]]>([])
+    private let pending = Guarded<[Change]>([])
+    private let committed = Guarded<[[Change]]>([])
 
     /// Options whose writer connection reports to this log. Without a journal by default, so
     /// that `flush()` returns once a transaction holds the rows (with a journal it returns once
@@ -167,7 +142,7 @@ final class RowChangeLog: TransactionObserver, Sendable {
 /// A gate the writer's `beforeTransaction` hook waits at while it is closed: holds a write
 /// without sleeping, so a test can commit while the writer is busy.
 final class WriterGate: Sendable {
-    private let isOpen = Locked(true)
+    private let isOpen = Guarded(true)
     private let reached = DispatchSemaphore(value: 0)
     private let opened = DispatchSemaphore(value: 0)
 

@@ -27,25 +27,6 @@ public enum Fixtures {
     }
 }
 
-/// A fresh temporary directory, removed when the value is deinitialized... call `remove()`.
-public struct TemporaryDirectory: Sendable {
-    public let url: URL
-
-    public init(function: String = #function) throws {
-        let name = "GraphStoreTests-\(function.filter { $0.isLetter || $0.isNumber })-\(UUID().uuidString)"
-        url = FileManager.default.temporaryDirectory.appendingPathComponent(name, isDirectory: true)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    public func file(_ name: String) -> URL {
-        url.appendingPathComponent(name)
-    }
-
-    public func remove() {
-        try? FileManager.default.removeItem(at: url)
-    }
-}
-
 /// Runs `body`, failing with ``TimeoutError`` if it has not finished after `seconds`: a bound
 /// for tests that must not deadlock.
 ///
@@ -55,7 +36,7 @@ public struct TemporaryDirectory: Sendable {
 public func withTimeout<T: Sendable>(
     seconds: Double, _ body: @escaping @Sendable () async throws -> T
 ) async throws -> T {
-    let outcome = Locked<CheckedContinuation<T, any Error>?>(nil)
+    let outcome = Guarded<CheckedContinuation<T, any Error>?>(nil)
     return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
         outcome.withLock { $0 = continuation }
         /// Resumes the caller once; later outcomes are ignored.

@@ -7,34 +7,64 @@ import Glibc
 import Darwin
 #endif
 
-/// A small tmpfs mounted on a directory, for a real `ENOSPC` and `EROFS`. Mounting needs root on
-/// Linux: ``mount(in:name:sizeKiB:sourceLocation:)`` returns `nil` only for an unprivileged run
-/// (and records an issue when root could not mount).
+/// A small tmpfs mounted on a directory, for a real `ENOSPC` and `EROFS`.
+///
+/// Mounting needs root on Linux: gate a test on ``isSupported`` so that it reports as skipped,
+/// rather than passing, where it cannot run.
+///
+/// ```swift
+/// @Test(.enabled(if: Tmpfs.isSupported, Tmpfs.requirement))
+/// func fullDisk() throws {
+///     let directory = try TemporaryDirectory()
+///     defer { directory.remove() }
+///     let tmpfs = try Tmpfs.mount(in: directory, sizeKiB: 256)
+///     defer { tmpfs.unmount() }
+///     _ = try tmpfs.fillUp()
+/// }
+/// ```
 public final class Tmpfs: Sendable {
     /// The mount point.
     public let url: URL
     public let sizeKiB: Int
+
+    /// Whether this run can mount a tmpfs: on Linux, as root.
+    public static var isSupported: Bool {
+        #if os(Linux)
+        geteuid() == 0
+        #else
+        false
+        #endif
+    }
+
+    /// Why a test gated on ``isSupported`` was skipped.
+    public static let requirement: Comment = "mounting a tmpfs needs root on Linux"
 
     private init(url: URL, sizeKiB: Int) {
         self.url = url
         self.sizeKiB = sizeKiB
     }
 
-    /// Mounts a tmpfs of `sizeKiB` on a new folder `name` of `directory`; `nil` when the system
-    /// does not allow it, which is expected only without root.
-    public static func mount(
-        in directory: TemporaryDirectory, name: String = "tmpfs", sizeKiB: Int, sourceLocation: SourceLocation = #_sourceLocation
-    ) throws -> Tmpfs? {
+    /// Mounts a tmpfs of `sizeKiB` on a new folder `name` of `directory`.
+    ///
+    /// - Throws: ``MountFailure`` with the errno when the system refuses (see ``isSupported``).
+    public static func mount(in directory: TemporaryDirectory, name: String = "tmpfs", sizeKiB: Int) throws -> Tmpfs {
         let mountPoint = directory.file(name)
         try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: true)
         #if os(Linux)
         if Glibc.mount("tmpfs", mountPoint.path, "tmpfs", 0, "size=\(sizeKiB)k,mode=0755") == 0 {
             return Tmpfs(url: mountPoint, sizeKiB: sizeKiB)
         }
+        throw MountFailure(path: mountPoint.path, errno: errno)
+        #else
+        throw MountFailure(path: mountPoint.path, errno: ENOSYS)
         #endif
-        // Only an unprivileged run may lack the real file system.
-        #expect(getuid() != 0, "mounting a tmpfs failed although running as root", sourceLocation: sourceLocation)
-        return nil
+    }
+
+    /// A tmpfs that could not be mounted.
+    public struct MountFailure: Error, CustomStringConvertible {
+        public let path: String
+        public let errno: Int32
+        public var description: String { "mounting a tmpfs on \(path) failed with errno \(errno)" }
     }
 
     /// Writes zeros to the file `name` in the tmpfs until it is full; returns the file's URL

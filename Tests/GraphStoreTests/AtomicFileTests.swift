@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import GraphStore
+import GraphStoreTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -14,8 +15,8 @@ import Darwin
 @Suite("AtomicFile writes whole files or nothing")
 struct AtomicFileTests {
 
-    static let previous = FileLayerFixtures.randomBytes(10_000, seed: 1)
-    static let replacement = FileLayerFixtures.randomBytes(200_000, seed: 2)
+    static let previous = SplitMix64.bytes(10_000, seed: 1)
+    static let replacement = SplitMix64.bytes(200_000, seed: 2)
 
     /// A step that can fail, the errno to inject, and the operation the
     /// error must name.
@@ -30,7 +31,7 @@ struct AtomicFileTests {
 
     @Test("Creates a missing file and replaces an existing one by rename")
     func createsAndReplaces() throws {
-        let scratch = try FileLayerScratch()
+        let scratch = try TemporaryDirectory()
         defer { scratch.remove() }
         let destination = scratch.file("store.graph")
 
@@ -46,7 +47,7 @@ struct AtomicFileTests {
 
     @Test("Short writes and EINTR are completed and retried")
     func shortWritesAndInterruptions() throws {
-        let scratch = try FileLayerScratch()
+        let scratch = try TemporaryDirectory()
         defer { scratch.remove() }
         let destination = scratch.file("store.graph")
         let fileSystem = FaultInjectingFileSystem()
@@ -68,7 +69,7 @@ struct AtomicFileTests {
 
     @Test("A full disk (injected ENOSPC) leaves the old file and no temporary file")
     func injectedDiskFull() throws {
-        let scratch = try FileLayerScratch()
+        let scratch = try TemporaryDirectory()
         defer { scratch.remove() }
         let destination = scratch.file("store.graph")
         try AtomicFile.write(Self.previous, to: destination)
@@ -102,7 +103,7 @@ struct AtomicFileTests {
         StepFault(fault: .rename(errno: EXDEV), operation: "rename", errno: EXDEV),
     ])
     func failingStep(_ step: StepFault) throws {
-        let scratch = try FileLayerScratch()
+        let scratch = try TemporaryDirectory()
         defer { scratch.remove() }
         let destination = scratch.file("store.graph")
         try AtomicFile.write(Self.previous, to: destination)
@@ -118,7 +119,7 @@ struct AtomicFileTests {
 
     @Test("A failing directory fsync is reported after the rename; EINVAL is tolerated")
     func directorySyncFailure() throws {
-        let scratch = try FileLayerScratch()
+        let scratch = try TemporaryDirectory()
         defer { scratch.remove() }
         let destination = scratch.file("store.graph")
         let fileSystem = FaultInjectingFileSystem()
@@ -138,19 +139,13 @@ struct AtomicFileTests {
 
     // MARK: - Real file systems
 
-    @Test("A real full tmpfs reports ENOSPC and keeps the old file")
+    @Test("A real full tmpfs reports ENOSPC and keeps the old file", .enabled(if: Tmpfs.isSupported, Tmpfs.requirement))
     func realDiskFull() throws {
-        let scratch = try FileLayerScratch()
+        let scratch = try TemporaryDirectory()
         defer { scratch.remove() }
-        let mountPoint = scratch.file("tiny")
-        try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: false)
-        guard FileLayerTmpfs.mount(at: mountPoint, sizeKiB: 64) else {
-            // Mounting needs privileges this run lacks: exercise the same
-            // scenario through the injected fault instead.
-            try injectedDiskFull()
-            return
-        }
-        defer { FileLayerTmpfs.unmount(at: mountPoint) }
+        let tmpfs = try Tmpfs.mount(in: scratch, name: "tiny", sizeKiB: 64)
+        defer { tmpfs.unmount() }
+        let mountPoint = tmpfs.url
         let destination = mountPoint.appendingPathComponent("store.graph")
         try AtomicFile.write(Self.previous, to: destination)
 
@@ -160,40 +155,43 @@ struct AtomicFileTests {
         #expect(try Data(contentsOf: destination) == Self.previous)
         #expect(try FileManager.default.contentsOfDirectory(atPath: mountPoint.path) == ["store.graph"])
 
-        let fits = FileLayerFixtures.randomBytes(20_000, seed: 3)
+        let fits = SplitMix64.bytes(20_000, seed: 3)
         try AtomicFile.write(fits, to: destination)
         #expect(try Data(contentsOf: destination) == fits)
     }
 
-    @Test("A read-only directory is refused with EACCES or EROFS and the old file stays")
-    func realReadOnlyDirectory() throws {
-        let scratch = try FileLayerScratch()
+    @Test("A directory without write permission is refused with EACCES and the old file stays", .enabled(if: geteuid() != 0, "root ignores permission bits"))
+    func readOnlyDirectory() throws {
+        let scratch = try TemporaryDirectory()
         defer { scratch.remove() }
         let directory = scratch.file("ro")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
         let destination = directory.appendingPathComponent("store.graph")
+        try AtomicFile.write(Self.previous, to: destination)
+        #expect(chmod(directory.path, 0o500) == 0)
 
-        let expected: Int32
-        var mounted = false
-        if geteuid() != 0 {
-            try AtomicFile.write(Self.previous, to: destination)
-            #expect(chmod(directory.path, 0o500) == 0)
-            expected = EACCES
-        } else if FileLayerTmpfs.mount(at: directory, sizeKiB: 256) {
-            // Root ignores permission bits, but not a read-only mount.
-            mounted = true
-            try AtomicFile.write(Self.previous, to: destination)
-            try #require(FileLayerTmpfs.remountReadOnly(at: directory, sizeKiB: 256))
-            expected = EROFS
-        } else {
-            // Root without mount privileges: nothing real can refuse root,
-            // so exercise the injected fault.
-            try failingStep(StepFault(fault: .open(errno: EACCES), operation: "open", errno: EACCES))
-            return
+        #expect(throws: FileLayerError.io("open", path: destination.path, errno: EACCES)) {
+            try AtomicFile.write(Self.replacement, to: destination)
         }
-        defer { if mounted { FileLayerTmpfs.unmount(at: directory) } }
+        #expect(try Data(contentsOf: destination) == Self.previous)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["store.graph"])
+    }
 
-        #expect(throws: FileLayerError.io("open", path: destination.path, errno: expected)) {
+    @Test("A read-only mount is refused with EROFS, also for root, and the old file stays", .enabled(if: Tmpfs.isSupported, Tmpfs.requirement))
+    func readOnlyMount() throws {
+        let scratch = try TemporaryDirectory()
+        defer { scratch.remove() }
+        let tmpfs = try Tmpfs.mount(in: scratch, name: "ro", sizeKiB: 256)
+        defer { tmpfs.unmount() }
+        let directory = tmpfs.url
+        let destination = directory.appendingPathComponent("store.graph")
+        try AtomicFile.write(Self.previous, to: destination)
+        // Retries while a child process spawned by another suite still holds a copy of a
+        // descriptor on the mount.
+        let failure = tmpfs.remount(readOnly: true)
+        try #require(failure == nil, "remounting read-only: errno \(failure ?? 0)")
+
+        #expect(throws: FileLayerError.io("open", path: destination.path, errno: EROFS)) {
             try AtomicFile.write(Self.replacement, to: destination)
         }
         #expect(try Data(contentsOf: destination) == Self.previous)

@@ -154,7 +154,7 @@ import Testing
                 #expect(await Self.collect(container.changes).isEmpty)
 
                 let context = container.newBackgroundContext()
-                let ran = Locked(false)
+                let ran = Guarded(false)
                 context.insert(Self.tags[1])
                 context.onCommit { ran.withLock { $0 = true } }
                 #expect(throws: GraphStoreError.containerClosed) { try context.save() }

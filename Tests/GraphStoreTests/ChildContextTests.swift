@@ -170,7 +170,7 @@ import Testing
             let main = container.mainContext
             let child = main.newChildContext()
             let grandchild = child.newChildContext()
-            let runs = Locked<[Bool]>([])
+            let runs = Guarded<[Bool]>([])
             grandchild.insert(Self.draft)
             grandchild.onCommit {
                 let visible = container.newBackgroundContext().model(Note.self, id: Self.draft.id) != nil
@@ -195,7 +195,7 @@ import Testing
         try await withContainer(store) { container in
             try Self.seed(container)
             let main = container.mainContext
-            let runs = Locked(0)
+            let runs = Guarded(0)
             let child = main.newChildContext()
             child.insert(Self.draft)
             child.onCommit { runs.withLock { $0 += 1 } }

@@ -11,7 +11,7 @@ private struct Gauge: Entity {
     var reading: Int
 
     /// Runs once, the next time a unique key is computed, then clears itself.
-    static let whileCommitting = Locked<(@Sendable () -> Void)?>(nil)
+    static let whileCommitting = Guarded<(@Sendable () -> Void)?>(nil)
 
     var commitKey: String {
         let hook = Self.whileCommitting.withLock { hook in
@@ -141,7 +141,7 @@ private struct Meter: Entity {
                 shared.insert(post)
                 try shared.save()
                 let rounds = 5_000
-                let saveErrors = Locked<[String]>([])
+                let saveErrors = Guarded<[String]>([])
                 await withTaskGroup(of: Void.self) { group in
                     group.addTask {
                         for round in 1...rounds {
@@ -169,7 +169,7 @@ private struct Meter: Entity {
         try await withTimeout(seconds: 60) {
             try await withContainer(store) { container in
                 let context = container.newBackgroundContext()
-                let state = Locked((active: 0, maxActive: 0, runs: 0))
+                let state = Guarded((active: 0, maxActive: 0, runs: 0))
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for n in 0..<50 {
                         group.addTask {

@@ -76,7 +76,7 @@ import Testing
         try await withTimeout(seconds: 120) {
             try await withContainer(store) { container in
                 let main = container.mainContext
-                let importFinished = Locked(false)
+                let importFinished = Guarded(false)
 
                 let refreshes = try await withThrowingTaskGroup(of: [Refresh].self) { group in
                     group.addTask {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import GraphStore
+import GraphStoreTestSupport
 
 /// The snapshot's JSON decoder gives what `JSONDecoder` gives with the snapshot's strategies:
 /// the same values to the bit and the same errors (case, coding path, message), except for
@@ -114,18 +115,6 @@ import Testing
         var intKeyed: [Int: String]
     }
 
-    /// A small deterministic generator (SplitMix64).
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static let edgeDoubles: [Double] = [
         0, -0.0, 1, -1, 0.1, 1.0 / 3, .leastNonzeroMagnitude, -.leastNonzeroMagnitude,
         Double(bitPattern: 0x000F_FFFF_FFFF_FFFF), Double(bitPattern: 0x0000_5000_0000_0001), .leastNormalMagnitude,
@@ -139,7 +128,7 @@ import Testing
         "Infinity", "NaN", "c0ffee00-0000-4000-8000-000000000001",
     ]
 
-    static func randomString(_ generator: inout Generator) -> String {
+    static func randomString(_ generator: inout SplitMix64) -> String {
         if Int.random(in: 0..<3, using: &generator) == 0 { return edgeStrings.randomElement(using: &generator)! }
         let length = Int.random(in: 0..<30, using: &generator)
         var scalars = String.UnicodeScalarView()
@@ -150,7 +139,7 @@ import Testing
         return String(scalars)
     }
 
-    static func randomDouble(_ generator: inout Generator) -> Double {
+    static func randomDouble(_ generator: inout SplitMix64) -> Double {
         switch Int.random(in: 0..<4, using: &generator) {
         case 0: edgeDoubles.randomElement(using: &generator)!
         case 1: Double(bitPattern: generator.next())
@@ -159,7 +148,7 @@ import Testing
         }
     }
 
-    static func randomEverything(_ generator: inout Generator) -> Everything {
+    static func randomEverything(_ generator: inout SplitMix64) -> Everything {
         func pick<T: FixedWidthInteger>(_ type: T.Type) -> T {
             switch Int.random(in: 0..<4, using: &generator) {
             case 0: T.min
@@ -199,7 +188,7 @@ import Testing
     /// Random values of every field type, written by `JSONEncoder` (with escapes for quotes,
     /// backslashes, slashes and control characters), read the same by both decoders.
     @Test func randomValuesDecodeLikeJSONDecoder() throws {
-        var generator = Generator(state: 0x5EED)
+        var generator = SplitMix64(seed: 0x5EED)
         var values = (0..<400).map { _ in Self.randomEverything(&generator) }
         for (index, double) in Self.edgeDoubles.enumerated() {
             values[index].double = double

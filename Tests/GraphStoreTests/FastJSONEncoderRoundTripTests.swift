@@ -4,6 +4,7 @@ import PropertyBased
 import Testing
 
 @testable import GraphStore
+import GraphStoreTestSupport
 
 /// What `FastJSONEncoder` writes reads back to the bit through `JSONDecoder`, our
 /// `FastJSONDecoder` and Python's `json`, and is the document `JSONEncoder` writes: random
@@ -27,7 +28,7 @@ import Testing
     /// dictionaries with integer keys…), from random seeds.
     @Test func randomValuesOfEveryFieldTypeMatchJSONEncoder() async {
         await propertyCheck(count: 200, input: Gen<UInt64>.bitSet) { seed in
-            var generator = FastJSONDecoderTests.Generator(state: seed)
+            var generator = SplitMix64(seed: seed)
             let value = FastJSONDecoderTests.randomEverything(&generator)
             #expect(Kit.fast(value) == Kit.reference(value))
             let data = try FastJSONEncoder.encode(value)
@@ -123,7 +124,7 @@ import Testing
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fastjson-python-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        var generator = FastJSONDecoderTests.Generator(state: 0x5EED)
+        var generator = SplitMix64(seed: 0x5EED)
         let everything = (0..<20).map { _ in FastJSONDecoderTests.randomEverything(&generator) }
         let documents: [(String, Data, Data)] = [
             ("extremes", try FastJSONEncoder.encode(EdgeValues.extremes), try SnapshotCodec.makeJSONEncoder().encode(EdgeValues.extremes)),

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import GraphStore
+import GraphStoreTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -16,7 +17,7 @@ struct FileReaderTests {
 
     @Test("A missing file, or a missing parent directory, reads as nil")
     func missingFile() throws {
-        let scratch = try FileLayerScratch()
+        let scratch = try TemporaryDirectory()
         defer { scratch.remove() }
         #expect(try FileReader.readFile(at: scratch.file("absent")) == nil)
         #expect(try FileReader.readFile(at: scratch.file("absent-dir/absent")) == nil)
@@ -24,13 +25,13 @@ struct FileReaderTests {
 
     @Test("Existing files read back exactly, including empty ones")
     func existingFiles() throws {
-        let scratch = try FileLayerScratch()
+        let scratch = try TemporaryDirectory()
         defer { scratch.remove() }
         let empty = scratch.file("empty")
         try Data().write(to: empty)
         #expect(try FileReader.readFile(at: empty) == Data())
 
-        let large = FileLayerFixtures.randomBytes(3_000_000)
+        let large = SplitMix64.bytes(3_000_000)
         let file = scratch.file("large")
         try large.write(to: file)
         #expect(try FileReader.readFile(at: file) == large)
@@ -38,9 +39,9 @@ struct FileReaderTests {
 
     @Test("EINTR during reads is retried")
     func interruptedReads() throws {
-        let scratch = try FileLayerScratch()
+        let scratch = try TemporaryDirectory()
         defer { scratch.remove() }
-        let data = FileLayerFixtures.randomBytes(100_000)
+        let data = SplitMix64.bytes(100_000)
         let file = scratch.file("data")
         try data.write(to: file)
         let fileSystem = FaultInjectingFileSystem()
@@ -51,7 +52,7 @@ struct FileReaderTests {
 
     @Test("A directory is reported as EISDIR")
     func directory() throws {
-        let scratch = try FileLayerScratch()
+        let scratch = try TemporaryDirectory()
         defer { scratch.remove() }
         #expect(throws: FileLayerError.io("read", path: scratch.url.path, errno: EISDIR)) {
             try FileReader.readFile(at: scratch.url)
@@ -60,7 +61,7 @@ struct FileReaderTests {
 
     @Test("A path through a regular file is reported as ENOTDIR, not as absent")
     func notADirectory() throws {
-        let scratch = try FileLayerScratch()
+        let scratch = try TemporaryDirectory()
         defer { scratch.remove() }
         let file = scratch.file("plain")
         try Data("x".utf8).write(to: file)
@@ -72,7 +73,7 @@ struct FileReaderTests {
 
     @Test("Injected EACCES on open and EIO on read are reported with the path")
     func injectedFailures() throws {
-        let scratch = try FileLayerScratch()
+        let scratch = try TemporaryDirectory()
         defer { scratch.remove() }
         let file = scratch.file("data")
         try Data("payload".utf8).write(to: file)

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import GraphStore
+import GraphStoreTestSupport
 
 // MARK: - Damaged input
 
@@ -38,11 +39,11 @@ struct GzipCorruptionTests {
     func optionalHeaderFields() throws {
         let member = try Self.memberWithOptionalFields(Self.text)
         #expect(try Gzip.decompress(member, maxOutputBytes: Self.limit) == Self.text)
-        let scratch = try FileLayerScratch()
+        let scratch = try TemporaryDirectory()
         defer { scratch.remove() }
         let file = scratch.file("fields.gz")
         try member.write(to: file)
-        #expect(try FileLayerProcess.pythonGunzip(file) == Self.text)
+        #expect(try FileLayerFixtures.pythonGunzip(file) == Self.text)
     }
 
     @Test("Every bit flip in a header protected by FHCRC is rejected")
@@ -77,7 +78,7 @@ struct GzipCorruptionTests {
 
     @Test("Sampled truncations of a larger file report truncation")
     func sampledTruncationsOfLargeFile() throws {
-        let data = FileLayerFixtures.compressibleText(atLeast: 1_000_000) + FileLayerFixtures.randomBytes(50_000)
+        let data = FileLayerFixtures.compressibleText(atLeast: 1_000_000) + SplitMix64.bytes(50_000)
         let member = try Gzip.compress(data)
         let sampled = stride(from: 0, to: member.count, by: member.count / 64 + 1)
         let nearEnd = (member.count - 24)..<member.count

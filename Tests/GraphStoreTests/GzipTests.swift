@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import GraphStore
+import GraphStoreTestSupport
 
 // MARK: - Round trips and interoperability
 
@@ -32,7 +33,7 @@ struct GzipTests {
 
     @Test("5 MB of random and of compressible data round-trip")
     func largeRoundTrip() throws {
-        let random = FileLayerFixtures.randomBytes(5_000_000)
+        let random = SplitMix64.bytes(5_000_000)
         let compressedRandom = try Gzip.compress(random)
         #expect(try Gzip.decompress(compressedRandom, maxOutputBytes: random.count) == random)
 
@@ -67,19 +68,19 @@ struct GzipTests {
 
     @Test("Python's gzip module and gzip -d read our output")
     func standardToolsReadOurOutput() throws {
-        let scratch = try FileLayerScratch()
+        let scratch = try TemporaryDirectory()
         defer { scratch.remove() }
         let inputs = [
             Data(),
             Data("small".utf8),
-            FileLayerFixtures.randomBytes(5_000_000),
+            SplitMix64.bytes(5_000_000),
             FileLayerFixtures.compressibleText(atLeast: 5_000_000),
         ]
         for (index, data) in inputs.enumerated() {
             let file = scratch.file("out-\(index).gz")
             try Gzip.compress(data).write(to: file)
-            #expect(try FileLayerProcess.pythonGunzip(file) == data, "python, input \(index)")
-            let gunzip = try FileLayerProcess.run(["gzip", "-dc", file.path])
+            #expect(try FileLayerFixtures.pythonGunzip(file) == data, "python, input \(index)")
+            let gunzip = try runCommand(["gzip", "-dc", file.path])
             #expect(gunzip.status == 0)
             #expect(gunzip.output == data, "gzip -dc, input \(index)")
         }
@@ -87,20 +88,20 @@ struct GzipTests {
 
     @Test("Files made by Python and by gzip (with FNAME) decompress to the same bytes")
     func weReadStandardToolsOutput() throws {
-        let scratch = try FileLayerScratch()
+        let scratch = try TemporaryDirectory()
         defer { scratch.remove() }
         let original = FileLayerFixtures.compressibleText(atLeast: 300_000)
-            + FileLayerFixtures.randomBytes(100_000)
+            + SplitMix64.bytes(100_000)
         let source = scratch.file("snapshot.json")
         try original.write(to: source)
 
         let pythonFile = scratch.file("python.gz")
         let script = #"import gzip,sys; open(sys.argv[2],"wb").write(gzip.compress(open(sys.argv[1],"rb").read(), 9))"#
-        #expect(try FileLayerProcess.run(["python3", "-c", script, source.path, pythonFile.path]).status == 0)
+        #expect(try runPython(script, [source.path, pythonFile.path]).status == 0)
         let fromPython = try Data(contentsOf: pythonFile)
         #expect(try Gzip.decompress(fromPython, maxOutputBytes: original.count) == original)
 
-        let fromGzip = try FileLayerProcess.run(["gzip", "-c", "-N", source.path])
+        let fromGzip = try runCommand(["gzip", "-c", "-N", source.path])
         #expect(fromGzip.status == 0)
         let gzipped = fromGzip.output
         #expect(gzipped.count > 3 && gzipped[gzipped.startIndex + 3] & GzipHeader.Flag.name != 0)

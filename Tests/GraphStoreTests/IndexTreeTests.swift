@@ -3,6 +3,7 @@ import PropertyBased
 import Testing
 
 @testable import GraphStore
+import GraphStoreTestSupport
 
 /// The persistent treap behind sorted indexes: random inserts and removals against a sorted
 /// array, with every invariant checked, ranks of prefixes, and old versions left untouched.
@@ -16,21 +17,9 @@ import Testing
         IndexTree.Entry(key: IndexKey([IndexValue(value)]), id: ObjectKey(id), object: StoredObject(value: Model(id: id, value: value), version: 1))
     }
 
-    /// A small deterministic generator (SplitMix64), so a failing seed replays.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     @Test func randomChangesKeepOrderCountsAndOldVersions() async {
         await propertyCheck(count: 60, input: Gen<UInt64>.bitSet) { seed in
-            var random = Generator(state: seed)
+            var random = SplitMix64(seed: seed)
             var tree = IndexTree()
             var model: [Int: Int?] = [:]
             var snapshots: [(IndexTree, [Int])] = []
@@ -92,7 +81,7 @@ import Testing
     }
 
     @Test func sortedBuildEqualsInsertions() {
-        var random = Generator(state: 7)
+        var random = SplitMix64(seed: 7)
         let entries = (0..<500).map { Self.entry($0, Int.random(in: 0..<20, using: &random)) }
             .sorted { IndexTree.Entry.compare($0, $1) < 0 }
         let built = IndexTree(sorted: entries)

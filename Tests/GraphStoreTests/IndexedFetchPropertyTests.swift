@@ -3,6 +3,7 @@ import PropertyBased
 import Testing
 
 @testable import GraphStore
+import GraphStoreTestSupport
 
 /// Fetches and counts through sorted indexes return exactly what a scan returns: random
 /// objects (with many ties), random commits, random pending changes over them, and random
@@ -23,9 +24,8 @@ import Testing
         }
     }
 
-    typealias Generator = IndexTreeTests.Generator
 
-    static func randomItem(_ id: Int, _ random: inout Generator) -> Item {
+    static func randomItem(_ id: Int, _ random: inout SplitMix64) -> Item {
         Item(
             id: id, group: Int.random(in: 0..<5, using: &random),
             score: [0, -0.0, 1.5, 2, 3.25, -1][Int.random(in: 0..<6, using: &random)],
@@ -35,7 +35,7 @@ import Testing
             ratio: [0, -0.0, 1.5, .nan, -1, .infinity][Int.random(in: 0..<6, using: &random)])
     }
 
-    static func randomPredicate(_ random: inout Generator) -> (String, Predicate<Item>?) {
+    static func randomPredicate(_ random: inout SplitMix64) -> (String, Predicate<Item>?) {
         let g = Int.random(in: -1..<6, using: &random)
         let h = Int.random(in: -1..<6, using: &random)
         let d = Date(timeIntervalSinceReferenceDate: Double(Int.random(in: -1..<31, using: &random)) * 60)
@@ -66,7 +66,7 @@ import Testing
         }
     }
 
-    static func randomSort(_ random: inout Generator) -> (String, [SortDescriptor<Item>]) {
+    static func randomSort(_ random: inout SplitMix64) -> (String, [SortDescriptor<Item>]) {
         switch Int.random(in: 0..<9, using: &random) {
         case 0: return ("none", [])
         case 1: return ("date", [SortDescriptor(\.date)])
@@ -82,7 +82,7 @@ import Testing
 
     @Test func indexedResultsEqualScannedResults() async throws {
         await propertyCheck(count: 60, input: Gen<UInt64>.bitSet) { seed in
-            var random = Generator(state: seed)
+            var random = SplitMix64(seed: seed)
             let container = try GraphContainer(for: [Item.self], store: .inMemory)
             let context = container.mainContext
             // A few commits: inserts, updates, deletes.

@@ -14,10 +14,11 @@ import Darwin
 /// A save that cannot be journaled (full disk, read-only file system) throws and commits
 /// nothing; the context keeps its changes to retry, and everything saved before stays.
 @Suite(.serialized) struct JournalFaultTests {
-    @Test func aFullDiskMakesSaveThrowAndCommitNothing() async throws {
+    @Test(.enabled(if: Tmpfs.isSupported, Tmpfs.requirement))
+    func aFullDiskMakesSaveThrowAndCommitNothing() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        guard let tmpfs = try Tmpfs.mount(in: directory, sizeKiB: 256) else { return }
+        let tmpfs = try Tmpfs.mount(in: directory, sizeKiB: 256)
         let mountPoint = tmpfs.url
         defer { tmpfs.unmount() }
         let url = mountPoint.appendingPathComponent("store.json.gz")
@@ -58,10 +59,11 @@ import Darwin
         try await reopened.close()
     }
 
-    @Test func aReadOnlyFileSystemOpensButRefusesSaves() async throws {
+    @Test(.enabled(if: Tmpfs.isSupported, Tmpfs.requirement))
+    func aReadOnlyFileSystemOpensButRefusesSaves() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        guard let tmpfs = try Tmpfs.mount(in: directory, sizeKiB: 1024) else { return }
+        let tmpfs = try Tmpfs.mount(in: directory, sizeKiB: 1024)
         let mountPoint = tmpfs.url
         defer { tmpfs.unmount() }
         let url = mountPoint.appendingPathComponent("store.json.gz")

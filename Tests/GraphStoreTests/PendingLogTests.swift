@@ -353,7 +353,7 @@ import Testing
     @Test func loggingThreadsRaceSavesOfTheSameEntity() async throws {
         let container = try GraphContainer(for: Self.types, store: .inMemory)
         let shared = container.newBackgroundContext()
-        let failures = Locked<[String]>([])
+        let failures = Guarded<[String]>([])
         let rounds = 1_500
         // Real threads, all at once (a concurrentPerform on two cores would run them two by
         // two), awaited without blocking a thread of the test runner's pool.

@@ -88,7 +88,7 @@ import Testing
         let clock = ManualWriterClock()
         let entered = DispatchSemaphore(value: 0)
         let gate = DispatchSemaphore(value: 0)
-        let writesStarted = SnapshotBox(0)
+        let writesStarted = Guarded(0)
         let container = try openStore(url, clock: clock) {
             // Only the first write waits at the gate.
             let number = writesStarted.withLock { count in

@@ -1,6 +1,7 @@
 import Foundation
 
 @testable import GraphStore
+import GraphStoreTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -27,7 +28,7 @@ final class CrashHelperProcess: @unchecked Sendable {
     /// Starts the helper on `store` (`format` json|plist|sqlite, `compression` gzip|none),
     /// numbering its saves from `start + 1` (`nil`: after the notes the store holds).
     init(store: URL, format: String, compression: String, start: Int?, reportsEverySave: Bool = false) throws {
-        process.executableURL = try SnapshotTestKit.productsDirectory().appendingPathComponent("graphstore-crash-helper")
+        process.executableURL = try productsDirectory(containing: "graphstore-crash-helper").appendingPathComponent("graphstore-crash-helper")
         process.arguments = [store.path, format, compression, start.map(String.init) ?? "auto", reportsEverySave ? "saves" : "acks"]
         let pipe = Pipe()
         errorURL = store.deletingLastPathComponent().appendingPathComponent("helper-\(UUID().uuidString).stderr")

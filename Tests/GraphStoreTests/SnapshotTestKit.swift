@@ -156,45 +156,12 @@ enum SnapshotTestKit {
 
     // MARK: - Child processes
 
-    /// The directory holding the test runner and the other built products.
-    static func productsDirectory() throws -> URL {
-        var candidate = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
-        for _ in 0..<5 {
-            if FileManager.default.isExecutableFile(atPath: candidate.appendingPathComponent("graphstore-crash-helper").path) {
-                return candidate
-            }
-            candidate = candidate.deletingLastPathComponent()
-        }
-        throw SnapshotTestFailure("graphstore-crash-helper not found near \(CommandLine.arguments[0])")
-    }
-
-    /// Runs `python3 -c script arguments…` and returns its standard output; fails on a
-    /// non-zero exit with its standard error.
+    /// Runs `python3 -c script arguments…` on a thread of its own and returns its standard
+    /// output.
+    ///
+    /// - Throws: ``ProcessFailure`` with Python's standard error when it exits non-zero.
     static func runPython(_ script: String, _ arguments: [String]) async throws -> Data {
-        try await offload {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3", "-c", script] + arguments
-            let output = Pipe()
-            let errors = Pipe()
-            process.standardOutput = output
-            process.standardError = errors
-            process.standardInput = FileHandle.nullDevice
-            try process.run()
-            // Read both pipes to the end before waiting, so a chatty child cannot block.
-            let errorData = SnapshotBox(Data())
-            let readers = DispatchGroup()
-            DispatchQueue.global().async(group: readers) {
-                errorData.value = errors.fileHandleForReading.readDataToEndOfFile()
-            }
-            let data = output.fileHandleForReading.readDataToEndOfFile()
-            readers.wait()
-            process.waitUntilExit()
-            guard process.terminationStatus == 0 else {
-                throw SnapshotTestFailure("python3 exited with \(process.terminationStatus): \(String(decoding: errorData.value, as: UTF8.self))")
-            }
-            return data
-        }
+        try await offload { try pythonOutput(script, arguments) }
     }
 
     // MARK: - Waiting for the writer
@@ -203,27 +170,4 @@ enum SnapshotTestKit {
     static func waitUntilIdle(_ writer: SnapshotWriter) async throws {
         try await offload { writer.waitUntilIdle() }
     }
-}
-
-/// A value shared between threads, guarded by a lock.
-final class SnapshotBox<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: Value
-
-    init(_ value: Value) { stored = value }
-
-    var value: Value {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
-    }
-
-    func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
-        try lock.withLock { try body(&stored) }
-    }
-}
-
-/// A test precondition that did not hold, with a message.
-struct SnapshotTestFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }

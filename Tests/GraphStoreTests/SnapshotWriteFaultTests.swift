@@ -53,10 +53,11 @@ import Darwin
 
     // MARK: - Real file systems
 
-    @Test func fullDiskOnARealTmpfs() async throws {
+    @Test(.enabled(if: Tmpfs.isSupported, Tmpfs.requirement))
+    func fullDiskOnARealTmpfs() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        guard let tmpfs = try Tmpfs.mount(in: directory, sizeKiB: 256) else { return }
+        let tmpfs = try Tmpfs.mount(in: directory, sizeKiB: 256)
         let mountPoint = tmpfs.url
         defer { tmpfs.unmount() }
         let filler = mountPoint.appendingPathComponent("filler")
@@ -67,10 +68,11 @@ import Darwin
             repairDisk: { try FileManager.default.removeItem(at: filler) })
     }
 
-    @Test func readOnlyRealTmpfs() async throws {
+    @Test(.enabled(if: Tmpfs.isSupported, Tmpfs.requirement))
+    func readOnlyRealTmpfs() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        guard let tmpfs = try Tmpfs.mount(in: directory, sizeKiB: 1024) else { return }
+        let tmpfs = try Tmpfs.mount(in: directory, sizeKiB: 1024)
         let mountPoint = tmpfs.url
         defer { tmpfs.unmount() }
         // Remounting read-only needs no file open for writing, so the store is reopened after

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import GraphStore
+import GraphStoreTestSupport
 
 // MARK: - StoreFileLock
 
@@ -10,7 +11,7 @@ struct StoreFileLockTests {
 
     @Test("The lock file sits beside the store and is created")
     func lockFileLocation() throws {
-        let scratch = try FileLayerScratch()
+        let scratch = try TemporaryDirectory()
         defer { scratch.remove() }
         let store = scratch.file("graph.store")
         #expect(StoreFileLock.lockFileURL(forStoreAt: store).path == store.path + ".lock")
@@ -22,7 +23,7 @@ struct StoreFileLockTests {
 
     @Test("A second lock in the same process is refused until the first is released")
     func secondLockInProcess() throws {
-        let scratch = try FileLayerScratch()
+        let scratch = try TemporaryDirectory()
         defer { scratch.remove() }
         let store = scratch.file("graph.store")
         let first = try StoreFileLock(forStoreAt: store)
@@ -40,7 +41,7 @@ struct StoreFileLockTests {
 
     @Test("Releasing the last reference releases the lock")
     func deinitReleases() throws {
-        let scratch = try FileLayerScratch()
+        let scratch = try TemporaryDirectory()
         defer { scratch.remove() }
         let store = scratch.file("graph.store")
         var first: StoreFileLock? = try StoreFileLock(forStoreAt: store)
@@ -52,7 +53,7 @@ struct StoreFileLockTests {
 
     @Test("Different stores do not conflict")
     func independentStores() throws {
-        let scratch = try FileLayerScratch()
+        let scratch = try TemporaryDirectory()
         defer { scratch.remove() }
         let one = try StoreFileLock(forStoreAt: scratch.file("one.store"))
         let two = try StoreFileLock(forStoreAt: scratch.file("two.store"))
@@ -61,7 +62,7 @@ struct StoreFileLockTests {
 
     @Test("A lock held by another process makes ours throw until that process exits")
     func lockHeldByChildProcess() throws {
-        let scratch = try FileLayerScratch()
+        let scratch = try TemporaryDirectory()
         defer { scratch.remove() }
         let store = scratch.file("graph.store")
         let lockPath = store.path + ".lock"
@@ -100,7 +101,7 @@ struct StoreFileLockTests {
 
     @Test("Our lock is visible to another process, and its release too")
     func childProcessSeesOurLock() throws {
-        let scratch = try FileLayerScratch()
+        let scratch = try TemporaryDirectory()
         defer { scratch.remove() }
         let store = scratch.file("graph.store")
         let lockPath = store.path + ".lock"
@@ -113,11 +114,11 @@ struct StoreFileLockTests {
                 print('busy')
             """
         let lock = try StoreFileLock(forStoreAt: store)
-        let whileHeld = try FileLayerProcess.run(["python3", "-c", probe, lockPath])
+        let whileHeld = try runPython(probe, [lockPath])
         #expect(String(decoding: whileHeld.output, as: UTF8.self) == "busy\n")
 
         lock.unlock()
-        let afterRelease = try FileLayerProcess.run(["python3", "-c", probe, lockPath])
+        let afterRelease = try runPython(probe, [lockPath])
         #expect(String(decoding: afterRelease.output, as: UTF8.self) == "free\n")
     }
 }

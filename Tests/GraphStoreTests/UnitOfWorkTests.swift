@@ -50,7 +50,7 @@ private struct Invoice: Entity, Hashable {
                 try Self.seed(container)
                 let unitCount = 1_000, workers = 8
                 /// Note id → what each event handler saw when it checked for the note.
-                let events = Locked<[UUID: [Bool]]>([:])
+                let events = Guarded<[UUID: [Bool]]>([:])
 
                 let units = try await withThrowingTaskGroup(of: [Unit].self) { group in
                     for worker in 0..<workers {
@@ -108,7 +108,7 @@ private struct Invoice: Entity, Hashable {
         try await withContainer(store, for: Self.types) { container in
             try Self.seed(container)
             let context = container.newBackgroundContext()
-            let published = Locked(0)
+            let published = Guarded(0)
             context.insert(Tag(name: Self.takenTagName))
             context.insert(Note(text: "n", createdAt: Fixtures.epoch))
             context.onCommit { published.withLock { $0 += 1 } }
@@ -137,7 +137,7 @@ private struct Invoice: Entity, Hashable {
         try await withContainer(store, for: Self.types) { container in
             try Self.seed(container)
             let context = container.newBackgroundContext()
-            let published = Locked(0)
+            let published = Guarded(0)
             context.delete(Self.customer)
             context.onCommit { published.withLock { $0 += 1 } }
             #expect(throws: GraphStoreError.deleteDenied(
@@ -166,7 +166,7 @@ private struct Invoice: Entity, Hashable {
         try await withContainer(store, for: Self.types) { container in
             try Self.seed(container)
             let context = container.newBackgroundContext()
-            let published = Locked(0)
+            let published = Guarded(0)
             let duplicate = Tag(name: Self.takenTagName)
             let note = Note(text: "n", createdAt: Fixtures.epoch)
             context.insert(duplicate)
@@ -198,7 +198,7 @@ private struct Invoice: Entity, Hashable {
             let context = container.newBackgroundContext()
             let note = Note(text: "order placed", createdAt: Fixtures.epoch)
             let followUp = Note(text: "receipt sent", createdAt: Fixtures.epoch)
-            let log = Locked<[String]>([])
+            let log = Guarded<[String]>([])
             context.insert(note)
             context.onCommit {
                 context.insert(followUp)
@@ -225,7 +225,7 @@ private struct Invoice: Entity, Hashable {
         try await withContainer(store, for: Self.types) { container in
             try Self.seed(container)
             let context = container.newBackgroundContext()
-            let order = Locked<[Int]>([])
+            let order = Guarded<[Int]>([])
             context.insert(Note(text: "n", createdAt: Fixtures.epoch))
             for n in 0..<5 { context.onCommit { order.withLock { $0.append(n) } } }
             try context.save()

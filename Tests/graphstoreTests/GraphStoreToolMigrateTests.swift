@@ -22,7 +22,7 @@ import Testing
 
     /// Runs `python3 -c script arguments…` and expects it to succeed.
     static func python(_ script: String, _ arguments: [String]) throws {
-        let result = try runProcess(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", script] + arguments)
+        let result = try runPython(script, arguments)
         try #require(result.status == 0, "python3 failed: \(result.standardError)")
     }
 
