@@ -3,13 +3,25 @@ import Foundation
 import GraphStore
 
 struct Convert: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Rewrite a snapshot in another format or compression.")
+    static let configuration = CommandConfiguration(
+        abstract: "Rewrite a snapshot in another format or compression.",
+        discussion: "--format is required; --compression defaults to gzip.")
 
     @Argument(help: "A snapshot file.") var file: String
-    @Option(help: "json or plist.") var format: SnapshotFormat
-    @Option(help: "gzip or none.") var compression: Compression = .gzip
     @Option(name: .shortAndLong, help: "Where to write (default: the input's name with the new extension).") var output: String?
-    @Flag(help: "Overwrite an existing destination.") var force = false
+    @OptionGroup var destinationOptions: DestinationOptions
+
+    /// The format to write: `--format`, which ``validate()`` requires.
+    var format: SnapshotFormat { destinationOptions.format ?? .json }
+    /// The compression to write: `--compression`, else gzip.
+    var compression: Compression { destinationOptions.compression ?? .gzip }
+    var force: Bool { destinationOptions.force }
+
+    func validate() throws {
+        guard destinationOptions.format != nil else {
+            throw ValidationError("Missing expected argument '--format <format>'")
+        }
+    }
 
     func run() async throws {
         try await reportingErrors {

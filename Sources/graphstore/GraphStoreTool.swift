@@ -38,15 +38,24 @@ func readStore(_ url: URL, kind: StoreKind? = nil, model: String? = nil) throws 
     return try Migration.readStore(from: url, kind: kind, model: description)
 }
 
-/// Where a store comes from and how to read it: shared by inspect, dump, verify and generate.
+/// Where a store comes from and how to read it: shared by inspect, dump and verify (generate
+/// takes the model as required and a narrower `--from`).
 struct SourceOptions: ParsableArguments {
     @Option(help: "What the file is: snapshot, sqlite, coredata, swiftdata or plain-sqlite (default: from its bytes and tables).") var from: StoreKind?
     @Option(help: "The app's Core Data model (.xcdatamodeld or .xcdatamodel), for its names and types.") var model: String?
 }
 
+/// How to write a snapshot destination and whether to replace an existing one: shared by
+/// convert and migrate.
+struct DestinationOptions: ParsableArguments {
+    @Option(help: "The snapshot format: json or plist.") var format: SnapshotFormat?
+    @Option(help: "The snapshot compression: gzip or none.") var compression: Compression?
+    @Flag(help: "Overwrite an existing destination.") var force = false
+}
+
 extension StoreKind: ExpressibleByArgument {}
 
-/// Writes `data` to standard output.
+/// Writes `text` to standard output.
 func writeOut(_ text: String) {
     FileHandle.standardOutput.write(Data(text.utf8))
 }

@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import GraphStore
 import GraphStoreSQLite
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -34,9 +33,11 @@ struct Migrate: AsyncParsableCommand {
     @Option(help: "What SRC is: snapshot, sqlite, coredata, swiftdata or plain-sqlite (default: from its bytes and tables).") var from: StoreKind?
     @Option(help: "The app's Core Data model (.xcdatamodeld or .xcdatamodel), for its names and types.") var model: String?
     @Option(help: "What DST is: snapshot or sqlite (default: from its name).") var to: DestinationKind?
-    @Option(help: "The snapshot format: json or plist (default: from DST's name, else json).") var format: SnapshotFormat?
-    @Option(help: "The snapshot compression: gzip or none (default: from DST's name, else gzip).") var compression: Compression?
-    @Flag(help: "Overwrite an existing destination.") var force = false
+    @OptionGroup var destinationOptions: DestinationOptions
+
+    var format: SnapshotFormat? { destinationOptions.format }
+    var compression: Compression? { destinationOptions.compression }
+    var force: Bool { destinationOptions.force }
 
     func validate() throws {
         if destinationKind == .sqlite, format != nil || compression != nil {
@@ -85,26 +86,17 @@ struct Migrate: AsyncParsableCommand {
     /// The destination's kind: `--to`, or its name.
     var destinationKind: DestinationKind? {
         if let to { return to }
-        return Self.nameKind(destination).map { $0.isSQLite ? .sqlite : .snapshot }
+        return StoreFileName(fileName: destination).map { $0 == .sqlite ? .sqlite : .snapshot }
     }
 
+    /// `--format`, else the format DST's name gives, else JSON.
     var snapshotFormat: SnapshotFormat {
-        format ?? Self.nameKind(destination)?.format ?? .json
+        format ?? StoreFileName(fileName: destination)?.format ?? .json
     }
 
+    /// `--compression`, else the compression DST's name gives, else gzip.
     var snapshotCompression: Compression {
-        compression ?? Self.nameKind(destination)?.compression ?? .gzip
-    }
-
-    /// What a file name says: SQLite, or a snapshot's format and compression.
-    static func nameKind(_ name: String) -> (isSQLite: Bool, format: SnapshotFormat?, compression: Compression?)? {
-        let lowercased = name.lowercased()
-        if [".sqlite", ".sqlite3", ".db"].contains(where: lowercased.hasSuffix) { return (true, nil, nil) }
-        let compression: Compression = lowercased.hasSuffix(".gz") ? .gzip : .none
-        let base = compression == .gzip ? String(lowercased.dropLast(3)) : lowercased
-        if base.hasSuffix(".json") { return (false, .json, compression) }
-        if base.hasSuffix(".plist") { return (false, .binaryPropertyList, compression) }
-        return nil
+        compression ?? StoreFileName(fileName: destination)?.compression ?? .gzip
     }
 
     // MARK: - Private
@@ -119,7 +111,7 @@ final class ProgressBar: Sendable {
     private let phase: String
     /// The last report drawn, so a repeated one (an empty entity's `0/0` at start and end) is
     /// drawn once.
-    private let last = Mutex<MigrationProgress?>(nil)
+    private let last = Guarded<MigrationProgress?>(nil)
 
     private init(phase: String) {
         self.phase = phase
