@@ -3,10 +3,11 @@ import Foundation
 /// Where a container keeps its graph between runs.
 ///
 /// - ``inMemory``: nothing is written; for unit tests, previews and caches.
-/// - `file(_:format:compression:coalescingInterval:)`: the whole graph in memory, snapshotted
-///   in the background to one gzip-compressed JSON or binary property-list file.
-/// - `sqlite(_:)` (from `GraphStoreSQLite`): a table per entity; a save writes only the
-///   changed rows.
+/// - ``file(_:format:compression:coalescingInterval:durability:options:)``: the whole graph in
+///   memory, each save appended to a journal, and the graph snapshotted in the background to
+///   one JSON or binary property-list file, gzip-compressed unless `compression` is `.none`.
+/// - `sqlite(_:options:)` (from `GraphStoreSQLite`): a table per entity; a save writes only
+///   the changed rows.
 public struct StoreConfiguration: Sendable {
     /// A short description, such as `in-memory` or the file path.
     public let description: String

@@ -179,17 +179,13 @@ extension GraphContext {
         // pending to the store is then seen in at least one of the two.
         let overlay = overlay(entity: entity)
         let table = core.latestTable(entity: entity).table
-        do {
-            if overlay.isEmpty {
-                for (_, stored) in table { try body(stored.value as! E) }
-            } else {
-                for (key, stored) in table where overlay[key] == nil { try body(stored.value as! E) }
-                for change in overlay.values {
-                    if let value = change.upserted { try body(value as! E) }
-                }
+        if overlay.isEmpty {
+            for (_, stored) in table { try body(stored.value as! E) }
+        } else {
+            for (key, stored) in table where overlay[key] == nil { try body(stored.value as! E) }
+            for change in overlay.values {
+                if let value = change.upserted { try body(value as! E) }
             }
-        } catch let error as GraphStoreError {
-            throw error
         }
         return FetchSource(entity: entity, overlay: overlay, table: table)
     }

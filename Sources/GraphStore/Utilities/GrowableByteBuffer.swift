@@ -56,11 +56,6 @@ struct GrowableByteBuffer: ~Copyable {
         UnsafeMutableRawBufferPointer(start: base + count, count: capacity - count)
     }
 
-    /// The filled bytes, `count` of them; valid until the buffer is mutated.
-    var filledBytes: UnsafeRawBufferPointer {
-        UnsafeRawBufferPointer(start: base, count: count)
-    }
-
     // MARK: - Mutation
 
     /// Marks `byteCount` more bytes of ``unusedBytes`` as filled.

@@ -91,11 +91,6 @@ struct CoreDataModel {
         return model
     }
 
-    /// The entity numbered `number` and its descendants.
-    func family(of number: Int64) -> [Entity] {
-        entities.values.filter { $0.lineage.contains(number) }
-    }
-
     /// The entity an option key names: a Core Data or snapshot name, in any case.
     func entity(named key: String) -> Entity? {
         let lowered = key.lowercased()
