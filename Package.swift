@@ -3,7 +3,9 @@ import PackageDescription
 
 let package = Package(
     name: "GraphStore",
-    platforms: [.macOS(.v15)],
+    // The floor is `Synchronization` (`Mutex`, `Atomic`), which the library uses: macOS 15,
+    // iOS 18, tvOS 18, watchOS 11, visionOS 2.
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "GraphStore", targets: ["GraphStore"]),
         .library(name: "GraphStoreSQLite", targets: ["GraphStoreSQLite"]),
