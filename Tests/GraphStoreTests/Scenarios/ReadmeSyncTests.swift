@@ -4,7 +4,8 @@ import Testing
 /// Keeps the README's example and the example the tests run (ReadmeExampleTests.swift) the same
 /// code: both are read as text and compared line by line.
 @Suite struct ReadmeSyncTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
 
     static func lines(in text: String, between begin: String, and end: String) throws -> [String] {
         let all = text.components(separatedBy: "\n")
@@ -18,7 +19,7 @@ import Testing
     @Test func readmeExampleIsTheTestedExample() throws {
         let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
         let test = try String(
-            contentsOf: Self.root.appendingPathComponent("Tests/GraphStoreTests/ReadmeExampleTests.swift"), encoding: .utf8)
+            contentsOf: Self.root.appendingPathComponent("Tests/GraphStoreTests/Scenarios/ReadmeExampleTests.swift"), encoding: .utf8)
         let shown = try Self.lines(in: readme, between: "<!-- example:begin -->", and: "<!-- example:end -->")
         let tested = try Self.lines(in: test, between: "// README-EXAMPLE-BEGIN", and: "// README-EXAMPLE-END")
         #expect(shown == tested)

@@ -96,7 +96,8 @@ enum ModelV3 {
 
 /// The committed fixtures.
 enum ModelVersionFixtures {
-    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/ModelVersions")
+    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/ModelVersions")
 
     /// Copies the fixture files named `names` into `destination` (a temporary directory).
     static func copy(_ names: [String], to destination: URL) throws {

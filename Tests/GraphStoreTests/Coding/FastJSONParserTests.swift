@@ -38,7 +38,7 @@ import Testing
 
     static let suiteDirectory = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("shared/testdata/JSONTestSuite/test_parsing")
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/testdata/JSONTestSuite/test_parsing")
 
     /// Nicolas Seriot's JSONTestSuite: every `y_` document parses, every `n_` document is
     /// refused (with an offset inside or just past it); `i_` documents may go either way but
