@@ -121,9 +121,9 @@ import GraphStoreTestSupport
     /// Python's `json` reads our text and JSONEncoder's as the same values (floats compared
     /// by `repr`, so `-0.0` and every digit count).
     @Test func pythonReadsTheSameValues() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fastjson-python-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let directory = temporary.url
         var generator = SplitMix64(seed: 0x5EED)
         let everything = (0..<20).map { _ in FastJSONDecoderTests.randomEverything(&generator) }
         let documents: [(String, Data, Data)] = [
