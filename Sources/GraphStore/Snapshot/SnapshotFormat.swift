@@ -99,12 +99,15 @@ public struct SnapshotOptions: Sendable {
     public var recoverFromPreviousSnapshot: Bool
     /// The application's model version, written into every header.
     public var modelVersion: String
+
+    // The injection points below have package access: tests set them, apps never see them.
+
     /// The clock the writer schedules with; tests inject a manual one.
     package var clock: any WriterClock
     /// The file operations the writer uses; tests inject faults.
-    var fileSystem: any FileSystem
+    package var fileSystem: any FileSystem
     /// Called on the writer's thread before each write; a test hook.
-    var beforeWrite: (@Sendable () -> Void)?
+    package var beforeWrite: (@Sendable () -> Void)?
 
     public init(maxDecompressedBytes: Int = 4 << 30, recoverFromPreviousSnapshot: Bool = false, modelVersion: String = "1") {
         self.maxDecompressedBytes = maxDecompressedBytes

@@ -17,7 +17,8 @@ final class SnapshotWriter: Sendable {
     private let interval: Duration
     private let clock: any WriterClock
     private let beforeWrite: (@Sendable () -> Void)?
-    private let queue = DispatchQueue(label: "GraphStore.SnapshotWriter", qos: .utility)
+    /// The serial queue every write runs on. Internal so that tests can wait for it to drain.
+    let queue = DispatchQueue(label: "GraphStore.SnapshotWriter", qos: .utility)
     private let state: Guarded<State>
     private let logger = Logger(label: "GraphStore.SnapshotWriter")
     private let broadcaster = StoreEventBroadcaster()
@@ -122,11 +123,6 @@ final class SnapshotWriter: Sendable {
 
     func events() -> AsyncStream<StoreEvent> {
         broadcaster.stream()
-    }
-
-    /// Waits until the writer's queue has run everything submitted so far; a test hook.
-    func waitUntilIdle() {
-        queue.sync {}
     }
 
     // MARK: - Scheduling (called with the state locked)

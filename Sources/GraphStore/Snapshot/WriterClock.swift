@@ -1,7 +1,8 @@
 import Foundation
 
 /// The clock the snapshot writer schedules its writes by. Production uses the monotonic
-/// system clock; tests advance a ``ManualWriterClock`` instead of sleeping.
+/// system clock; tests advance a manual clock (in the test support target) instead of sleeping.
+/// Package access, so that the fake stays out of the library.
 package protocol WriterClock: Sendable {
     /// Monotonic time since an arbitrary origin.
     var now: Duration { get }
@@ -25,53 +26,5 @@ package struct SystemWriterClock: WriterClock {
         let (seconds, attoseconds) = delay.components
         let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
         DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds), execute: action)
-    }
-}
-
-/// A clock that moves only when told to: timers fire inside ``advance(by:)``.
-package final class ManualWriterClock: WriterClock {
-    private struct Timer {
-        let deadline: Duration
-        let action: @Sendable () -> Void
-    }
-
-    private struct State {
-        var now: Duration = .zero
-        var timers: [Timer] = []
-    }
-
-    private let state = Guarded(State())
-
-    package init() {}
-
-    package var now: Duration {
-        state.withLock { $0.now }
-    }
-
-    /// The number of timers waiting to fire.
-    package var pendingTimers: Int {
-        state.withLock { $0.timers.count }
-    }
-
-    package func schedule(at deadline: Duration, _ action: @escaping @Sendable () -> Void) {
-        let due: Bool = state.withLock { state in
-            if deadline <= state.now { return true }
-            state.timers.append(Timer(deadline: deadline, action: action))
-            return false
-        }
-        if due { DispatchQueue.global().async(execute: action) }
-    }
-
-    /// Moves the clock forward and runs every timer that is now due, in deadline order, on the
-    /// caller's thread.
-    package func advance(by duration: Duration) {
-        let due: [Timer] = state.withLock { state in
-            state.now += duration
-            let now = state.now
-            let due = state.timers.filter { $0.deadline <= now }.sorted { $0.deadline < $1.deadline }
-            state.timers.removeAll { $0.deadline <= now }
-            return due
-        }
-        for timer in due { timer.action() }
     }
 }

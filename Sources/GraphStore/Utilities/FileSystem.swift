@@ -7,11 +7,11 @@ import Darwin
 // MARK: - SystemCallError
 
 /// A failed system call, carrying the `errno` it set.
-struct SystemCallError: Error, Sendable, Equatable {
+package struct SystemCallError: Error, Sendable, Equatable {
     /// The `errno` value, for example `ENOSPC`.
-    let code: Int32
+    package let code: Int32
 
-    init(_ code: Int32) {
+    package init(_ code: Int32) {
         self.code = code
     }
 }
@@ -19,22 +19,28 @@ struct SystemCallError: Error, Sendable, Equatable {
 // MARK: - FileStatus
 
 /// The part of `fstat` the file layer uses.
-struct FileStatus: Sendable, Equatable {
+package struct FileStatus: Sendable, Equatable {
     /// Size in bytes.
-    var size: Int
+    package var size: Int
     /// Whether the descriptor refers to a directory.
-    var isDirectory: Bool
+    package var isDirectory: Bool
+
+    package init(size: Int, isDirectory: Bool) {
+        self.size = size
+        self.isDirectory = isDirectory
+    }
 }
 
 // MARK: - FileSystem
 
 /// The few POSIX file operations the file layer performs, behind a seam so
-/// tests can inject failures such as a full disk.
+/// tests can inject failures such as a full disk. Package access: the fakes live in the test
+/// support target, not in the library.
 ///
 /// Each method performs **one** system call (or, for ``syncDirectory(_:)``,
 /// open + fsync + close) and reports failure as ``SystemCallError``; it does
 /// not retry `EINTR` or complete short transfers. Callers own that policy.
-protocol FileSystem: Sendable {
+package protocol FileSystem: Sendable {
     /// `open(2)`; returns the new descriptor.
     ///
     /// - Throws: ``SystemCallError`` with `open`'s errno.
@@ -94,51 +100,51 @@ protocol FileSystem: Sendable {
 // MARK: - PosixFileSystem
 
 /// The real file system, through the C library.
-struct PosixFileSystem: FileSystem {
+package struct PosixFileSystem: FileSystem {
 
-    init() {}
+    package init() {}
 
-    func open(_ path: String, flags: Int32, permissions: mode_t) throws(SystemCallError) -> Int32 {
+    package func open(_ path: String, flags: Int32, permissions: mode_t) throws(SystemCallError) -> Int32 {
         let descriptor = systemOpen(path, flags, permissions)
         guard descriptor >= 0 else { throw SystemCallError(errno) }
         return descriptor
     }
 
-    func read(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(SystemCallError) -> Int {
+    package func read(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(SystemCallError) -> Int {
         let count = systemRead(descriptor, buffer.baseAddress, buffer.count)
         guard count >= 0 else { throw SystemCallError(errno) }
         return count
     }
 
-    func write(_ descriptor: Int32, from buffer: UnsafeRawBufferPointer) throws(SystemCallError) -> Int {
+    package func write(_ descriptor: Int32, from buffer: UnsafeRawBufferPointer) throws(SystemCallError) -> Int {
         let count = systemWrite(descriptor, buffer.baseAddress, buffer.count)
         guard count >= 0 else { throw SystemCallError(errno) }
         return count
     }
 
-    func status(_ descriptor: Int32) throws(SystemCallError) -> FileStatus {
+    package func status(_ descriptor: Int32) throws(SystemCallError) -> FileStatus {
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw SystemCallError(errno) }
         return FileStatus(size: Int(info.st_size), isDirectory: (info.st_mode & S_IFMT) == S_IFDIR)
     }
 
-    func fsync(_ descriptor: Int32) throws(SystemCallError) {
+    package func fsync(_ descriptor: Int32) throws(SystemCallError) {
         guard systemFsync(descriptor) == 0 else { throw SystemCallError(errno) }
     }
 
-    func close(_ descriptor: Int32) throws(SystemCallError) {
+    package func close(_ descriptor: Int32) throws(SystemCallError) {
         guard systemClose(descriptor) == 0 else { throw SystemCallError(errno) }
     }
 
-    func rename(_ source: String, to destination: String) throws(SystemCallError) {
+    package func rename(_ source: String, to destination: String) throws(SystemCallError) {
         guard systemRename(source, destination) == 0 else { throw SystemCallError(errno) }
     }
 
-    func unlink(_ path: String) throws(SystemCallError) {
+    package func unlink(_ path: String) throws(SystemCallError) {
         guard systemUnlink(path) == 0 else { throw SystemCallError(errno) }
     }
 
-    func syncDirectory(_ path: String) throws(SystemCallError) {
+    package func syncDirectory(_ path: String) throws(SystemCallError) {
         let descriptor = systemOpen(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0)
         guard descriptor >= 0 else { throw SystemCallError(errno) }
         defer { _ = systemClose(descriptor) }

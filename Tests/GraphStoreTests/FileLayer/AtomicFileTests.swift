@@ -1,4 +1,5 @@
 import Foundation
+import GraphStoreTestSupport
 import Testing
 
 @testable import GraphStore

@@ -168,6 +168,6 @@ enum SnapshotTestKit {
 
     /// Waits (off the cooperative pool) until the writer's queue has run everything submitted.
     static func waitUntilIdle(_ writer: SnapshotWriter) async throws {
-        try await offload { writer.waitUntilIdle() }
+        try await offload { writer.queue.sync {} }
     }
 }

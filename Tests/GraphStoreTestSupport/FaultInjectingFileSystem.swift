@@ -1,3 +1,4 @@
+import GraphStore
 
 #if canImport(Glibc)
 import Glibc
@@ -13,12 +14,12 @@ import Darwin
 ///
 /// Faults stay active until ``clearFaults()``. The fault list and counters
 /// live behind a lock, so one instance may be shared across tasks.
-final class FaultInjectingFileSystem: FileSystem {
+package final class FaultInjectingFileSystem: FileSystem {
 
     // MARK: - Fault
 
     /// One kind of misbehaviour. Several may be active at once.
-    enum Fault: Sendable, Equatable {
+    package enum Fault: Sendable, Equatable {
         /// Every `open` fails with `errno`.
         case open(errno: Int32)
         /// Writes succeed for `bytes` more bytes (the write that crosses the
@@ -43,15 +44,15 @@ final class FaultInjectingFileSystem: FileSystem {
     // MARK: - Statistics
 
     /// Counters of what the wrapped file system was asked to do.
-    struct Statistics: Sendable, Equatable {
+    package struct Statistics: Sendable, Equatable {
         /// `write` calls that reached the wrapped file system.
-        var writeCalls = 0
+        package var writeCalls = 0
         /// Bytes written through the wrapped file system.
-        var bytesWritten = 0
+        package var bytesWritten = 0
         /// Calls that failed with an injected error (including `EINTR`).
-        var injectedFailures = 0
+        package var injectedFailures = 0
         /// Paths passed to `open`, in order.
-        var openedPaths: [String] = []
+        package var openedPaths: [String] = []
     }
 
     // MARK: - State
@@ -68,7 +69,7 @@ final class FaultInjectingFileSystem: FileSystem {
     private let state = Guarded(State())
 
     /// Wraps `base` (the real file system by default), with no faults active.
-    init(wrapping base: any FileSystem = PosixFileSystem()) {
+    package init(wrapping base: any FileSystem = PosixFileSystem()) {
         self.base = base
     }
 
@@ -77,7 +78,7 @@ final class FaultInjectingFileSystem: FileSystem {
     /// Adds `fault`; it applies to every later call until cleared.
     ///
     /// - Complexity: O(1).
-    func inject(_ fault: Fault) {
+    package func inject(_ fault: Fault) {
         state.withLock { state in
             if case .writesAfter = fault { state.bytesSinceInjection = 0 }
             state.faults.append(fault)
@@ -87,18 +88,18 @@ final class FaultInjectingFileSystem: FileSystem {
     /// Removes all faults; later calls behave like the wrapped file system.
     ///
     /// - Complexity: O(1).
-    func clearFaults() {
+    package func clearFaults() {
         state.withLock { $0.faults.removeAll() }
     }
 
     /// A snapshot of the counters.
-    var statistics: Statistics {
+    package var statistics: Statistics {
         state.withLock { $0.statistics }
     }
 
     // MARK: - FileSystem
 
-    func open(_ path: String, flags: Int32, permissions: mode_t) throws(SystemCallError) -> Int32 {
+    package func open(_ path: String, flags: Int32, permissions: mode_t) throws(SystemCallError) -> Int32 {
         try failIfInjected { state in
             state.statistics.openedPaths.append(path)
             return state.faults.lazy.compactMap { if case .open(let code) = $0 { code } else { nil } }.first
@@ -106,7 +107,7 @@ final class FaultInjectingFileSystem: FileSystem {
         return try base.open(path, flags: flags, permissions: permissions)
     }
 
-    func read(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(SystemCallError) -> Int {
+    package func read(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(SystemCallError) -> Int {
         try failIfInjected { state in
             state.interruption() ?? state.faults.lazy.compactMap {
                 if case .read(let code) = $0 { code } else { nil }
@@ -115,7 +116,7 @@ final class FaultInjectingFileSystem: FileSystem {
         return try base.read(descriptor, into: buffer)
     }
 
-    func write(_ descriptor: Int32, from buffer: UnsafeRawBufferPointer) throws(SystemCallError) -> Int {
+    package func write(_ descriptor: Int32, from buffer: UnsafeRawBufferPointer) throws(SystemCallError) -> Int {
         let allowed: Result<Int, SystemCallError> = state.withLock { state in
             if let code = state.interruption() {
                 state.statistics.injectedFailures += 1
@@ -148,11 +149,11 @@ final class FaultInjectingFileSystem: FileSystem {
         return count
     }
 
-    func status(_ descriptor: Int32) throws(SystemCallError) -> FileStatus {
+    package func status(_ descriptor: Int32) throws(SystemCallError) -> FileStatus {
         try base.status(descriptor)
     }
 
-    func fsync(_ descriptor: Int32) throws(SystemCallError) {
+    package func fsync(_ descriptor: Int32) throws(SystemCallError) {
         try failIfInjected { state in
             state.interruption() ?? state.faults.lazy.compactMap {
                 if case .fsync(let code) = $0 { code } else { nil }
@@ -161,7 +162,7 @@ final class FaultInjectingFileSystem: FileSystem {
         try base.fsync(descriptor)
     }
 
-    func close(_ descriptor: Int32) throws(SystemCallError) {
+    package func close(_ descriptor: Int32) throws(SystemCallError) {
         let injected = state.withLock { state in
             state.faults.lazy.compactMap { if case .close(let code) = $0 { code } else { nil } }.first
         }
@@ -172,18 +173,18 @@ final class FaultInjectingFileSystem: FileSystem {
         }
     }
 
-    func rename(_ source: String, to destination: String) throws(SystemCallError) {
+    package func rename(_ source: String, to destination: String) throws(SystemCallError) {
         try failIfInjected { state in
             state.faults.lazy.compactMap { if case .rename(let code) = $0 { code } else { nil } }.first
         }
         try base.rename(source, to: destination)
     }
 
-    func unlink(_ path: String) throws(SystemCallError) {
+    package func unlink(_ path: String) throws(SystemCallError) {
         try base.unlink(path)
     }
 
-    func syncDirectory(_ path: String) throws(SystemCallError) {
+    package func syncDirectory(_ path: String) throws(SystemCallError) {
         try failIfInjected { state in
             state.faults.lazy.compactMap { if case .syncDirectory(let code) = $0 { code } else { nil } }.first
         }
