@@ -133,17 +133,4 @@ enum AtomicFile {
             offset += written
         }
     }
-
-    /// Runs `call` again for as long as it fails with `EINTR`.
-    private static func retryingInterrupts<T>(
-        _ call: () throws(SystemCallError) -> T
-    ) throws(SystemCallError) -> T {
-        while true {
-            do throws(SystemCallError) {
-                return try call()
-            } catch where error.code == EINTR {
-                continue
-            }
-        }
-    }
 }

@@ -73,18 +73,4 @@ enum FileReader {
         }
         return buffer.takeData()
     }
-
-    // MARK: - Private helpers
-
-    private static func retryingInterrupts<T>(
-        _ call: () throws(SystemCallError) -> T
-    ) throws(SystemCallError) -> T {
-        while true {
-            do throws(SystemCallError) {
-                return try call()
-            } catch where error.code == EINTR {
-                continue
-            }
-        }
-    }
 }

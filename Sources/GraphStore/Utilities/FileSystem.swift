@@ -97,6 +97,22 @@ package protocol FileSystem: Sendable {
     func syncDirectory(_ path: String) throws(SystemCallError)
 }
 
+// MARK: - Retrying interrupted calls
+
+/// Runs `call` again for as long as it fails with `EINTR`: the policy ``FileSystem`` leaves
+/// to its callers, in one place for the whole file layer.
+///
+/// - Throws: the first ``SystemCallError`` that is not `EINTR`.
+func retryingInterrupts<T>(_ call: () throws(SystemCallError) -> T) throws(SystemCallError) -> T {
+    while true {
+        do throws(SystemCallError) {
+            return try call()
+        } catch where error.code == EINTR {
+            continue
+        }
+    }
+}
+
 // MARK: - PosixFileSystem
 
 /// The real file system, through the C library.
