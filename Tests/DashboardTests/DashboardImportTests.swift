@@ -27,7 +27,7 @@ private typealias Tag = ExampleModel.Tag
         #expect(container.count(of: Post.self) == expected)
         let tagNames = Set(parsed.flatMap { $0.posts.flatMap(\.tags) })
         #expect(Set(try container.mainContext.fetch(FetchDescriptor<Tag>()).map(\.name)) == tagNames)
-        try container._checkInvariants()
+        try container.checkInvariants()
     }
 
     @Test func importingTwiceGivesNoDuplicates() async throws {
@@ -39,7 +39,7 @@ private typealias Tag = ExampleModel.Tag
         _ = try await importer.importPages(pages)
         #expect(container.count(of: Post.self) == posts)
         #expect(container.count(of: Tag.self) == tags)
-        try container._checkInvariants()
+        try container.checkInvariants()
     }
 
     @Test func concurrentPagesShareTags() async throws {
@@ -53,7 +53,7 @@ private typealias Tag = ExampleModel.Tag
         let names = try container.mainContext.fetch(FetchDescriptor<Tag>()).map(\.name)
         #expect(names.count == Set(names).count)
         #expect(Set(names) == Set(pages.flatMap { $0.posts.flatMap(\.tags) }))
-        try container._checkInvariants()
+        try container.checkInvariants()
     }
 
     @Test(arguments: fixtureNames) func realResponsesImport(_ name: String) async throws {

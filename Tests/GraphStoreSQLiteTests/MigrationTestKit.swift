@@ -127,7 +127,7 @@ enum MigrationTestKit {
     /// Reads every object through a typed container on `store`.
     static func read(_ store: StoreConfiguration) async throws -> Graph {
         let container = try GraphContainer(for: SQLiteTestKit.model, store: store)
-        try container._checkInvariants()
+        try container.checkInvariants()
         let context = container.mainContext
         let graph = Graph(
             tags: try context.fetch(FetchDescriptor<ExampleModel.Tag>()), posts: try context.fetch(FetchDescriptor<Post>()),

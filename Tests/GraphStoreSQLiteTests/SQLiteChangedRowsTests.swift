@@ -152,7 +152,7 @@ import Testing
         let reopened = try SQLiteTestKit.open(url)
         #expect(try SQLiteTestKit.fetchAll(Post.self, from: reopened, by: \.id) == expected)
         #expect(reopened.version == version)
-        try reopened._checkInvariants()
+        try reopened.checkInvariants()
         try await reopened.close()
     }
 }

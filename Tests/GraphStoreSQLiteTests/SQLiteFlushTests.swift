@@ -104,7 +104,7 @@ import Testing
         let reopened = try SQLiteTestKit.open(url)
         #expect(reopened.count(of: Post.self) == 202)
         #expect(reopened.mainContext.model(Post.self, id: 1000)?.body == posts[0].body)
-        try reopened._checkInvariants()
+        try reopened.checkInvariants()
         try await reopened.close()
     }
 

@@ -40,7 +40,7 @@ import Testing
         let reopened = try SQLiteTestKit.open(crashed)
         #expect(try SQLiteJournalTestKit.noteTexts(reopened) == expected)
         #expect(reopened.version == 25)
-        try reopened._checkInvariants()
+        try reopened.checkInvariants()
         // Killed again right after opening: the database itself now holds every row, so the
         // copy opens whole without any journal.
         let again = try SQLiteJournalTestKit.crashCopy(of: crashed, to: directory.file("again"))
@@ -93,7 +93,7 @@ import Testing
 
         let reopened = try SQLiteTestKit.open(crashed)
         #expect(try SQLiteJournalTestKit.noteTexts(reopened) == expected)
-        try reopened._checkInvariants()
+        try reopened.checkInvariants()
         try await reopened.close()
     }
 
@@ -183,7 +183,7 @@ import Testing
         #expect(reopened.count(of: ExampleModel.Tag.self) == 1)
         #expect(reopened.count(of: Post.self) == 300)
         #expect(reopened.version == 2)
-        try reopened._checkInvariants()
+        try reopened.checkInvariants()
         try await reopened.close()
         #expect(SQLiteTestKit.entries(of: directory.url) == ["store.sqlite"])
     }

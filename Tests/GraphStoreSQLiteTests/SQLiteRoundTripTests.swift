@@ -30,7 +30,7 @@ import Testing
             #expect(read.createdAt.timeIntervalSinceReferenceDate.bitPattern == written.createdAt.timeIntervalSinceReferenceDate.bitPattern)
         }
         #expect(reader.version == writer.version)
-        try reader._checkInvariants()
+        try reader.checkInvariants()
         try await reader.close()
     }
 
@@ -52,7 +52,7 @@ import Testing
             let back = try #require(read.first { $0.id.unicodeScalars.elementsEqual(value.id.unicodeScalars) }, "\(value) missing")
             #expect(back.differences(from: value) == [], "\(value)")
         }
-        try reader._checkInvariants()
+        try reader.checkInvariants()
         try await reader.close()
     }
 
@@ -84,7 +84,7 @@ import Testing
         #expect(try SQLiteTestKit.fetchAll(ExampleModel.Tag.self, from: second, by: \.name) == expectedTags)
         #expect(second.mainContext.model(Post.self, id: post.id)?.body == nil)
         #expect(!expectedPosts.contains { $0.tagIDs.contains(graph.tags[1].id) })
-        try second._checkInvariants()
+        try second.checkInvariants()
         try await second.close()
     }
 

@@ -86,7 +86,7 @@ public final class TestStore: Sendable {
         let reopened = try reopen()
         let stored = try Self.committedGraph(reopened, types)
         let reopenedVersion = reopened.version
-        let invariants = Result { try reopened._checkInvariants() }
+        let invariants = Result { try reopened.checkInvariants() }
         try await reopened.close()
         try invariants.get()
         #expect(reopenedVersion == version, "the \(kind) store reopened at another version", sourceLocation: sourceLocation)

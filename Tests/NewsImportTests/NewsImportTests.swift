@@ -37,7 +37,7 @@ import Testing
         container.mainContext.delete(Region.self, id: region.id)
         try container.mainContext.save()
         #expect(container.count(of: Article.self) == 0)
-        try container._checkInvariants()
+        try container.checkInvariants()
         try await container.close()
     }
 

@@ -31,7 +31,7 @@ private typealias Tag = ExampleModel.Tag
         #expect(results.allSatisfy { ids[$0.0] == $0.1 })
         #expect(try authority.existingTag(named: "tag3")?.id == ids["tag3"])
         #expect(try authority.existingTag(named: "missing") == nil)
-        try container._checkInvariants()
+        try container.checkInvariants()
     }
 
     @Test func commandsEndToEndAgainstAStoreFile() async throws {
@@ -64,7 +64,7 @@ private typealias Tag = ExampleModel.Tag
         #expect(library.tagNames(of: idea[0]) == ["ideas", "swift", "errands"])
         #expect(throws: NotesLibrary.Problem.self) { try library.list(tag: "nope") }
         #expect(throws: NotesLibrary.Problem.self) { try library.archive("zzzz") }
-        try container._checkInvariants()
+        try container.checkInvariants()
         try await container.close()
     }
 }

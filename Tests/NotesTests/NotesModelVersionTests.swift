@@ -21,7 +21,7 @@ import Testing
         #expect(try library.pinned().map(\.text) == ["Call the plumber", "Wi-Fi password: hunter2"])
         #expect(try library.tagCounts().map(\.name) == ["errands"])
         #expect(try library.list(tag: "errands").map(\.text) == ["Call the plumber", "Buy oat milk"])
-        try container._checkInvariants()
+        try container.checkInvariants()
         // Pinning keeps working on the migrated store.
         try library.pin("00000000-0000-0000-0000-000000000001", at: Date(timeIntervalSinceReferenceDate: 900_000_000))
         #expect(try library.pinned().first?.text == "Buy oat milk")

@@ -15,7 +15,7 @@ import Testing
         let contents = (
             Set(try context.fetch(FetchDescriptor<Post>())), Set(try context.fetch(FetchDescriptor<Note>())),
             Set(try context.fetch(FetchDescriptor<Tag>())))
-        try container._checkInvariants()
+        try container.checkInvariants()
         try await container.close()
         return contents
     }

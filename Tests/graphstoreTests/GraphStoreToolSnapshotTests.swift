@@ -91,7 +91,7 @@ typealias Tag = ExampleModel.Tag
         let notes = try container.mainContext.fetch(FetchDescriptor<Note>(sortBy: [SortDescriptor(\.createdAt)]))
         #expect(notes == made.notes)
         #expect(Set(try container.mainContext.fetch(FetchDescriptor<Post>())) == Set(made.posts))
-        try container._checkInvariants()
+        try container.checkInvariants()
         try await container.close()
         // And back to uncompressed JSON.
         let back = try runProduct("graphstore", ["convert", plist.path, "--format", "json", "--compression", "none", "--output", directory.file("back.json").path])

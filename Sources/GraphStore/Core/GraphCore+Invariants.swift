@@ -44,12 +44,30 @@ extension GraphVersion {
 }
 
 extension GraphContainer {
-    /// Checks the latest version's invariants: every unique and inverse index equals a fresh
-    /// rebuild from the objects, and no relationship points at a missing object. A test hook.
+    /// Checks that the store is consistent: every unique, inverse-relationship and sorted index
+    /// equals a fresh rebuild from the objects, each object is filed under its own id, and no
+    /// relationship points at a missing object.
     ///
-    /// - Throws: ``GraphStoreError/invariantViolation(_:)`` describing the first mismatch.
-    /// - Complexity: O(objects + references).
-    public func _checkInvariants() throws {
+    /// Meant for tests, as GRDB's `checkForeignKeys()` is: call it at the end of a test that
+    /// changes data, or after an import, to catch a broken index or a dangling reference
+    /// before it turns into a wrong fetch.
+    ///
+    /// ```swift
+    /// let container = try GraphContainer(for: [Note.self, Tag.self], store: .inMemory)
+    /// // … exercise your code …
+    /// try container.checkInvariants()
+    /// ```
+    ///
+    /// It checks the latest committed version, taken at the start (pending changes of contexts
+    /// are not part of it); saves made meanwhile are neither blocked nor checked. It rebuilds
+    /// every index, so it needs about as much memory again as the indexes take.
+    ///
+    /// - Throws: ``GraphStoreError/invariantViolation(_:)`` describing the first mismatch. A
+    ///   sorted index whose own tree structure is broken stops the process with a precondition
+    ///   failure instead: that is a bug in GraphStore, not in the data.
+    /// - Complexity: O(objects + references), plus O(n log n) for each sorted index of n
+    ///   objects (``Entity/indexes``).
+    public func checkInvariants() throws {
         try core.currentVersion.checkInvariants(schema: core.schema)
     }
 }

@@ -63,7 +63,8 @@ public enum GraphStoreError: Error, Sendable, Equatable, CustomStringConvertible
 
     // MARK: - Checks
 
-    /// `_checkInvariants()` found an index or reference that does not match the objects.
+    /// ``GraphContainer/checkInvariants()`` found an index or reference that does not match the
+    /// objects.
     case invariantViolation(String)
 
     public var description: String {

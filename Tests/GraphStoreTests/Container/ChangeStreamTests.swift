@@ -28,18 +28,18 @@ import Testing
                 for tag in Self.tags { importer.insert(tag) }
                 for post in Self.posts { importer.insert(post) }
                 try importer.save()
-                try container._checkInvariants()
+                try container.checkInvariants()
 
                 var edited = Self.posts[0]
                 edited.tagIDs = [Self.tags[0].id]
                 main.insert(edited)
                 main.delete(Self.posts[1])
                 try main.save()
-                try container._checkInvariants()
+                try container.checkInvariants()
 
                 main.delete(Self.tags[0])   // nullifies post 1's tag
                 try main.save()
-                try container._checkInvariants()
+                try container.checkInvariants()
 
                 try await container.close()
                 let received = await Self.collect(stream)
@@ -95,7 +95,7 @@ import Testing
                     }
                     return try await group.reduce(into: [UUID: String]()) { $0.merge($1) { a, _ in a } }
                 }
-                try container._checkInvariants()
+                try container.checkInvariants()
                 try await container.close()
                 let received = await consumer.value
 
@@ -123,13 +123,13 @@ import Testing
                 let dangling = container.newBackgroundContext()
                 dangling.insert(Note(text: "x", createdAt: Fixtures.epoch, tagIDs: [UUID()]))
                 #expect(throws: GraphStoreError.self) { try dangling.save() }
-                try container._checkInvariants()
+                try container.checkInvariants()
                 #expect(container.version == 1)
 
                 try main.save()                 // nothing to save: no commit, no change
                 main.insert(Self.tags[1])
                 try main.save()
-                try container._checkInvariants()
+                try container.checkInvariants()
 
                 try await container.close()
                 let received = await Self.collect(stream)
@@ -162,7 +162,7 @@ import Testing
                     container.mainContext.delete(Self.tags[0])
                     try container.mainContext.save()
                 }
-                try container._checkInvariants()
+                try container.checkInvariants()
                 #expect(!ran.value)
                 #expect(container.version == 1)
                 #expect(container.count(of: ExampleModel.Tag.self) == 1)

@@ -20,7 +20,7 @@ import Testing
             for note in Self.notes { main.insert(note) }
             #expect(main.hasChanges)
             try main.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(!main.hasChanges)
             #expect(container.version == 1)
             #expect(container.count(of: Note.self) == 2)
@@ -32,7 +32,7 @@ import Testing
 
             main.delete(Self.tag)
             try main.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(container.count(of: Tag.self) == 0)
             #expect(try main.fetch(FetchDescriptor<Note>()).allSatisfy { $0.tagIDs.isEmpty })
         }
@@ -42,7 +42,7 @@ import Testing
     func saveWithoutChangesCommitsNothing(store: StoreKind) async throws {
         try await withContainer(store) { container in
             try container.mainContext.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(container.version == 0)
         }
     }

@@ -19,7 +19,7 @@ import Testing
                 let sortBy = [SortDescriptor(\Post.id)]
                 #expect(try batch.mainContext.fetch(FetchDescriptor<Post>(sortBy: sortBy)) == posts)
                 #expect(try single.mainContext.fetch(FetchDescriptor<Post>(sortBy: sortBy)) == posts)
-                try batch._checkInvariants()
+                try batch.checkInvariants()
             }
         }
     }
@@ -51,7 +51,7 @@ import Testing
             context.rollback()
             context.insert(contentsOf: [posts[0]])
             try context.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
         }
     }
 
@@ -97,7 +97,7 @@ import Testing
             #expect(try main.fetchCount(FetchDescriptor<Post>()) == 0)
             try main.save()
             #expect(container.count(of: Post.self) == 0)
-            try container._checkInvariants()
+            try container.checkInvariants()
         }
     }
 }

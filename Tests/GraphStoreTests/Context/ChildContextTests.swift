@@ -13,7 +13,7 @@ import Testing
         container.mainContext.insert(tag)
         container.mainContext.insert(stored)
         try container.mainContext.save()
-        try container._checkInvariants()
+        try container.checkInvariants()
     }
 
     /// Whether a new top-level context, which sees only the store, sees `note`.
@@ -39,7 +39,7 @@ import Testing
             #expect(main.model(Note.self, id: Self.draft.id) == nil)
             #expect(try main.fetchCount(FetchDescriptor<Note>()) == 1)
             try main.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(container.version == 1)
             #expect(!Self.storeHas(container, Self.draft))
             #expect(Self.storeHas(container, Self.stored))
@@ -57,7 +57,7 @@ import Testing
             try child.save()
             #expect(!container.mainContext.hasChanges)
             #expect(container.mainContext.model(Note.self, id: Self.draft.id) == nil)
-            try container._checkInvariants()
+            try container.checkInvariants()
         }
     }
 
@@ -69,7 +69,7 @@ import Testing
             let child = main.newChildContext()
             child.insert(Self.draft)
             try child.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(!child.hasChanges)
             #expect(main.hasChanges)
             #expect(main.model(Note.self, id: Self.draft.id) == Self.draft)
@@ -79,7 +79,7 @@ import Testing
             #expect(!Self.storeHas(container, Self.draft))
 
             try main.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(container.version == 2)
             #expect(Self.storeHas(container, Self.draft))
             #expect(child.model(Note.self, id: Self.draft.id) == Self.draft)
@@ -102,7 +102,7 @@ import Testing
             #expect(main.model(Note.self, id: Self.stored.id) == Self.stored)
             #expect(child.model(Note.self, id: Self.draft.id) == nil)
             try main.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(container.version == 1)
             #expect(!Self.storeHas(container, Self.draft))
             #expect(Self.storeHas(container, Self.stored))
@@ -129,7 +129,7 @@ import Testing
             #expect(!Self.storeHas(container, Self.draft))
 
             try main.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(Self.storeHas(container, Self.draft))
             #expect(!main.hasChanges && !child.hasChanges && !grandchild.hasChanges)
         }
@@ -157,7 +157,7 @@ import Testing
 
             try child.save()
             try main.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(container.count(of: Note.self) == 1)
             #expect(container.newBackgroundContext().model(Note.self, id: Self.stored.id) == edited)
         }
@@ -181,11 +181,11 @@ import Testing
             try child.save()
             #expect(runs.value.isEmpty)
             try main.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(runs.value == [true])
             main.insert(Tag(name: "later"))
             try main.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(runs.value == [true])
         }
     }
@@ -203,7 +203,7 @@ import Testing
             main.rollback()
             main.insert(Tag(name: "other"))
             try main.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(runs.value == 0)
             #expect(!Self.storeHas(container, Self.draft))
         }
@@ -233,7 +233,7 @@ import Testing
             }
             #expect(conflicts.map(\.kind) == [.updatedElsewhere])
             #expect(conflicts.map(\.id) == [Self.stored.id.uuidString])
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(container.newBackgroundContext().model(Note.self, id: Self.stored.id)?.text == "theirs")
         }
     }

@@ -36,13 +36,13 @@ import Testing
             #expect(container.count(of: Tag.self) == 5)
             // The posts' references are gone from the inverse index too.
             #expect(main.fetchCount(Post.self, referencing: tags[0].id, of: Tag.self) == 0)
-            try container._checkInvariants()
+            try container.checkInvariants()
 
             // Tags are referenced by nothing now: they go the same way.
             #expect(try main.delete(model: Tag.self) == 5)
             try main.save()
             #expect(container.count(of: Tag.self) == 0)
-            try container._checkInvariants()
+            try container.checkInvariants()
 
             // Nothing to delete: nothing is committed.
             #expect(try main.delete(model: Post.self) == 0)
@@ -93,7 +93,7 @@ import Testing
                 try deleter.save()
                 #expect(try container.mainContext.fetchIdentifiers(FetchDescriptor<Post>(sortBy: [SortDescriptor(\.id)])) == [7, 500])
             }
-            try container._checkInvariants()
+            try container.checkInvariants()
         }
     }
 
@@ -151,7 +151,7 @@ import Testing
             try main.save()
             #expect(try main.fetchIdentifiers(FetchDescriptor<Post>(sortBy: [SortDescriptor(\.id)])) == [5, 200])
             #expect(main.model(Post.self, id: 5)?.summary == "written again")
-            try container._checkInvariants()
+            try container.checkInvariants()
 
             // Saving again does not conflict with what the save wrote.
             kept.summary = "and again"
@@ -182,7 +182,7 @@ import Testing
             #expect(container.count(of: Tag.self) == 0)
             #expect(try main.fetch(FetchDescriptor<Post>()).allSatisfy { $0.tagIDs.isEmpty })
             #expect(container.count(of: Post.self) == 30)
-            try container._checkInvariants()
+            try container.checkInvariants()
         }
     }
 

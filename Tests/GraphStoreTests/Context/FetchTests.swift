@@ -15,7 +15,7 @@ import Testing
         for tag in tags { main.insert(tag) }
         for post in posts { main.insert(post) }
         try main.save()
-        try container._checkInvariants()
+        try container.checkInvariants()
     }
 
     /// Fetches `descriptor` and checks that `fetchCount` and `fetchIdentifiers` agree with it.
@@ -95,7 +95,7 @@ import Testing
             ]
             for note in notes { main.insert(note) }
             try main.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
             let archived = try Self.fetchChecked(main, FetchDescriptor<Note>(predicate: #Predicate { $0.isArchived }))
             #expect(archived == [notes[0]])
         }
@@ -208,7 +208,7 @@ import Testing
             #expect(container.count(of: Post.self) == 60)
 
             try main.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(Set(try Self.fetchChecked(other, blog3).map(\.id)) == storedBlog3.union([1_000, 7]).subtracting([3]))
             #expect(other.model(Post.self, id: 7) == updated)
             #expect(other.model(Post.self, id: 3) == nil)
@@ -227,7 +227,7 @@ import Testing
             main.insert(post)
             #expect(try main.fetch(FetchDescriptor<Post>(predicate: #Predicate { $0.id == 1 })).map(\.summary) == ["second"])
             try main.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(container.count(of: Post.self) == 60)
             #expect(container.newBackgroundContext().model(Post.self, id: 1)?.summary == "second")
         }
@@ -246,14 +246,14 @@ import Testing
             #expect(try main.fetchCount(FetchDescriptor<Post>()) == 60 - expected.count)
             #expect(container.count(of: Post.self) == 60)
             try main.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(container.count(of: Post.self) == 60 - expected.count)
             #expect(try container.newBackgroundContext().fetchCount(FetchDescriptor<Post>(predicate: #Predicate { $0.blogName == "blog2" })) == 0)
 
             let everything = try main.delete(model: Post.self)
             #expect(everything == 60 - expected.count)
             try main.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(container.count(of: Post.self) == 0)
             #expect(container.count(of: Tag.self) == Self.tags.count)
         }
@@ -272,7 +272,7 @@ import Testing
             #expect(main.model(Post.self, id: 42) == nil)
             main.rollback()
             #expect(main.model(Post.self, id: 42) == Self.posts[41])
-            try container._checkInvariants()
+            try container.checkInvariants()
         }
     }
 }

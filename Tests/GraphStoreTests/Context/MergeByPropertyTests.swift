@@ -47,7 +47,7 @@ import Testing
         mine(&myCopy)
         mineContext.insert(myCopy)
         try mineContext.save()
-        try container._checkInvariants()
+        try container.checkInvariants()
         return container.newBackgroundContext().model(E.self, id: object.id)
     }
 
@@ -173,7 +173,7 @@ import Testing
             deleter.delete(Profile.self, id: 2)
             try deleter.save()
             #expect(container.newBackgroundContext().model(Profile.self, id: 2) == nil)
-            try container._checkInvariants()
+            try container.checkInvariants()
         }
     }
 
@@ -214,6 +214,6 @@ import Testing
         try mine.save()
         let stored = container.newBackgroundContext().model(Profile.self, id: 1)
         #expect(stored == Profile(id: 1, name: "theirs", address: Self.profile.address, nickname: "second", scores: [9]))
-        try container._checkInvariants()
+        try container.checkInvariants()
     }
 }

@@ -54,7 +54,7 @@ import Testing
         let theirs = container.newBackgroundContext()
         theirChanges(theirs)
         try theirs.save()
-        try container._checkInvariants()
+        try container.checkInvariants()
         #expect(container.version == 2)
         return mine
     }
@@ -74,7 +74,7 @@ import Testing
                 Issue.record("expected mergeConflict, got \(String(describing: error))")
                 return
             }
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(conflicts.count == 4)
             let kinds = Dictionary(uniqueKeysWithValues: conflicts.map { ($0.id, $0.kind) })
             #expect(kinds == ["1": .updatedElsewhere, "2": .deletedElsewhere, "100": .insertedElsewhere, "3": .updatedElsewhere])
@@ -110,7 +110,7 @@ import Testing
         try await withContainer(store) { container in
             let mine = try Self.conflictingSetup(.storeWins, in: container)
             try mine.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(container.version == 3)
             #expect(!mine.hasChanges)
             // Conflicting: the store's state stands.
@@ -134,7 +134,7 @@ import Testing
         try await withContainer(store) { container in
             let mine = try Self.conflictingSetup(.contextWins, in: container)
             try mine.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(container.version == 3)
             #expect(Self.stored(container, 1) == Self.edited(Self.seed[0], by: "mine"))
             #expect(Self.stored(container, 2) == Self.edited(Self.seed[1], by: "mine"))
@@ -159,10 +159,10 @@ import Testing
             second.delete(Self.seed[0])
             second.insert(Self.edited(Self.seed[1], by: "second"))
             try first.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(second.mergePolicy == .error)
             try second.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(container.version == 3)
             #expect(Self.stored(container, 1) == nil)
             #expect(Self.stored(container, 2)?.summary == "second edit of 2")
@@ -171,7 +171,7 @@ import Testing
             let third = container.newBackgroundContext()
             third.delete(Post.self, id: 1)
             try third.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(container.version == 3)
         }
     }
@@ -187,7 +187,7 @@ import Testing
                 post.noteCount = round
                 context.insert(post)
                 try context.save()
-                try container._checkInvariants()
+                try container.checkInvariants()
             }
             #expect(Self.stored(container, 1)?.noteCount == 3)
             #expect(container.version == 4)
@@ -212,7 +212,7 @@ import Testing
             }
             #expect(conflicts.map(\.kind) == [.updatedElsewhere])
             #expect(conflicts.map(\.baseVersion) == [1])
-            try container._checkInvariants()
+            try container.checkInvariants()
         }
     }
 }

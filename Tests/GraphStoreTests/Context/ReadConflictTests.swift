@@ -51,7 +51,7 @@ import Testing
             editor.insert(fromEditor)
             Self.expectConflict(editor, .updatedElsewhere)
             #expect(Self.stored(container)?.text == "from import")
-            try container._checkInvariants()
+            try container.checkInvariants()
         }
     }
 
@@ -114,7 +114,7 @@ import Testing
                 try editor.save()
                 #expect(Self.stored(container) == nil)
             }
-            try container._checkInvariants()
+            try container.checkInvariants()
         }
     }
 
@@ -149,7 +149,7 @@ import Testing
                 stored = Self.stored(container)
                 #expect(stored?.text == "from import" && stored?.isArchived == true)
             }
-            try container._checkInvariants()
+            try container.checkInvariants()
         }
     }
 

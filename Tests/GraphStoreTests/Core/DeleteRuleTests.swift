@@ -73,7 +73,7 @@ private struct Comment: Entity, Hashable {
         for comment in comments { main.insert(comment) }
         for tag in tags { main.insert(tag) }
         try main.save()
-        try container._checkInvariants()
+        try container.checkInvariants()
     }
 
     // MARK: Nullify
@@ -92,7 +92,7 @@ private struct Comment: Entity, Hashable {
 
             main.delete(Self.tags[1])
             try main.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
 
             #expect(main.model(Note.self, id: note.id)?.tagIDs == [Self.tags[0].id, Self.tags[2].id])
             #expect(main.model(Post.self, id: post.id)?.tagIDs == [])
@@ -113,7 +113,7 @@ private struct Comment: Entity, Hashable {
             let bob = Self.authors[1]
             main.delete(bob)
             try main.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
 
             let articles = try main.fetch(FetchDescriptor<Article>())
             #expect(articles.count == Self.articles.count)
@@ -131,7 +131,7 @@ private struct Comment: Entity, Hashable {
             main.insert(note)
             main.delete(Self.tags[0])
             try main.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(main.model(Note.self, id: note.id)?.tagIDs == [Self.tags[4].id])
         }
     }
@@ -147,12 +147,12 @@ private struct Comment: Entity, Hashable {
             for post in posts { main.insert(post) }
             for note in notes { main.insert(note) }
             try main.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
 
             let deleted = try main.delete(model: ExampleModel.Tag.self)
             #expect(deleted == Self.tags.count)
             try main.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(container.count(of: ExampleModel.Tag.self) == 0)
             #expect(try main.fetch(FetchDescriptor<Post>()).allSatisfy { $0.tagIDs.isEmpty })
             #expect(try main.fetch(FetchDescriptor<Note>()).allSatisfy { $0.tagIDs.isEmpty })
@@ -161,7 +161,7 @@ private struct Comment: Entity, Hashable {
             // The emptied table takes new objects, with their unique values, again.
             main.insert(Tag(name: Self.tags[0].name))
             try main.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(container.count(of: ExampleModel.Tag.self) == 1)
         }
     }
@@ -181,7 +181,7 @@ private struct Comment: Entity, Hashable {
 
             main.delete(doomed)
             try main.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
 
             #expect(container.count(of: Blog.self) == 1)
             #expect(container.count(of: Article.self) == 3)
@@ -210,7 +210,7 @@ private struct Comment: Entity, Hashable {
             let articleID: Article.ID? = article.id
             main.delete(Article.self, id: article.id)
             try main.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(container.count(of: Blog.self) == 2)
             #expect(container.count(of: Article.self) == 5)
             #expect(container.count(of: Comment.self) == 10)
@@ -228,7 +228,7 @@ private struct Comment: Entity, Hashable {
             main.insert(comment)
             main.delete(article)
             try main.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(main.model(Comment.self, id: comment.id) == nil)
             #expect(main.model(Article.self, id: article.id) == nil)
             #expect(container.count(of: Comment.self) == 10)
@@ -259,7 +259,7 @@ private struct Comment: Entity, Hashable {
             #expect(referencingEntity == "Article")
             #expect(writtenByAnn.map(\.id.uuidString).contains(referencingID))
             #expect(relationship == "authorID")
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(container.version == version)
             #expect(container.newBackgroundContext().model(Author.self, id: ann.id) == ann)
             #expect(container.newBackgroundContext().model(Tag.self, id: extraTag.id) == nil)
@@ -274,14 +274,14 @@ private struct Comment: Entity, Hashable {
             #expect(throws: GraphStoreError.deleteDenied(
                 entity: "Author", id: ann.id.uuidString, referencingEntity: "Article",
                 referencingID: writtenByAnn.last!.id.uuidString, relationship: "authorID")) { try main.save() }
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(container.version == version)
 
             var last = writtenByAnn.last!
             last.authorID = nil
             main.insert(last)
             try main.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(container.version == version + 1)
             #expect(main.model(Author.self, id: ann.id) == nil)
             #expect(container.count(of: Article.self) == Self.articles.count)
@@ -303,7 +303,7 @@ private struct Comment: Entity, Hashable {
             main.delete(Self.blogs[0])   // the "kept" blog: its articles are Ann's
             main.delete(Self.authors[0])
             try main.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(main.model(Author.self, id: Self.authors[0].id) == nil)
             #expect(container.count(of: Article.self) == 3)
             #expect(try main.fetch(FetchDescriptor<Article>()).allSatisfy { $0.authorID == nil })
@@ -319,7 +319,7 @@ private struct Comment: Entity, Hashable {
             for article in Self.articles where article.authorID == ann.id { main.delete(article) }
             main.delete(ann)
             try main.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(container.count(of: Author.self) == 1)
             #expect(container.count(of: Article.self) == 3)
             #expect(container.count(of: Comment.self) == 6)
@@ -339,7 +339,7 @@ private struct Comment: Entity, Hashable {
             #expect(throws: GraphStoreError.danglingReference(
                 entity: "Note", id: note.id.uuidString, relationship: "tagIDs", targetEntity: "Tag", targetID: missing.uuidString)
             ) { try main.save() }
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(container.count(of: Note.self) == 0)
             main.rollback()
 
@@ -348,7 +348,7 @@ private struct Comment: Entity, Hashable {
             #expect(throws: GraphStoreError.danglingReference(
                 entity: "Comment", id: comment.id.uuidString, relationship: "articleID", targetEntity: "Article", targetID: missing.uuidString)
             ) { try main.save() }
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(container.count(of: Comment.self) == Self.comments.count)
         }
     }
@@ -365,12 +365,12 @@ private struct Comment: Entity, Hashable {
             let deleter = container.newBackgroundContext()
             deleter.delete(tag)
             try deleter.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
 
             #expect(throws: GraphStoreError.danglingReference(
                 entity: "Note", id: note.id.uuidString, relationship: "tagIDs", targetEntity: "Tag", targetID: tag.id.uuidString)
             ) { try writer.save() }
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(container.count(of: Note.self) == 0)
         }
     }

@@ -161,7 +161,7 @@ import Testing
             }
             #expect(try values(container.newBackgroundContext(), E.self) == model.committed, "\(trace)")
         }
-        try container._checkInvariants()
+        try container.checkInvariants()
     }
 
     static func values<E: CounterEntity>(_ context: GraphContext, _ type: E.Type) throws -> [Int: Int] {
@@ -316,7 +316,7 @@ import Testing
             #expect(values.count == 20_000 + (seeded ? 1 : 0))
             let changedAgain = Set(again.map(\.id))
             #expect(ids.allSatisfy { values[$0] == (changedAgain.contains($0) ? -$0 : $0) })
-            try container._checkInvariants()
+            try container.checkInvariants()
         }
     }
 
@@ -341,7 +341,7 @@ import Testing
         try main.save()
         let values = try Self.values(container.newBackgroundContext(), Counter.self)
         #expect(values.count == 20_000 && values[3] == 2 && values[19_999] == 2 && values[4] == 1)
-        try container._checkInvariants()
+        try container.checkInvariants()
     }
 
     // MARK: - Threads
@@ -400,7 +400,7 @@ import Testing
                 #expect(values[1_000 + writer * 50 + round % 50] == round)
             }
         }
-        try container._checkInvariants()
+        try container.checkInvariants()
     }
 
     // MARK: - Reading a log
@@ -439,7 +439,7 @@ import Testing
             main.mergePolicy = .contextWins
             try main.save()
             #expect(try Self.values(container.newBackgroundContext(), Counter.self) == [1: 3, 2: 2, 3: 3, 4: 4])
-            try container._checkInvariants()
+            try container.checkInvariants()
         }
     }
 }

@@ -53,7 +53,7 @@ import Testing
                 return kinds == ["0": .updatedElsewhere, "2": .deletedElsewhere, "9": .insertedElsewhere]
             }
             #expect(try Self.values(container) == before)
-            try container._checkInvariants()
+            try container.checkInvariants()
         }
     }
 
@@ -88,7 +88,7 @@ import Testing
             let a = try Self.race(.storeWins, in: container)
             try a.save()
             #expect(try Self.values(container) == [0: 20, 1: 11, 3: 0, 9: 29])
-            try container._checkInvariants()
+            try container.checkInvariants()
         }
     }
 
@@ -99,7 +99,7 @@ import Testing
             let a = try Self.race(.contextWins, in: container)
             try a.save()
             #expect(try Self.values(container) == [0: 10, 1: 11, 2: 12, 3: 0, 9: 19])
-            try container._checkInvariants()
+            try container.checkInvariants()
         }
     }
 }

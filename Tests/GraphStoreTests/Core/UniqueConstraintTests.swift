@@ -43,7 +43,7 @@ private struct Booking: Entity, Hashable {
         container.mainContext.insert(ios)
         container.mainContext.insert(ann)
         try container.mainContext.save()
-        try container._checkInvariants()
+        try container.checkInvariants()
     }
 
     static func tagNames(_ context: GraphContext, _ ids: [UUID]) -> [String?] {
@@ -67,7 +67,7 @@ private struct Booking: Entity, Hashable {
             context.insert(both)
             context.insert(post)
             try context.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
 
             let reader = container.newBackgroundContext()
             #expect(container.count(of: Tag.self) == 2)
@@ -91,7 +91,7 @@ private struct Booking: Entity, Hashable {
             context.insert(incoming)
             context.insert(membership)
             try context.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
             let reader = container.newBackgroundContext()
             #expect(container.count(of: Person.self) == 1)
             let merged = try #require(reader.model(Person.self, id: Self.ann.id))
@@ -103,7 +103,7 @@ private struct Booking: Entity, Hashable {
             let other = container.newBackgroundContext()
             other.insert(taken)
             try other.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(container.count(of: Person.self) == 2)
         }
     }
@@ -119,7 +119,7 @@ private struct Booking: Entity, Hashable {
             context.insert(incoming)
             context.insert(membership)
             try context.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
             let reader = container.newBackgroundContext()
             #expect(container.count(of: Person.self) == 1)
             #expect(reader.model(Person.self, id: Self.ann.id) == Self.ann)
@@ -140,7 +140,7 @@ private struct Booking: Entity, Hashable {
             context.insert(second)
             context.insert(note)
             try context.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
             let linux = try container.newBackgroundContext().fetch(FetchDescriptor<ExampleModel.Tag>(predicate: #Predicate { $0.name == "linux" }))
             #expect(linux.count == 1)
             #expect(linux.first?.id == first.id)
@@ -169,7 +169,7 @@ private struct Booking: Entity, Hashable {
             renamed.name = "ios"
             context.insert(renamed)
             try context.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
 
             let reader = container.newBackgroundContext()
             #expect(try reader.fetch(FetchDescriptor<ExampleModel.Tag>()) == [Self.ios])
@@ -191,7 +191,7 @@ private struct Booking: Entity, Hashable {
             main.insert(a)
             main.insert(b)
             try main.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(main.model(Tag.self, id: Self.swift.id)?.name == "ios")
             #expect(main.model(Tag.self, id: Self.ios.id)?.name == "swift")
         }
@@ -206,7 +206,7 @@ private struct Booking: Entity, Hashable {
             main.delete(Self.swift)
             main.insert(replacement)
             try main.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(try main.fetch(FetchDescriptor<ExampleModel.Tag>(predicate: #Predicate { $0.name == "swift" })) == [replacement])
         }
     }
@@ -226,7 +226,7 @@ private struct Booking: Entity, Hashable {
             #expect(throws: GraphStoreError.uniqueConstraintViolation(
                 entity: "Tag", constraint: "name", value: "swift", existingID: Self.swift.id.uuidString, incomingID: incoming.id.uuidString)
             ) { try context.save() }
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(container.version == 1)
             #expect(container.count(of: Tag.self) == 2)
             #expect(container.count(of: Note.self) == 0)
@@ -239,7 +239,7 @@ private struct Booking: Entity, Hashable {
             #expect(throws: GraphStoreError.uniqueConstraintViolation(
                 entity: "Tag", constraint: "name", value: "ios", existingID: Self.ios.id.uuidString, incomingID: Self.swift.id.uuidString)
             ) { try context.save() }
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(container.newBackgroundContext().model(Tag.self, id: Self.swift.id) == Self.swift)
         }
     }
@@ -257,7 +257,7 @@ private struct Booking: Entity, Hashable {
                 return
             }
             #expect(entity == "Tag" && constraint == "name" && value == "linux")
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(container.count(of: Tag.self) == 2)
         }
     }
@@ -272,7 +272,7 @@ private struct Booking: Entity, Hashable {
             main.insert(Person(email: "x@example.com", displayName: "X", handle: nil))
             main.insert(Person(email: "y@example.com", displayName: "Y", handle: nil))
             try main.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(container.count(of: Person.self) == 3)
         }
     }
@@ -286,7 +286,7 @@ private struct Booking: Entity, Hashable {
             main.insert(Booking(room: "A", day: 2))
             main.insert(Booking(room: "B", day: 1))
             try main.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(container.count(of: Booking.self) == 3)
 
             let clash = Booking(room: "A", day: 2)
@@ -297,7 +297,7 @@ private struct Booking: Entity, Hashable {
                 return
             }
             #expect(entity == "Booking" && constraint == "(room, day)" && incomingID == clash.id.uuidString)
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(container.count(of: Booking.self) == 3)
         }
     }

@@ -32,7 +32,7 @@ private struct Invoice: Entity, Hashable {
         container.mainContext.insert(customer)
         container.mainContext.insert(invoice)
         try container.mainContext.save()
-        try container._checkInvariants()
+        try container.checkInvariants()
     }
 
     /// What a unit of work reports back.
@@ -83,7 +83,7 @@ private struct Invoice: Entity, Hashable {
                     }
                     return try await group.reduce(into: []) { $0 += $1 }
                 }
-                try container._checkInvariants()
+                try container.checkInvariants()
 
                 let saved = units.filter(\.saved), failed = units.filter { !$0.saved }
                 #expect(saved.count == unitCount)
@@ -117,7 +117,7 @@ private struct Invoice: Entity, Hashable {
                 Issue.record("expected uniqueConstraintViolation, got \(String(describing: error))")
                 return
             }
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(published.value == 0)
             #expect(container.count(of: Note.self) == 0)
 
@@ -126,7 +126,7 @@ private struct Invoice: Entity, Hashable {
             #expect(!context.hasChanges)
             context.insert(Tag(name: "free"))
             try context.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(published.value == 0)
             #expect(container.count(of: ExampleModel.Tag.self) == 2)
         }
@@ -143,7 +143,7 @@ private struct Invoice: Entity, Hashable {
             #expect(throws: GraphStoreError.deleteDenied(
                 entity: "Customer", id: Self.customer.id.uuidString, referencingEntity: "Invoice",
                 referencingID: Self.invoice.id.uuidString, relationship: "customerID")) { try context.save() }
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(published.value == 0)
             #expect(container.count(of: Customer.self) == 1)
 
@@ -155,7 +155,7 @@ private struct Invoice: Entity, Hashable {
             context.delete(Self.customer)
             context.onCommit { published.withLock { $0 += 1 } }
             try context.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(published.value == 1)
             #expect(container.count(of: Customer.self) == 0)
         }
@@ -178,13 +178,13 @@ private struct Invoice: Entity, Hashable {
             // Undo the offending insert without rolling back: the action is still registered.
             context.delete(ExampleModel.Tag.self, id: duplicate.id)
             try context.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(published.value == 1)
             #expect(container.newBackgroundContext().model(Note.self, id: note.id) == note)
 
             context.insert(Tag(name: "another"))
             try context.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(published.value == 1)
         }
     }
@@ -210,7 +210,7 @@ private struct Invoice: Entity, Hashable {
                 }
             }
             try context.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(log.value == ["follow-up committed"])
             #expect(container.version == 3)
             let reader = container.newBackgroundContext()
@@ -229,7 +229,7 @@ private struct Invoice: Entity, Hashable {
             context.insert(Note(text: "n", createdAt: Fixtures.epoch))
             for n in 0..<5 { context.onCommit { order.withLock { $0.append(n) } } }
             try context.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(order.value == [0, 1, 2, 3, 4])
         }
     }

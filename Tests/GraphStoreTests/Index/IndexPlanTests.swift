@@ -71,6 +71,6 @@ import Testing
         #expect(try other.fetch(newest).map(\.id) == [9, 8, 7])
         try context.save()
         #expect(try other.fetch(newest).map(\.id) == [20, 7, 6])
-        try container._checkInvariants()
+        try container.checkInvariants()
     }
 }

@@ -96,7 +96,7 @@ import GraphStoreTestSupport
                     }
                 }
                 try context.save()
-                try container._checkInvariants()
+                try container.checkInvariants()
             }
             // Pending changes over the store, in the context that fetches.
             for _ in 0..<Int.random(in: 0..<15, using: &random) {
@@ -132,7 +132,7 @@ import GraphStoreTestSupport
                 }
             }
             try context.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
         }
     }
 }

@@ -77,7 +77,7 @@ import Testing
             #expect(try Self.noteTexts(reopened) == texts)
             #expect(reopened.count(of: ExampleModel.Tag.self) == 40)
             #expect(reopened.version == UInt64(40 + (snapshotFirst ? 1 : 0)))
-            try reopened._checkInvariants()
+            try reopened.checkInvariants()
             // Saving goes on after the replayed versions; close folds everything into the snapshot.
             reopened.mainContext.insert(Note(text: "after the crash", createdAt: Fixtures.epoch))
             try reopened.mainContext.save()
@@ -120,7 +120,7 @@ import Testing
         #expect(try TestStore.committedGraph(reopened, exampleModel) == expected)
         #expect(reopened.version == version)
         #expect(reopened.count(of: Post.self) == 0)
-        try reopened._checkInvariants()
+        try reopened.checkInvariants()
         try await reopened.close()
     }
 
@@ -149,7 +149,7 @@ import Testing
         try await container.close()
 
         let reopened = try GraphContainer(for: exampleModel, store: .file(copy))
-        try reopened._checkInvariants()  // Every sorted index equals a fresh build of its table.
+        try reopened.checkInvariants()  // Every sorted index equals a fresh build of its table.
         #expect(try reopened.mainContext.fetch(FetchDescriptor<Post>(sortBy: [SortDescriptor(\.date, order: .reverse)], fetchLimit: 20)).map(\.id) == expected)
         try await reopened.close()
     }
@@ -300,7 +300,7 @@ import Testing
         try await container.close()
         let reopened = try GraphContainer(for: exampleModel, store: .file(copy))
         #expect(reopened.count(of: Note.self) == 200)
-        try reopened._checkInvariants()
+        try reopened.checkInvariants()
         try await reopened.close()
     }
 

@@ -29,7 +29,7 @@ import Testing
         let expected = ModelV1.memos.map(ModelV3.expected).sorted { $0.body < $1.body }
         #expect(try Self.notes(container) == expected)
         #expect(try container.mainContext.fetch(FetchDescriptor<ModelV3.Tag>(sortBy: [SortDescriptor(\.name)])).map(\.name) == ["linux", "swift"])
-        try container._checkInvariants()
+        try container.checkInvariants()
 
         // Durable before open returned; the old file kept beside it, byte for byte.
         let migrated = try GenericSnapshot.read(from: url)
@@ -173,7 +173,7 @@ import Testing
         let v2 = try GraphContainer(for: [Author.self, Book.self], store: .file(url), version: 2, migrations: [split])
         #expect(try v2.mainContext.fetch(FetchDescriptor<Author>(sortBy: [SortDescriptor(\.id)])) == [Author(id: "ann", name: "Ann"), Author(id: "bob", name: "Bob")])
         #expect(try v2.mainContext.fetch(FetchDescriptor<Book>(sortBy: [SortDescriptor(\.id)])).map(\.authorID) == ["ann", "bob", "ann"])
-        try v2._checkInvariants()
+        try v2.checkInvariants()
         try await v2.close()
     }
 }

@@ -14,7 +14,7 @@ import Testing
         for tag in tags { container.mainContext.insert(tag) }
         for post in posts { container.mainContext.insert(post) }
         try container.mainContext.save()
-        try container._checkInvariants()
+        try container.checkInvariants()
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -33,7 +33,7 @@ import Testing
                 }
                 try context.save()
             }.value
-            try container._checkInvariants()
+            try container.checkInvariants()
 
             let featured = try main.fetch(FetchDescriptor<Post>(predicate: #Predicate { $0.summary.starts(with: "featured: ") }))
             #expect(Set(featured.map(\.id)) == Set(popular.map(\.id)))
@@ -61,7 +61,7 @@ import Testing
                 try context.save()
                 return updated
             }
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(updated == ids.count)
             let reloaded = ids.compactMap { main.model(Post.self, id: $0) }
             #expect(reloaded.count == ids.count)
@@ -105,7 +105,7 @@ import Testing
                     }
                     return try await group.reduce(into: []) { $0 += $1 }
                 }
-                try container._checkInvariants()
+                try container.checkInvariants()
                 #expect(zip(reads, reads.dropFirst()).allSatisfy { $0 <= $1 })
                 let all = try main.fetch(FetchDescriptor<Post>())
                 #expect(all.count == Self.posts.count)
@@ -134,7 +134,7 @@ import Testing
             #expect(main.model(Post.self, id: Self.posts[1].id)?.summary == "edited in background")
             #expect(main.model(Post.self, id: Self.posts[0].id)?.summary == "edited on main")
             try main.save()
-            try container._checkInvariants()
+            try container.checkInvariants()
             #expect(container.newBackgroundContext().model(Post.self, id: Self.posts[0].id)?.summary == "edited on main")
         }
     }

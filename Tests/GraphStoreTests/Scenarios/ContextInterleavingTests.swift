@@ -155,7 +155,7 @@ import Testing
             let stored = try container.newBackgroundContext().fetch(FetchDescriptor<E>())
             #expect(Dictionary(uniqueKeysWithValues: stored.map { ($0.id, Value($0)) }) == model.committed, "\(trace)")
         }
-        try container._checkInvariants()
+        try container.checkInvariants()
     }
 
     static func edit<E: PairEntity>(_ object: E, _ field: Field, _ value: Int) -> E {

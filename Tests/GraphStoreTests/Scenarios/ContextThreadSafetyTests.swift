@@ -57,7 +57,7 @@ private struct Meter: Entity {
                     return try await group.reduce(into: []) { $0 += $1 }
                 }
                 try shared.save()
-                try container._checkInvariants()
+                try container.checkInvariants()
                 #expect(!shared.hasChanges)
                 #expect(container.count(of: Note.self) == tasks * notesPerTask)
                 let stored = Set(try container.newBackgroundContext().fetchIdentifiers(FetchDescriptor<Note>()))
@@ -81,19 +81,19 @@ private struct Meter: Entity {
                 let id = UUID()
                 context.insert(Gauge(id: id, reading: 1))
                 try context.save()
-                try container._checkInvariants()
+                try container.checkInvariants()
 
                 context.insert(Gauge(id: id, reading: 2))
                 // While the save below commits reading 2, the context changes the gauge again.
                 Gauge.whileCommitting.withLock { $0 = { context.insert(Gauge(id: id, reading: 3)) } }
                 try context.save()
-                try container._checkInvariants()
+                try container.checkInvariants()
                 #expect(Gauge.whileCommitting.value == nil, "the hook did not run during the save")
                 #expect(container.newBackgroundContext().model(Gauge.self, id: id)?.reading == 2)
                 #expect(context.hasChanges)
 
                 try context.save()
-                try container._checkInvariants()
+                try container.checkInvariants()
                 #expect(!context.hasChanges)
                 #expect(container.newBackgroundContext().model(Gauge.self, id: id)?.reading == 3)
             }
@@ -124,7 +124,7 @@ private struct Meter: Entity {
                 #expect(context.hasChanges)
 
                 try context.save()
-                try container._checkInvariants()
+                try container.checkInvariants()
                 #expect(!context.hasChanges)
                 #expect(container.newBackgroundContext().model(Meter.self, id: 1)?.reading == 3)
                 #expect(container.newBackgroundContext().model(Meter.self, id: 2)?.reading == 3)
@@ -157,7 +157,7 @@ private struct Meter: Entity {
                     }
                 }
                 try shared.save()
-                try container._checkInvariants()
+                try container.checkInvariants()
                 #expect(saveErrors.value.isEmpty, "\(saveErrors.value.count) saves failed; first: \(saveErrors.value.first ?? "")")
                 #expect(container.newBackgroundContext().model(Post.self, id: post.id)?.noteCount == rounds)
             }
@@ -186,7 +186,7 @@ private struct Meter: Entity {
                     }
                     try await group.waitForAll()
                 }
-                try container._checkInvariants()
+                try container.checkInvariants()
                 #expect(state.value.runs == 50)
                 #expect(state.value.maxActive == 1)
                 #expect(container.count(of: ExampleModel.Tag.self) == 50)

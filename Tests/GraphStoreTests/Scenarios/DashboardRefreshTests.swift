@@ -116,13 +116,13 @@ import Testing
                 #expect(refreshes.last?.newestIDs.first == Int64(Self.postCount))
                 #expect(refreshes.last?.count == Self.postCount)
 
-                try container._checkInvariants()
+                try container.checkInvariants()
                 #expect(container.version == UInt64(Self.pageCount))
                 let firstImport = try Self.checkImported(container)
 
                 // The next refresh brings the same pages again: upserts, no duplicates.
                 try await Self.importAllPages(container)
-                try container._checkInvariants()
+                try container.checkInvariants()
                 let secondImport = try Self.checkImported(container)
                 #expect(secondImport.tags == firstImport.tags)
                 #expect(secondImport.posts == firstImport.posts)

@@ -62,7 +62,7 @@ import Testing
             #expect(top >= max(last, highest), "trial \(trial): save \(max(last, highest)) returned, the store holds up to \(top)")
             #expect(numbers == Array(0..<top).map { $0 + 1 }, "trial \(trial): the saves in the store are 1...\(top) without gaps or duplicates")
             #expect(try container.mainContext.fetchCount(FetchDescriptor<ExampleModel.Tag>()) == top, "trial \(trial)")
-            try container._checkInvariants()
+            try container.checkInvariants()
             highest = top
             try await container.close()
             #expect(!FileManager.default.fileExists(atPath: url.path + ".journal"), "trial \(trial): close leaves no journal")

@@ -25,7 +25,7 @@ import Testing
         try await container.flush()   // returns when every commit so far is durable
         // README-EXAMPLE-END
 
-        try container._checkInvariants()
+        try container.checkInvariants()
         #expect(recent.map(\.text) == ["hi"])
         #expect(container.version == 2)
         #expect(container.count(of: Note.self) == 1)

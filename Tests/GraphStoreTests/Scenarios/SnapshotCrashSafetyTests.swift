@@ -70,7 +70,7 @@ import Testing
                 #expect(note.text.hasPrefix("note \(number) ") && note.text.count == "note \(number) ".count + number % 200)
                 #expect(note.tagIDs == [tagIDs["tag\(number)"]].compactMap { $0 }, "run \(run): note \(number)'s tag")
             }
-            try container._checkInvariants()
+            try container.checkInvariants()
             try await container.close()
             // A killed write leaves its temporary file; opening the store removes it.
             #expect(SnapshotTestKit.temporaryFiles(for: url).isEmpty, "run \(run): \(SnapshotTestKit.temporaryFiles(for: url))")

@@ -68,7 +68,7 @@ import Testing
         try await withTimeout(seconds: 60) {
             try await withContainer(store) { container in
                 let attempts = try await Self.race(container, policy: policy)
-                try container._checkInvariants()
+                try container.checkInvariants()
                 #expect(attempts.count == Self.racers)
                 #expect(attempts.allSatisfy { $0.error == nil })
                 #expect(container.count(of: Note.self) == Self.racers * Self.notesPerRacer)
@@ -86,7 +86,7 @@ import Testing
         try await withTimeout(seconds: 60) {
             try await withContainer(store) { container in
                 let attempts = try await Self.race(container, policy: .error)
-                try container._checkInvariants()
+                try container.checkInvariants()
                 let winners = attempts.filter { $0.error == nil }
                 let losers = attempts.filter { $0.error != nil }
                 #expect(winners.count == 1)

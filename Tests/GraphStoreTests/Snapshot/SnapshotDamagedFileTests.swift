@@ -241,7 +241,7 @@ import Testing
             // With recovery: v1's data, the damaged bytes kept aside.
             let recovering = try GraphContainer(for: exampleModel, store: .file(url, options: SnapshotOptions(recoverFromPreviousSnapshot: true)))
             #expect(try noteTexts(recovering) == ["v1"], "\(damage)")
-            try recovering._checkInvariants()
+            try recovering.checkInvariants()
             let copies = damagedCopies(of: url)
             #expect(copies.count == 1, "\(damage)")
             if let copy = copies.first {
@@ -257,7 +257,7 @@ import Testing
 
             let reopened = try GraphContainer(for: exampleModel, store: .file(url))
             #expect(try noteTexts(reopened) == ["v1", "v3"], "\(damage)")
-            try reopened._checkInvariants()
+            try reopened.checkInvariants()
             try await reopened.close()
         }
     }

@@ -221,7 +221,7 @@ import Testing
         let attachment = try #require(context.model(Attachment.self, id: attachmentID))
         #expect(attachment.bytes == Data([0, 1, 2, 255]))
         #expect(attachment.createdAt.timeIntervalSinceReferenceDate == 1.25)
-        try container._checkInvariants()
+        try container.checkInvariants()
 
         // GraphStore keeps going from Python's file.
         context.insert(Note(text: "from swift", createdAt: Fixtures.epoch, tagIDs: [tag1]))

@@ -50,7 +50,7 @@ import Testing
         try expectSame(try SnapshotTestKit.fetchAll(Post.self, from: reader), graph.posts, id: \.id, layout, SnapshotTestKit.exactlyEqual)
         try expectSame(try SnapshotTestKit.fetchAll(Note.self, from: reader), graph.notes, id: \.id, layout, SnapshotTestKit.exactlyEqual)
         try expectSame(try SnapshotTestKit.fetchAll(ExampleModel.Tag.self, from: reader), graph.tags, id: \.id, layout, SnapshotTestKit.exactlyEqual)
-        try reader._checkInvariants()
+        try reader.checkInvariants()
         #expect(reader.version == writer.version)
         try await reader.close()
     }
@@ -126,7 +126,7 @@ import Testing
             let differences = value.differences(from: back)
             #expect(differences.isEmpty, "\(format)/\(compression): \(differences.joined(separator: "; "))")
         }
-        try reader._checkInvariants()
+        try reader.checkInvariants()
         try await reader.close()
     }
 }

@@ -158,7 +158,7 @@ import Darwin
         #expect(container.count(of: Note.self) == notes.count, sourceLocation: sourceLocation)
         #expect(Set(try SnapshotTestKit.fetchAll(Note.self, from: container).map(\.id)) == Set(notes.map(\.id)), sourceLocation: sourceLocation)
         #expect(container.count(of: Post.self) == 10, sourceLocation: sourceLocation)
-        try container._checkInvariants()
+        try container.checkInvariants()
         #expect(try Data(contentsOf: url) == before, "the snapshot on disk changed", sourceLocation: sourceLocation)
         #expect(SnapshotTestKit.temporaryFiles(for: url).isEmpty, "\(SnapshotTestKit.temporaryFiles(for: url))", sourceLocation: sourceLocation)
 
@@ -181,7 +181,7 @@ import Darwin
         #expect(reopened.count(of: Post.self) == 10, sourceLocation: sourceLocation)
         #expect(reopened.count(of: ExampleModel.Tag.self) == tags.count, sourceLocation: sourceLocation)
         #expect(Set(try SnapshotTestKit.fetchAll(Note.self, from: reopened).map(\.text)) == Set(notes.map(\.text)), sourceLocation: sourceLocation)
-        try reopened._checkInvariants()
+        try reopened.checkInvariants()
         try await reopened.close()
     }
 }
