@@ -56,11 +56,7 @@ public struct GenericSnapshot: Sendable {
 
     /// Decodes an uncompressed document.
     static func decode(_ document: Data, compression: Compression, path: String) throws -> GenericSnapshot {
-        guard let format = SnapshotCodec.detectFormat(document) else {
-            throw GraphStoreError.damagedFile(
-                path: path, offset: 0,
-                reason: document.isEmpty ? "the file is empty" : "not a GraphStore snapshot: neither JSON nor a binary property list")
-        }
+        let format = try SnapshotHeaderCheck.format(of: document, path: path)
         let root: SnapshotValue
         do {
             // The parsers that open a store, so that `verify` refuses what an app refuses.
@@ -84,8 +80,10 @@ public struct GenericSnapshot: Sendable {
             guard case .array(let objects) = entityFields[name]! else {
                 throw GraphStoreError.damagedFile(path: path, offset: nil, reason: "entities.\(name) is not an array")
             }
-            guard objects.count == header.counts[name] ?? 0 else {
-                throw GraphStoreError.damagedFile(path: path, offset: nil, reason: "the header counts \(header.counts[name] ?? 0) \(name) object(s), the file holds \(objects.count)")
+            do {
+                try SnapshotHeaderCheck.count(of: name, found: objects.count, in: header)
+            } catch {
+                throw error.error(path: path)
             }
             var ids = Set<SnapshotValue>()
             for (index, object) in objects.enumerated() {
@@ -98,8 +96,10 @@ public struct GenericSnapshot: Sendable {
             }
             entities.append((name, objects))
         }
-        for (name, count) in header.counts where count > 0 && entityFields[name] == nil {
-            throw GraphStoreError.damagedFile(path: path, offset: nil, reason: "the header counts \(count) \(name) object(s), the file has none")
+        do {
+            try SnapshotHeaderCheck.countedEntities(of: header) { entityFields[$0] != nil }
+        } catch {
+            throw error.error(path: path)
         }
         return GenericSnapshot(header: header, entities: entities, format: format, compression: compression)
     }
@@ -107,16 +107,12 @@ public struct GenericSnapshot: Sendable {
     private static func decodeHeader(_ value: SnapshotValue, format: SnapshotFormat, path: String) throws -> SnapshotHeaderV1 {
         do {
             let data = try SnapshotCodec.makeJSONEncoder().encode(value)
+            // The name and version first: a newer layout may not decode as this one.
             let probe = try JSONDecoder().decode(VersionProbe.self, from: data)
-            guard probe.format == SnapshotHeaderV1.formatName else {
-                throw GraphStoreError.damagedFile(path: path, offset: nil, reason: "the header names format \"\(probe.format)\", not \(SnapshotHeaderV1.formatName)")
-            }
-            guard probe.formatVersion <= SnapshotHeaderV1.currentFormatVersion else {
-                throw GraphStoreError.unsupportedFormatVersion(path: path, found: probe.formatVersion, supported: SnapshotHeaderV1.currentFormatVersion)
-            }
+            try SnapshotHeaderCheck.header(format: probe.format, formatVersion: probe.formatVersion)
             return try SnapshotCodec.makeJSONDecoder().decode(SnapshotHeaderV1.self, from: data)
-        } catch let error as GraphStoreError {
-            throw error
+        } catch let check as SnapshotHeaderCheck {
+            throw check.error(path: path)
         } catch {
             throw GraphStoreError.damagedFile(path: path, offset: nil, reason: "the header is not readable: \(error)")
         }

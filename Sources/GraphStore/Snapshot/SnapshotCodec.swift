@@ -101,12 +101,7 @@ package enum SnapshotCodec {
     static func decode(
         _ data: Data, schema: Schema, path: String, modelVersion: String? = nil, reportingPositions: Bool = false
     ) throws -> (SnapshotHeaderV1, GraphVersion) {
-        guard let format = detectFormat(data) else {
-            let start = data.prefix(8).map { String(format: "%02x", $0) }.joined(separator: " ")
-            throw GraphStoreError.damagedFile(
-                path: path, offset: 0,
-                reason: data.isEmpty ? "the file is empty" : "not a GraphStore snapshot: it is neither JSON nor a binary property list (starts with \(start))")
-        }
+        let format = try SnapshotHeaderCheck.format(of: data, path: path)
         let context = DecodingContext(schema: schema, modelVersion: modelVersion)
         let document: DecodableDocument
         do {
@@ -121,19 +116,13 @@ package enum SnapshotCodec {
                 // place and with large arrays decoded in two halves.
                 document = try BPlistDecoder.decode(DecodableDocument.self, from: data, userInfo: [DecodingContext.key: context], parallel: true)
             }
-        } catch let rejection as HeaderRejection {
-            switch rejection {
-            case .notGraphStore(let name):
-                throw GraphStoreError.damagedFile(path: path, offset: nil, reason: "the header names format \"\(name)\", not \(SnapshotHeaderV1.formatName)")
-            case .newerVersion(let found):
-                throw GraphStoreError.unsupportedFormatVersion(path: path, found: found, supported: SnapshotHeaderV1.currentFormatVersion)
-            case .unregisteredEntity(let name, let count):
-                throw GraphStoreError.codingFailed(
-                    path: path, entity: name, id: nil,
-                    reason: "the file holds \(count) \(name) object(s), but the container does not register \(name); register the type, or declare a new model version whose migration has .renameEntity(\"\(name)\", to: …) or .removeEntity(\"\(name)\"), so they are not lost. The file was left untouched")
-            case .countMismatch(let entity, let expected, let found):
-                throw GraphStoreError.damagedFile(path: path, offset: nil, reason: "the header counts \(expected) \(entity) object(s), the file holds \(found)")
-            }
+        } catch let check as SnapshotHeaderCheck {
+            throw check.error(path: path)
+        } catch let unregistered as UnregisteredEntity {
+            let name = unregistered.name
+            throw GraphStoreError.codingFailed(
+                path: path, entity: name, id: nil,
+                reason: "the file holds \(unregistered.count) \(name) object(s), but the container does not register \(name); register the type, or declare a new model version whose migration has .renameEntity(\"\(name)\", to: …) or .removeEntity(\"\(name)\"), so they are not lost. The file was left untouched")
         } catch let error as DecodingError {
             if reportingPositions, let failure = TypedDecodingFailure(error) { throw failure }
             throw describe(error, format: format, path: path)
@@ -201,14 +190,11 @@ struct EntityNameKey: CodingKey {
     init?(intValue: Int) { nil }
 }
 
-/// Why the header stops decoding before any object is read.
-enum HeaderRejection: Error {
-    case notGraphStore(String)
-    case newerVersion(Int)
-    case countMismatch(entity: String, expected: Int, found: Int)
-    /// The file holds objects of an entity the container does not register: opening would
-    /// drop them at the next write.
-    case unregisteredEntity(name: String, count: Int)
+/// The file holds objects of an entity the container does not register: opening would drop
+/// them at the next write. Thrown before any object is decoded.
+struct UnregisteredEntity: Error {
+    let name: String
+    let count: Int
 }
 
 /// The header names a model version other than the app's: the store needs a migration (or
@@ -298,15 +284,15 @@ private struct DecodableDocument: Decodable {
         }
         let container = try decoder.container(keyedBy: DocumentKey.self)
         header = try container.decode(SnapshotHeaderV1.self, forKey: .header)
-        guard header.format == SnapshotHeaderV1.formatName else { throw HeaderRejection.notGraphStore(header.format) }
-        guard header.formatVersion <= SnapshotHeaderV1.currentFormatVersion else { throw HeaderRejection.newerVersion(header.formatVersion) }
+        try SnapshotHeaderCheck.header(format: header.format, formatVersion: header.formatVersion)
         if let expected = context.modelVersion, header.modelVersion != expected {
             throw StoredModelVersion(found: header.modelVersion, header: header)
         }
         let entities = try container.nestedContainer(keyedBy: EntityNameKey.self, forKey: .entities)
         for key in entities.allKeys where context.schema.index(named: key.stringValue) == nil {
             let count = (try? entities.nestedUnkeyedContainer(forKey: key))?.count ?? header.counts[key.stringValue] ?? 0
-            if count > 0 { throw HeaderRejection.unregisteredEntity(name: key.stringValue, count: count) }
+            if count > 0 { throw UnregisteredEntity(name: key.stringValue, count: count) }
+            try SnapshotHeaderCheck.count(of: key.stringValue, found: 0, in: header)
         }
         var objects: [[any Entity]] = []
         for entity in context.schema.entities {
@@ -317,12 +303,10 @@ private struct DecodableDocument: Decodable {
                 decoded.reserveCapacity(array.count ?? 0)
                 while !array.isAtEnd { decoded.append(try entity.decodeOne(&array)) }
             }
-            let expected = header.counts[entity.name] ?? 0
-            guard decoded.count == expected else {
-                throw HeaderRejection.countMismatch(entity: entity.name, expected: expected, found: decoded.count)
-            }
+            try SnapshotHeaderCheck.count(of: entity.name, found: decoded.count, in: header)
             objects.append(decoded)
         }
+        try SnapshotHeaderCheck.countedEntities(of: header) { entities.contains(EntityNameKey($0)) }
         self.objects = objects
     }
 }

@@ -178,7 +178,8 @@ enum DamagedSnapshotFactory {
         }
     }
 
-    /// Headers whose counts do not match the arrays, in both directions.
+    /// Headers whose counts do not match the arrays, in both directions; the typed and the
+/// generic reader refuse the same ones.
     static func countMismatches(of document: Data) throws -> [DamagedSnapshot] {
         let notes = try EditableDocument(document).entities("Note").count
         precondition(notes > 0, "the document needs notes")
@@ -188,6 +189,8 @@ enum DamagedSnapshotFactory {
             document.setEntities("Note", Array(document.entities("Note").dropLast()))
         } + edited(document, "no counts at all", refusal: .damagedFile) { document in
             document.header["counts"] = [String: Any]()
+        } + edited(document, "counts objects of an entity the file has no array for", refusal: .damagedFile) { document in
+            document.setCount("Comment", 2)
         }
     }
 
