@@ -47,11 +47,8 @@ public struct GenericSnapshot: Sendable {
         guard let raw else {
             throw GraphStoreError.fileOperationFailed(path: url.path, operation: "open", reason: "no such file")
         }
-        let compression: Compression = Gzip.isGzip(raw) ? .gzip : .none
-        guard let document = try SnapshotFileBackend.readDocument(url, limit: maxDecompressedBytes) else {
-            throw GraphStoreError.fileOperationFailed(path: url.path, operation: "open", reason: "no such file")
-        }
-        return try decode(document, compression: compression, path: url.path)
+        let document = try SnapshotFileBackend.document(fromRaw: raw, path: url.path, limit: maxDecompressedBytes)
+        return try decode(document, compression: Gzip.isGzip(raw) ? .gzip : .none, path: url.path)
     }
 
     /// Decodes an uncompressed document.
