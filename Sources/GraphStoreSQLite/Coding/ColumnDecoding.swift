@@ -95,6 +95,15 @@ enum ColumnDecoding {
         case .blob(let data): "BLOB of \(data.count) byte(s)"
         }
     }
+
+    /// A row's `id` for messages: the text or integer as it is, anything else described.
+    static func idText(_ value: DatabaseValue) -> String {
+        switch value.storage {
+        case .string(let text): text
+        case .int64(let number): String(number)
+        default: describe(value)
+        }
+    }
 }
 
 // MARK: - ColumnValueDecoder

@@ -76,12 +76,25 @@ enum SQLiteFormatV1 {
 
     // MARK: - Reading
 
-    /// The metadata of the store in `db`, checked.
+    /// The names of the tables in `db`.
+    static func tableNames(in db: Database) throws -> Set<String> {
+        Set(try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'"))
+    }
+
+    /// The metadata of the store in `db`, whose tables are `tables`, checked. The one test of
+    /// whether a SQLite database is a GraphStore store, for the store and the tools alike.
     ///
-    /// - Throws: ``GraphStoreError/damagedFile(path:offset:reason:)`` for a missing or wrong
-    ///   value, ``GraphStoreError/unsupportedFormatVersion(path:found:supported:)`` for a
-    ///   newer format.
-    static func readMetadata(in db: Database, path: String) throws -> Metadata {
+    /// - Throws: ``GraphStoreError/damagedFile(path:offset:reason:)`` for a database without
+    ///   `graphstore_metadata` (naming its tables) and for a missing or wrong value,
+    ///   ``GraphStoreError/unsupportedFormatVersion(path:found:supported:)`` for a newer format.
+    static func readMetadata(in db: Database, tables: Set<String>, path: String) throws -> Metadata {
+        guard tables.contains(metadataTable) else {
+            let names = tables.sorted().prefix(10).joined(separator: ", ")
+            throw GraphStoreError.damagedFile(
+                path: path, offset: nil,
+                reason: "it is a SQLite database but not a GraphStore store: it has no \(metadataTable) table"
+                    + (names.isEmpty ? " (it has no tables)" : " (its tables: \(names))"))
+        }
         var values: [String: DatabaseValue] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT key, value FROM \(metadataTable)") {
             if let key = row[0] as String? { values[key] = row[1] as DatabaseValue }
@@ -114,10 +127,15 @@ enum SQLiteFormatV1 {
         return Metadata(modelVersion: modelVersion, storeVersion: storeVersion, formatVersion: Int(version), lineage: lineage)
     }
 
-    /// Column name → kind, per entity name, from `graphstore_columns`.
+    /// Column name → kind, per entity name, from `graphstore_columns` (`tables` are the
+    /// database's tables).
     ///
-    /// - Throws: ``GraphStoreError/damagedFile(path:offset:reason:)`` for an unknown kind.
-    static func readColumnKinds(in db: Database, path: String) throws -> [String: [String: ColumnKind]] {
+    /// - Throws: ``GraphStoreError/damagedFile(path:offset:reason:)`` for a missing table or
+    ///   an unknown kind.
+    static func readColumnKinds(in db: Database, tables: Set<String>, path: String) throws -> [String: [String: ColumnKind]] {
+        guard tables.contains(columnsTable) else {
+            throw GraphStoreError.damagedFile(path: path, offset: nil, reason: "it has no \(columnsTable) table")
+        }
         var kinds: [String: [String: ColumnKind]] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT entity, \"column\", kind FROM \(columnsTable)") {
             let entity: String = row[0]

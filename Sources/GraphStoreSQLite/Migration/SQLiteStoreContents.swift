@@ -20,19 +20,9 @@ struct SQLiteStoreContents {
     ///   ``GraphStore/GraphStoreError/unsupportedFormatVersion(path:found:supported:)``.
     /// - Complexity: O(tables + columns).
     static func read(_ db: Database, path: String) throws -> SQLiteStoreContents {
-        let tables = Set(try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'"))
-        guard tables.contains(SQLiteFormatV1.metadataTable) else {
-            let names = tables.sorted().prefix(10).joined(separator: ", ")
-            throw GraphStoreError.damagedFile(
-                path: path, offset: nil,
-                reason: "it is a SQLite database but not a GraphStore store: it has no \(SQLiteFormatV1.metadataTable) table"
-                    + (names.isEmpty ? " (it has no tables)" : " (its tables: \(names))"))
-        }
-        let metadata = try SQLiteFormatV1.readMetadata(in: db, path: path)
-        guard tables.contains(SQLiteFormatV1.columnsTable) else {
-            throw GraphStoreError.damagedFile(path: path, offset: nil, reason: "it has no \(SQLiteFormatV1.columnsTable) table")
-        }
-        var kinds = try SQLiteFormatV1.readColumnKinds(in: db, path: path)
+        let tables = try SQLiteFormatV1.tableNames(in: db)
+        let metadata = try SQLiteFormatV1.readMetadata(in: db, tables: tables, path: path)
+        var kinds = try SQLiteFormatV1.readColumnKinds(in: db, tables: tables, path: path)
         var layouts: [TableLayout] = []
         for name in tables.sorted() where !SQLiteFormatV1.isReserved(name) {
             // A table without any recorded column is not GraphStore's (the store records a
@@ -80,7 +70,7 @@ struct SQLiteStoreContents {
                     }
                 } catch let mismatch as GenericColumnDecoding.Mismatch {
                     throw GraphStoreError.codingFailed(
-                        path: path, entity: table.name, id: idIndex.map { idText(row[$0]) }, reason: "\(columns[index]): \(mismatch.reason)")
+                        path: path, entity: table.name, id: idIndex.map { ColumnDecoding.idText(row[$0]) }, reason: "\(columns[index]): \(mismatch.reason)")
                 }
             }
             guard fields[SQLiteFormatV1.idColumn] != nil else {
@@ -103,15 +93,5 @@ struct SQLiteStoreContents {
             if !entries.isEmpty { types[table.name] = Dictionary(uniqueKeysWithValues: entries) }
         }
         return types
-    }
-
-    // MARK: - Private
-
-    private static func idText(_ value: DatabaseValue) -> String {
-        switch value.storage {
-        case .string(let text): text
-        case .int64(let number): String(number)
-        default: ColumnDecoding.describe(value)
-        }
     }
 }

@@ -28,24 +28,15 @@ enum SQLiteStoreReader {
     /// - Complexity: O(rows in the entity tables).
     static func open(_ db: Database, schema: Schema, path: String, modelVersion option: String) throws -> Stored {
         let modelVersion = schema.model.label(option: option)
-        let tables = Set(try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'"))
+        let tables = try SQLiteFormatV1.tableNames(in: db)
         if tables.isEmpty {
             try SQLiteFormatV1.create(in: db, modelVersion: modelVersion)
             let empty = try schema.loadedVersion(Array(repeating: [], count: schema.entities.count), number: 0, path: path)
             return Stored(version: empty, layout: StoreLayout(modelVersion: modelVersion), lineage: nil, isNew: true)
         }
-        guard tables.contains(SQLiteFormatV1.metadataTable) else {
-            let names = tables.sorted().prefix(10).joined(separator: ", ")
-            throw GraphStoreError.damagedFile(
-                path: path, offset: nil,
-                reason: "it is a SQLite database but not a GraphStore store: it has no \(SQLiteFormatV1.metadataTable) table (its tables: \(names))")
-        }
-        let metadata = try SQLiteFormatV1.readMetadata(in: db, path: path)
+        let metadata = try SQLiteFormatV1.readMetadata(in: db, tables: tables, path: path)
         try checkModelVersion(metadata.modelVersion, schema: schema, path: path, option: option)
-        guard tables.contains(SQLiteFormatV1.columnsTable) else {
-            throw GraphStoreError.damagedFile(path: path, offset: nil, reason: "it has no \(SQLiteFormatV1.columnsTable) table")
-        }
-        var kinds = try SQLiteFormatV1.readColumnKinds(in: db, path: path)
+        var kinds = try SQLiteFormatV1.readColumnKinds(in: db, tables: tables, path: path)
         var layout = StoreLayout(modelVersion: metadata.modelVersion)
         var objects: [[any Entity]] = []
         let json = SQLiteJSON.makeDecoder()
@@ -103,19 +94,11 @@ enum SQLiteStoreReader {
             do {
                 objects.append(try RowDecoder.decode(entity.type, table: table, values: values, json: json))
             } catch {
-                let id = idIndex.map { idText(values[$0]) }
+                let id = idIndex.map { ColumnDecoding.idText(values[$0]) }
                 throw GraphStoreError.sqliteCoding(error, path: path, entity: entity.name, id: id)
             }
         }
         return objects
-    }
-
-    private static func idText(_ value: DatabaseValue) -> String {
-        switch value.storage {
-        case .string(let text): text
-        case .int64(let number): String(number)
-        default: ColumnDecoding.describe(value)
-        }
     }
 }
 
