@@ -16,15 +16,13 @@ package final class GraphCore: Sendable {
     /// is held, so a thread that has seen a version through the lock reads at least its number.
     private let latestNumber: Atomic<UInt64>
     private let commits: Guarded<CommitState>
+    /// Every commit, in commit order: broadcast under the commit lock. Feeds ``subscribe()``
+    /// and ``signals(entity:)``.
+    private let committed = Broadcaster<GraphChange>()
     private static let reclaimer = DispatchQueue(label: "GraphStore.reclaimer", qos: .background)
 
     private struct CommitState {
         var isClosed = false
-        var nextSubscriber = 0
-        var subscribers: [Int: AsyncStream<GraphChange>.Continuation] = [:]
-        /// Observers of one entity: told the version of each commit that changes it, keeping
-        /// only the newest (a burst coalesces; nothing buffers without bound).
-        var signals: [Int: (entity: String, continuation: AsyncStream<UInt64>.Continuation)] = [:]
     }
 
     init(schema: Schema, backend: any StoreBackend, initial: GraphVersion) {
@@ -150,10 +148,7 @@ package final class GraphCore: Sendable {
         Self.reclaimer.async { withExtendedLifetime(replaced) {} }
         // Under the commit lock, so that both hear of commits in commit order.
         backend.didCommit(next, change: change)
-        for continuation in state.subscribers.values { continuation.yield(change) }
-        for (entity, continuation) in state.signals.values where change.touches(entity: entity) {
-            continuation.yield(next.number)
-        }
+        committed.broadcast(change)
         return (change, mark)
     }
 
@@ -166,22 +161,7 @@ package final class GraphCore: Sendable {
 
     /// A new stream of every commit from now on, in commit order.
     func subscribe() -> AsyncStream<GraphChange> {
-        let (stream, continuation) = AsyncStream.makeStream(of: GraphChange.self, bufferingPolicy: .unbounded)
-        let id: Int? = commits.withLock { state in
-            guard !state.isClosed else { return nil }
-            let id = state.nextSubscriber
-            state.nextSubscriber += 1
-            state.subscribers[id] = continuation
-            return id
-        }
-        guard let id else {
-            continuation.finish()
-            return stream
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.commits.withLock { $0.subscribers.removeValue(forKey: id) }
-        }
-        return stream
+        committed.stream(bufferingPolicy: .unbounded)
     }
 
     /// A core released without ``GraphContainer/close()``: the store closes in the background
@@ -203,36 +183,16 @@ package final class GraphCore: Sendable {
     /// the reader falls behind, only the newest waits (a burst coalesces). Ends when the
     /// container closes.
     func signals(entity: String) -> AsyncStream<UInt64> {
-        let (stream, continuation) = AsyncStream.makeStream(of: UInt64.self, bufferingPolicy: .bufferingNewest(1))
-        let id: Int? = commits.withLock { state in
-            guard !state.isClosed else { return nil }
-            let id = state.nextSubscriber
-            state.nextSubscriber += 1
-            state.signals[id] = (entity, continuation)
-            return id
+        committed.stream(of: UInt64.self, bufferingPolicy: .bufferingNewest(1)) { change in
+            change.touches(entity: entity) ? change.version : nil
         }
-        guard let id else {
-            continuation.finish()
-            return stream
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.commits.withLock { $0.signals.removeValue(forKey: id) }
-        }
-        return stream
     }
 
     /// Refuses further commits and ends every change stream.
     func close() {
-        let (subscribers, signals) = commits.withLock { state in
-            state.isClosed = true
-            defer {
-                state.subscribers = [:]
-                state.signals = [:]
-            }
-            return (Array(state.subscribers.values), state.signals.values.map(\.continuation))
-        }
-        for continuation in subscribers { continuation.finish() }
-        for continuation in signals { continuation.finish() }
+        commits.withLock { $0.isClosed = true }
+        // No commit is published after this: the streams end after the last one.
+        committed.finish()
     }
 
     var isClosed: Bool {

@@ -21,7 +21,7 @@ final class SnapshotWriter: Sendable {
     let queue = DispatchQueue(label: "GraphStore.SnapshotWriter", qos: .utility)
     private let state: Guarded<State>
     private let logger = Logger(label: "GraphStore.SnapshotWriter")
-    private let broadcaster = StoreEventBroadcaster()
+    private let broadcaster = Broadcaster<StoreEvent>()
 
     private struct State {
         var newest: GraphVersion

@@ -1,18 +1,27 @@
+import Foundation
 
 // The bookkeeping every background store writer shares: who waits in `flush()`, who listens to
-// `events()`, and how long to wait before retrying a failed write. Package access so that the
-// stores in other GraphStore modules (SQLite) report exactly like the snapshot-file store.
+// `events()`, how a writer closes, and how long to wait before retrying a failed write.
+// Package access so that the stores in other GraphStore modules (SQLite) report and close
+// exactly like the snapshot-file store.
 
-// MARK: - StoreEventBroadcaster
+// MARK: - Broadcaster
 
-/// The subscribers of a store's ``StoreEvent`` streams: each ``stream()`` is a new stream that
-/// receives every event broadcast after it was made, until ``finish()``.
+/// The subscribers of a stream of events: each ``stream(bufferingPolicy:)`` is a new
+/// `AsyncStream` that receives every element broadcast after it was made, until ``finish()``.
+/// The one broadcaster GraphStore has: the change stream and the per-entity signals of a
+/// container, and the ``StoreEvent`` streams of every store writer.
 ///
-/// Call ``broadcast(_:)`` from one thread at a time (a writer's queue) so that every stream
-/// sees the events in the same order.
-package final class StoreEventBroadcaster: Sendable {
+/// Call ``broadcast(_:)`` from one thread at a time (a writer's queue, or under the commit
+/// lock) so that every stream sees the elements in the same order.
+package final class Broadcaster<Element: Sendable>: Sendable {
+    private struct Subscriber: Sendable {
+        let deliver: @Sendable (Element) -> Void
+        let finish: @Sendable () -> Void
+    }
+
     private struct State {
-        var subscribers: [Int: AsyncStream<StoreEvent>.Continuation] = [:]
+        var subscribers: [Int: Subscriber] = [:]
         var next = 0
         var isFinished = false
     }
@@ -21,15 +30,31 @@ package final class StoreEventBroadcaster: Sendable {
 
     package init() {}
 
-    /// A new stream of the events broadcast from now on; already finished after ``finish()``.
+    /// A new stream of the elements broadcast from now on; already finished after ``finish()``.
     ///
     /// - Complexity: O(1).
-    package func stream() -> AsyncStream<StoreEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: StoreEvent.self)
+    package func stream(bufferingPolicy: AsyncStream<Element>.Continuation.BufferingPolicy = .unbounded) -> AsyncStream<Element> {
+        stream(of: Element.self, bufferingPolicy: bufferingPolicy) { $0 }
+    }
+
+    /// A new stream of `transform` of each element broadcast from now on, leaving out those it
+    /// maps to `nil`; already finished after ``finish()``.
+    ///
+    /// - Complexity: O(1).
+    package func stream<Output: Sendable>(
+        of type: Output.Type, bufferingPolicy: AsyncStream<Output>.Continuation.BufferingPolicy,
+        transform: @escaping @Sendable (Element) -> Output?
+    ) -> AsyncStream<Output> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Output.self, bufferingPolicy: bufferingPolicy)
+        let subscriber = Subscriber(
+            deliver: { element in
+                if let output = transform(element) { continuation.yield(output) }
+            },
+            finish: { continuation.finish() })
         let id: Int? = state.withLock { state in
             guard !state.isFinished else { return nil }
             defer { state.next += 1 }
-            state.subscribers[state.next] = continuation
+            state.subscribers[state.next] = subscriber
             return state.next
         }
         guard let id else {
@@ -42,12 +67,12 @@ package final class StoreEventBroadcaster: Sendable {
         return stream
     }
 
-    /// Delivers `event` to every stream.
+    /// Delivers `element` to every stream.
     ///
     /// - Complexity: O(subscribers).
-    package func broadcast(_ event: StoreEvent) {
+    package func broadcast(_ element: Element) {
         let subscribers = state.withLock { Array($0.subscribers.values) }
-        for subscriber in subscribers { subscriber.yield(event) }
+        for subscriber in subscribers { subscriber.deliver(element) }
     }
 
     /// Ends every stream; later streams end at once.

@@ -32,7 +32,7 @@ final class SQLiteWriter: Sendable {
     /// The tables as they are on disk. Read and replaced only by writes on `queue`, so the
     /// lock is never contended; it makes the sharing visible to the compiler.
     private let layout: Guarded<StoreLayout>
-    private let broadcaster = StoreEventBroadcaster()
+    private let broadcaster = Broadcaster<StoreEvent>()
     private let logger = Logger(label: "GraphStoreSQLite.SQLiteWriter")
 
     /// Commits waiting for a write, over the newest version.
