@@ -83,37 +83,28 @@ final class SnapshotWriter: Sendable {
     func flush() async throws {
         try await awaitFlush { continuation in
             state.withLock { state in
-                if state.status.durableVersion >= state.newest.number { return .durable }
-                // After close the lock file is released: writing now could clobber another
-                // process's store.
-                if state.isClosed { return .failed(.containerClosed) }
-                state.waiters.add(continuation, until: state.newest.number)
-                if !state.isWriting { startWrite(&state) }
-                return .waiting
+                let decision = state.waiters.admit(
+                    continuation, newest: state.newest.number, durable: state.status.durableVersion, isClosed: state.isClosed)
+                if case .waiting = decision, !state.isWriting { startWrite(&state) }
+                return decision
             }
         }
     }
 
     /// Flushes, then stops scheduling writes and ends the event streams.
+    ///
+    /// - Throws: the flush's error.
     func close() async throws {
-        let flushed: Result<Void, any Error>
-        do {
-            try await flush()
-            flushed = .success(())
-        } catch {
-            flushed = .failure(error)
-        }
-        state.withLock { state in
-            state.isClosed = true
-            state.timerGeneration += 1
-        }
-        // A write may still be announcing itself on the queue (one the timer started, whose
-        // version a concurrent flush already saw as durable): let it finish first, so no
-        // stream ends before the last write's event is in it.
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            queue.async { continuation.resume() }
-        }
-        broadcaster.finish()
+        let flushed = await closeStoreWriter(
+            flush: flush,
+            stop: {
+                state.withLock { state in
+                    state.isClosed = true
+                    state.timerArmed = false
+                    state.timerGeneration += 1
+                }
+            },
+            queue: queue, events: broadcaster)
         try flushed.get()
     }
 

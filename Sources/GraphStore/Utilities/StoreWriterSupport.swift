@@ -120,6 +120,24 @@ package struct FlushWaiters: Sendable {
     }
 }
 
+extension FlushWaiters {
+    /// Decides, under the writer's lock, about a `flush()` that just arrived: it returns at
+    /// once when `newest` is already durable, fails with ``GraphStoreError/containerClosed``
+    /// once the writer is closed (its lock on the store is released: writing now could clobber
+    /// another process's store), and otherwise waits here for a write that covers `newest`.
+    /// On ``FlushDecision/waiting`` the writer starts that write unless one is running.
+    ///
+    /// - Complexity: O(1) amortized.
+    package mutating func admit(
+        _ continuation: CheckedContinuation<Void, any Error>, newest: UInt64, durable: UInt64, isClosed: Bool
+    ) -> FlushDecision {
+        if durable >= newest { return .durable }
+        if isClosed { return .failed(.containerClosed) }
+        add(continuation, until: newest)
+        return .waiting
+    }
+}
+
 // MARK: - Waiting for a flush
 
 /// What a writer decides, under its lock, about a `flush()` that just arrived.
@@ -146,6 +164,33 @@ package func awaitFlush(_ decide: (CheckedContinuation<Void, any Error>) -> Flus
         case .failed(let error): continuation.resume(throwing: error)
         }
     }
+}
+
+// MARK: - Closing
+
+/// Closes a background store writer in the order every store needs: flush (keeping the
+/// outcome), `stop` (under the writer's lock: mark it closed and cancel its timer), let a write
+/// already on `queue` finish and announce itself (one a timer started, whose version a
+/// concurrent flush already saw as durable), and only then end the event streams, so that no
+/// stream ends before the last write's event is in it.
+///
+/// - Returns: the flush's outcome, for the writer to throw after its own last steps.
+package func closeStoreWriter(
+    flush: () async throws -> Void, stop: () -> Void, queue: DispatchQueue, events: Broadcaster<StoreEvent>
+) async -> Result<Void, any Error> {
+    let flushed: Result<Void, any Error>
+    do {
+        try await flush()
+        flushed = .success(())
+    } catch {
+        flushed = .failure(error)
+    }
+    stop()
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        queue.async { continuation.resume() }
+    }
+    events.finish()
+    return flushed
 }
 
 // MARK: - Retry

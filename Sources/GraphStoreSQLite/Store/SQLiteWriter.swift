@@ -104,11 +104,10 @@ final class SQLiteWriter: Sendable {
     func flush() async throws {
         try await awaitFlush { continuation in
             state.withLock { state in
-                if state.status.durableVersion >= state.newest.number { return .durable }
-                if state.isClosed { return .failed(state.status.lastError ?? .containerClosed) }
-                state.waiters.add(continuation, until: state.newest.number)
-                if !state.isWriting { startWrite(&state) }
-                return .waiting
+                let decision = state.waiters.admit(
+                    continuation, newest: state.newest.number, durable: state.status.durableVersion, isClosed: state.isClosed)
+                if case .waiting = decision, !state.isWriting { startWrite(&state) }
+                return decision
             }
         }
     }
@@ -120,23 +119,16 @@ final class SQLiteWriter: Sendable {
     /// - Throws: the flush's error (the unwritten commits are not in the database), the error
     ///   of `beforeReleasing`, or the error closing the database.
     func close(beforeReleasing: (Result<Void, any Error>) throws -> Void = { _ in }) async throws {
-        let flushed: Result<Void, any Error>
-        do {
-            try await flush()
-            flushed = .success(())
-        } catch {
-            flushed = .failure(error)
-        }
-        state.withLock { state in
-            state.isClosed = true
-            state.retryArmed = false
-            state.retryGeneration += 1
-        }
-        // A write a retry timer started may still run: let it finish and announce itself.
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            queue.async { continuation.resume() }
-        }
-        broadcaster.finish()
+        let flushed = await closeStoreWriter(
+            flush: flush,
+            stop: {
+                state.withLock { state in
+                    state.isClosed = true
+                    state.retryArmed = false
+                    state.retryGeneration += 1
+                }
+            },
+            queue: queue, events: broadcaster)
         let finished = Result { try beforeReleasing(flushed) }
         do {
             try database.close()
