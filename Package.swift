@@ -35,10 +35,15 @@ let package = Package(
                 .product(name: "OrderedCollections", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
+        // The one SQLite call Swift cannot make (a variadic function), for GraphStoreSQLite.
+        .target(
+            name: "CGraphStoreSQLite",
+            linkerSettings: [.linkedLibrary("sqlite3")]),
         .target(
             name: "GraphStoreSQLite",
             dependencies: [
                 "GraphStore",
+                "CGraphStoreSQLite",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -103,7 +108,8 @@ let package = Package(
                 "ExampleModel",
                 "GraphStoreTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
-            ]),
+            ],
+            exclude: ["Fixtures"]),
         // Its own target: the generated `Note`, `Tag`… would shadow the example model's.
         .testTarget(
             name: "CoreDataGenerateTests",
@@ -114,7 +120,7 @@ let package = Package(
             exclude: ["Fixtures"]),
         .testTarget(
             name: "NotesTests",
-            dependencies: ["NotesCore", "ExampleModel", "GraphStore", "GraphStoreTestSupport"],
+            dependencies: ["NotesCore", "ExampleModel", "GraphStore", "GraphStoreSQLite", "GraphStoreTestSupport"],
             exclude: ["Fixtures"]),
         .testTarget(
             name: "NewsImportTests",

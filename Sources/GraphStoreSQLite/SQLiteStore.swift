@@ -82,7 +82,13 @@ extension StoreConfiguration {
     ///   format; ``GraphStoreError/codingFailed(path:entity:id:reason:)`` for a row that does
     ///   not decode as its entity or a field whose Swift type no longer writes its column's
     ///   kind (naming the entity and field); ``GraphStoreError/damagedFile(path:offset:reason:)``
-    ///   naming the journal for a damaged journal or one of another store; ``GraphStoreError/storeLocked(path:)`` while another
+    ///   naming the journal for a damaged journal or one of another store;
+    ///   ``GraphStoreError/newerModelVersion(path:found:supported:)`` for a store of a newer
+    ///   model version than the container's, and
+    ///   ``GraphStoreError/migrationFailed(path:fromVersion:toVersion:entity:field:id:reason:)``
+    ///   when an older one cannot be migrated (see ``GraphContainer/init(for:store:version:migrations:)``:
+    ///   an older store is migrated in the opening transaction, its old file kept as
+    ///   `<file>.v<old version>`); ``GraphStoreError/storeLocked(path:)`` while another
     ///   container or process has the store open;
     ///   ``GraphStoreError/fileOperationFailed(path:operation:reason:)`` when the file cannot
     ///   be opened, or the journal cannot be created. A file that fails to open is left unchanged.
@@ -114,6 +120,10 @@ public struct SQLiteStoreOptions: Sendable {
     /// Runs inside every write transaction, before the rows are written; a test hook (it may
     /// throw to fail the write, or set `PRAGMA max_page_count` to make SQLite run out of room).
     package var beforeTransaction: (@Sendable (Database) throws -> Void)?
+    /// Runs inside the opening transaction of a store that was just migrated to the app's
+    /// model version, after its tables were rewritten and before the transaction commits; a
+    /// test hook (it may throw to make the migration roll back).
+    package var beforeMigrationCommit: (@Sendable (Database) throws -> Void)?
     /// Runs once on the writer's connection after the store opened; a test hook (for example
     /// to add a `TransactionObserver` that counts the rows SQLite changes).
     package var didOpen: (@Sendable (Database) throws -> Void)?
@@ -126,6 +136,7 @@ public struct SQLiteStoreOptions: Sendable {
         journalSyncInterval = .seconds(1)
         clock = SystemWriterClock()
         beforeTransaction = nil
+        beforeMigrationCommit = nil
         didOpen = nil
     }
 }

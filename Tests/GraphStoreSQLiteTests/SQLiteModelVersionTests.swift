@@ -5,8 +5,8 @@ import GraphStoreSQLite
 import GraphStoreTestSupport
 import Testing
 
-/// A SQLite store of another model version than the app's is refused at open, untouched:
-/// migrating SQLite stores at open is not done yet.
+/// A SQLite store of a newer model version than the app's, or an older one without the
+/// migrations from its version, is refused at open, untouched.
 @Suite struct SQLiteModelVersionTests {
     static func files(_ directory: URL) throws -> [String: Data] {
         var files: [String: Data] = [:]
@@ -33,11 +33,11 @@ import Testing
         }
         #expect {
             _ = try GraphContainer(
-                for: exampleModel, store: .sqlite(url), version: 3,
-                migrations: [SchemaMigration(from: 2, to: 3, [.addField("x", in: "Tag", default: .null)])])
+                for: exampleModel, store: .sqlite(url), version: 4,
+                migrations: [SchemaMigration(from: 3, to: 4, [.addField("x", in: "Tag", default: .null)])])
         } throws: { error in
-            guard case .migrationFailed(let path, 2, 3, _, _, _, _) = error as? GraphStoreError else { return false }
-            return path == url.path
+            guard case .migrationFailed(let path, 2, 4, _, _, _, let reason) = error as? GraphStoreError else { return false }
+            return path == url.path && reason.contains("no migration starts from model version 2")
         }
         #expect(try Self.files(directory.url) == before)
 

@@ -30,7 +30,8 @@ public final class GraphContainer: Sendable {
     /// values (with the journal a crash left beside it), migrated through the chain of
     /// `migrations` from its version to `version`, decoded with `types` and checked
     /// (relationships, unique constraints); only then is the migrated store written, durably,
-    /// with the old file kept beside it as `<file>.v<old version>`. See <doc:EvolvingYourModel>.
+    /// with the old file kept beside it as `<file>.v<old version>` (a SQLite store's tables are
+    /// rewritten in one transaction). See <doc:EvolvingYourModel>.
     ///
     /// - Parameters:
     ///   - types: Every entity type the store holds, including every relationship target.

@@ -70,4 +70,11 @@ extension GraphContainer {
     public func checkInvariants() throws {
         try core.currentVersion.checkInvariants(schema: core.schema)
     }
+
+    /// The name ``checkInvariants()`` had before it became a supported API; kept so that code
+    /// written against it still builds.
+    @available(*, deprecated, renamed: "checkInvariants()")
+    public func _checkInvariants() throws {
+        try checkInvariants()
+    }
 }

@@ -1,3 +1,4 @@
+import CGraphStoreSQLite
 import Foundation
 import GRDB
 import GraphStore
@@ -25,8 +26,10 @@ final class SQLiteBackend: StoreBackend {
     ///
     /// In one exclusive transaction: read the store, replay the journal records newer than it,
     /// check that the app's types still encode the kinds its columns record, write the
-    /// replayed rows, and record the store's lineage. Anything failing rolls it all back, so a
-    /// store that does not open is left as it was.
+    /// replayed rows, and record the store's lineage. A store of an older model version is
+    /// migrated instead, in the same transaction (see ``SQLiteStoreMigration``). Anything
+    /// failing rolls it all back (and removes the copies of the old files a migration kept),
+    /// so a store that does not open is left as it was.
     ///
     /// - Throws: as ``StoreConfiguration/sqlite(_:options:)`` documents.
     /// - Complexity: O(rows + journal size).
@@ -38,6 +41,7 @@ final class SQLiteBackend: StoreBackend {
         durability = options.durability
         Self.checkNames(schema)
         try SQLiteFileHeader.check(path: path)
+        let hadLog = FileManager.default.fileExists(atPath: path + "-wal")
         let database: DatabaseQueue
         do {
             database = try DatabaseQueue(path: path, configuration: Self.configuration(options))
@@ -46,13 +50,16 @@ final class SQLiteBackend: StoreBackend {
         }
         let journalPath = JournalReplay.path(forStoreAt: path)
         let loaded: Loaded
+        var keptCopies: [URL] = []
+        var isCommitted = false
         do {
             loaded = try database.writeWithoutTransaction { db in
                 var result: Loaded?
                 try db.inTransaction(.exclusive) {
-                    result = try Self.load(db, schema: schema, path: path, journalPath: journalPath, options: options)
+                    result = try Self.load(db, schema: schema, path: path, journalPath: journalPath, options: options, keptCopies: &keptCopies)
                     return .commit
                 }
+                isCommitted = true
                 if options.checksIntegrityOnOpen { try Self.checkIntegrity(db, path: path) }
                 // Only a file found to be a GraphStore store is changed: to write-ahead logging,
                 // with a sync at every commit so a finished write is durable.
@@ -63,7 +70,13 @@ final class SQLiteBackend: StoreBackend {
                 return result
             }
         } catch {
-            try? database.close()
+            if isCommitted {
+                // The opening transaction is in the database: checkpointed at close as usual.
+                try? database.close()
+            } else {
+                Self.closeUnchanged(database, path: path, removingLog: !hadLog)
+                SQLiteStoreMigration.removeCopies(keptCopies)
+            }
             throw GraphStoreError.sqlite(error, path: path, operation: "open the store")
         }
         // The database now holds every replayed record (committed with synchronous = FULL).
@@ -75,7 +88,7 @@ final class SQLiteBackend: StoreBackend {
                     lineage: loaded.lineage, openedAt: loaded.version.number, existing: loaded.journal)
                 journal = started
                 try started.dropRecords(through: loaded.version.number)
-            } else if loaded.journal != nil {
+            } else if loaded.journal != nil || loaded.replacesJournal {
                 try Self.removeJournal(at: journalPath)
             }
         } catch {
@@ -152,13 +165,28 @@ final class SQLiteBackend: StoreBackend {
         var version: GraphVersion
         var layout: StoreLayout
         var lineage: UUID
+        /// The journal to continue (`nil`: none, or one a migration replaced).
         var journal: JournalContents?
+        /// A migration replayed the journal beside the store, in the old model: a new one
+        /// replaces it.
+        var replacesJournal = false
     }
 
-    /// Reads the store, replays the journal onto it and writes the replayed rows; inside the
-    /// opening transaction, which any error rolls back.
-    private static func load(_ db: Database, schema: Schema, path: String, journalPath: String, options: SQLiteStoreOptions) throws -> Loaded {
+    /// Reads the store, replays the journal onto it and writes the replayed rows, or migrates
+    /// it; inside the opening transaction, which any error rolls back. `keptCopies` gets the
+    /// copies of the old files a migration kept, to be removed if the transaction does not
+    /// commit.
+    private static func load(
+        _ db: Database, schema: Schema, path: String, journalPath: String, options: SQLiteStoreOptions, keptCopies: inout [URL]
+    ) throws -> Loaded {
         let stored = try SQLiteStoreReader.open(db, schema: schema, path: path, modelVersion: options.modelVersion)
+        if let migration = stored.migration, let lineage = stored.lineage {
+            keptCopies = migration.keptCopies
+            try options.beforeMigrationCommit?(db)
+            // The journal was replayed onto the old rows before they were migrated.
+            return Loaded(
+                version: stored.version, layout: stored.layout, lineage: lineage, journal: nil, replacesJournal: migration.replacesJournal)
+        }
         let replay = try JournalReplay.open(
             journalAt: journalPath, stored: stored.isNew ? nil : stored.version, storedLineage: stored.lineage, storePath: path,
             schema: schema, recover: false)
@@ -203,6 +231,23 @@ final class SQLiteBackend: StoreBackend {
             try db.execute(sql: "ROLLBACK")
         }
         return configuration
+    }
+
+    /// Closes the connection of a store that failed to open without checkpointing its
+    /// write-ahead log, which SQLite otherwise does when the last connection closes: a log a
+    /// crash left stays beside the database, and both files stay byte for byte as they were.
+    /// With `removingLog`, the log (which this connection created, and which holds nothing but
+    /// what the failed opening transaction did not commit) is removed.
+    private static func closeUnchanged(_ database: DatabaseQueue, path: String, removingLog: Bool) {
+        database.inDatabase { db in
+            if let connection = db.sqliteConnection {
+                _ = graphstore_sqlite_skip_checkpoint_on_close(UnsafeMutableRawPointer(connection))
+            }
+        }
+        try? database.close()
+        if removingLog {
+            for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        }
     }
 
     private static func checkIntegrity(_ db: Database, path: String) throws {

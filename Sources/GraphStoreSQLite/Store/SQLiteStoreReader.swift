@@ -15,17 +15,24 @@ enum SQLiteStoreReader {
         var lineage: UUID?
         /// Whether the database was empty and has just been given the metadata tables.
         var isNew: Bool
+        /// Set when the file was of an older model version and has just been migrated, in the
+        /// caller's transaction.
+        var migration: SQLiteStoreMigration.Outcome?
     }
 
     /// The graph and table layout of the store in `db`. Run it inside a transaction: it only
-    /// reads, except that a database with no tables at all gets the two metadata tables.
+    /// reads, except that a database with no tables at all gets the two metadata tables, and a
+    /// store of an older model version is migrated (see ``SQLiteStoreMigration``): its tables
+    /// are rewritten, which the transaction commits or rolls back.
     ///
     /// - Throws: ``GraphStoreError/damagedFile(path:offset:reason:)`` for a database that is
     ///   not a GraphStore store or whose tables disagree with `graphstore_columns`, duplicate ids
     ///   or dangling references; ``GraphStoreError/unsupportedFormatVersion(path:found:supported:)``;
     ///   ``GraphStoreError/codingFailed(path:entity:id:reason:)`` for a row that does not decode
-    ///   as its entity; SQLite's errors as thrown.
-    /// - Complexity: O(rows in the entity tables).
+    ///   as its entity; the errors of ``checkModelVersion(_:schema:path:option:)`` and
+    ///   ``SQLiteStoreMigration/migrate(_:from:metadata:schema:path:modelVersion:)``; SQLite's
+    ///   errors as thrown.
+    /// - Complexity: O(rows in the entity tables); a migration also rewrites every row.
     static func open(_ db: Database, schema: Schema, path: String, modelVersion option: String) throws -> Stored {
         let modelVersion = schema.model.label(option: option)
         let tables = try SQLiteFormatV1.tableNames(in: db)
@@ -35,7 +42,9 @@ enum SQLiteStoreReader {
             return Stored(version: empty, layout: StoreLayout(modelVersion: modelVersion), lineage: nil, isNew: true)
         }
         let metadata = try SQLiteFormatV1.readMetadata(in: db, tables: tables, path: path)
-        try checkModelVersion(metadata.modelVersion, schema: schema, path: path, option: option)
+        if let older = try checkModelVersion(metadata.modelVersion, schema: schema, path: path, option: option) {
+            return try SQLiteStoreMigration.migrate(db, from: older, metadata: metadata, schema: schema, path: path, modelVersion: modelVersion)
+        }
         var kinds = try SQLiteFormatV1.readColumnKinds(in: db, tables: tables, path: path)
         var layout = StoreLayout(modelVersion: metadata.modelVersion)
         var objects: [[any Entity]] = []
@@ -103,25 +112,25 @@ enum SQLiteStoreReader {
 }
 
 extension SQLiteStoreReader {
-    /// Refuses a store of another model version than the app's. Migrating a SQLite store at
-    /// open is not done yet: an older store is refused (nothing is written), a newer one too.
+    /// Compares the store's model version with the app's: returns `nil` when they are the
+    /// same, the store's version when it is older (the store is then migrated at open by the
+    /// container's migrations, see ``SQLiteStoreMigration``), and refuses the rest, before
+    /// anything is written.
     ///
-    /// - Throws: ``GraphStoreError/newerModelVersion(path:found:supported:)``,
-    ///   ``GraphStoreError/unknownModelVersion(path:found:expected:)``,
-    ///   ``GraphStoreError/migrationFailed(path:fromVersion:toVersion:entity:field:id:reason:)``.
-    static func checkModelVersion(_ found: String, schema: Schema, path: String, option: String) throws {
+    /// - Throws: ``GraphStoreError/newerModelVersion(path:found:supported:)`` for a store of a
+    ///   newer model version, ``GraphStoreError/unknownModelVersion(path:found:expected:)`` for
+    ///   a version that is not a number, for a container that declares its version.
+    /// - Complexity: O(1).
+    static func checkModelVersion(_ found: String, schema: Schema, path: String, option: String) throws -> Int? {
         switch schema.model.compare(found: found, option: option) {
         case .same:
-            return
+            return nil
         case .newer(let stored, let app):
             throw GraphStoreError.newerModelVersion(path: path, found: stored, supported: app)
         case .unknown(let expected):
             throw GraphStoreError.unknownModelVersion(path: path, found: found, expected: expected)
-        case .older(let stored, let app):
-            throw GraphStoreError.migrationFailed(
-                path: path, fromVersion: stored, toVersion: app, entity: nil, field: nil, id: nil,
-                reason: "a SQLite store is not migrated at open yet; convert it to a snapshot file with `graphstore migrate`, open that with the migrations, and convert it back")
+        case .older(let stored, _):
+            return stored
         }
     }
 }
-

@@ -46,11 +46,36 @@ struct SQLiteWritePlan {
     static func make(
         version: GraphVersion, changes: [GraphChange], schema: Schema, layout: StoreLayout, modelVersion: String, path: String
     ) throws -> (SQLiteWritePlan, StoreLayout) {
+        try make(version: version, keys: changedKeys(changes, schema: schema, version: version), schema: schema, layout: layout, modelVersion: modelVersion, path: path)
+    }
+
+    /// Encodes every object of `version` into new tables: what a store migrated to a new model
+    /// writes after dropping its old tables. An entity without objects gets no table, as in a
+    /// store that never held one.
+    ///
+    /// - Returns: the plan, and the layout the file will have after it.
+    /// - Throws: ``GraphStoreError/codingFailed(path:entity:id:reason:)`` naming the object that
+    ///   cannot be stored.
+    /// - Complexity: O(objects × their size).
+    static func everything(
+        in version: GraphVersion, schema: Schema, previousModelVersion: String, modelVersion: String, path: String
+    ) throws -> (SQLiteWritePlan, StoreLayout) {
+        let keys = version.tables.indices.compactMap { index -> (Int, [ObjectKey])? in
+            version.tables[index].isEmpty ? nil : (index, Array(version.tables[index].keys))
+        }
+        return try make(version: version, keys: keys, schema: schema, layout: StoreLayout(modelVersion: previousModelVersion), modelVersion: modelVersion, path: path)
+    }
+
+    /// Encodes the objects `keys` name (per entity index, in schema order), as they are in
+    /// `version`, against `layout`.
+    private static func make(
+        version: GraphVersion, keys changedKeys: [(Int, [ObjectKey])], schema: Schema, layout: StoreLayout, modelVersion: String, path: String
+    ) throws -> (SQLiteWritePlan, StoreLayout) {
         var plan = SQLiteWritePlan(storeVersion: version.number, modelVersion: layout.modelVersion == modelVersion ? nil : modelVersion)
         var newLayout = layout
         newLayout.modelVersion = modelVersion
         let json = SQLiteJSON.makeEncoder()
-        for (entityIndex, keys) in changedKeys(changes, schema: schema, version: version) {
+        for (entityIndex, keys) in changedKeys {
             let entity = schema.entities[entityIndex]
             let existing = layout.tables[entity.name]
             var table = existing ?? TableLayout(name: entity.name)

@@ -1,0 +1,177 @@
+import Foundation
+
+/// The part of opening a store written by an older model version that does not depend on how
+/// the store keeps its data: shared by the snapshot store (``SnapshotStoreMigration``) and the
+/// SQLite store.
+///
+/// The store's objects, read as generic values in the JSON snapshot conventions, take in the
+/// journal a crash left beside the store (in the same older model), go through the chain of
+/// migrations, and are decoded with the app's types and checked as a graph. Nothing is written:
+/// the caller keeps the old files with ``keepCopies(_:)`` and then replaces its store.
+package enum OlderStoreMigration {
+    /// The migrated graph and what the caller needs to write it.
+    package struct Migrated: Sendable {
+        /// The migrated graph, at the store version the journal reached.
+        package var version: GraphVersion
+        /// The store's lineage: kept from the store or its journal, or new for a store that had none.
+        package var lineage: UUID
+        /// The journal as read (`nil`: no journal file). Its records are in the old model: the
+        /// caller keeps a copy beside the old store and replaces it.
+        package var journal: JournalContents?
+    }
+
+    /// Migrates `store`, the objects of the store at `path` (whose file says model version
+    /// `stored`, store version `storeVersion` and lineage `lineage`), to the app's version.
+    ///
+    /// - Throws: ``GraphStoreError/migrationFailed(path:fromVersion:toVersion:entity:field:id:reason:)``
+    ///   for a missing link in the chain, a step that throws or is refused, a result that does
+    ///   not decode with the app's types or breaks a relationship or unique constraint, or a
+    ///   field the app's types would drop; ``GraphStoreError/damagedFile(path:offset:reason:)``
+    ///   for a damaged journal or one of another store.
+    /// - Complexity: O(objects + journal size) generic and typed work, plus what transforms do.
+    package static func migrate(
+        _ store: MigratingStore, from stored: Int, storeVersion: UInt64, lineage: UUID?, schema: Schema, path: String
+    ) throws -> Migrated {
+        let target = schema.model.version
+        let chain: [SchemaMigration]
+        do { chain = try schema.model.chain(from: stored) } catch { throw error.error(path: path) }
+        var store = store
+        let replayed = try GenericJournalReplay.replay(
+            journalAt: JournalReplay.path(forStoreAt: path), onto: &store, storeVersion: storeVersion, lineage: lineage, storePath: path)
+        do { try ModelMigrator.run(chain, on: &store) } catch { throw error.error(path: path) }
+        let version = try decode(store, storeVersion: replayed.storeVersion, schema: schema, path: path, from: stored, to: target)
+        try checkNothingDropped(store, schema: schema, path: path, from: stored, to: target)
+        return Migrated(version: version, lineage: replayed.lineage ?? UUID(), journal: replayed.journal)
+    }
+
+    /// Where the old store at `url` is kept: `<file>.v<version>`, or `<file>.v<version>-2`,
+    /// `-3`… when that name, or that name with one of `companions` appended (its journal's
+    /// `.journal`, a SQLite file's `-wal`), is taken.
+    ///
+    /// - Complexity: one `stat` per candidate name and companion.
+    package static func backupURL(for url: URL, version: Int, companions: [String] = [".journal"]) -> URL {
+        let stem = url.path + ".v\(version)"
+        var candidate = stem
+        var attempt = 1
+        func isTaken(_ path: String) -> Bool {
+            FileManager.default.fileExists(atPath: path) || companions.contains { FileManager.default.fileExists(atPath: path + $0) }
+        }
+        while isTaken(candidate) {
+            attempt += 1
+            candidate = stem + "-\(attempt)"
+        }
+        return URL(fileURLWithPath: candidate)
+    }
+
+    /// Writes each file durably (temporary file, fsync, rename, fsync of the directory), in
+    /// order. When one fails, the ones already written are removed.
+    ///
+    /// - Returns: the files written.
+    /// - Throws: ``GraphStoreError/fileOperationFailed(path:operation:reason:)`` naming the file.
+    /// - Complexity: O(bytes), plus two device flushes per file.
+    @discardableResult
+    package static func keepCopies(_ files: [(data: Data, url: URL)]) throws -> [URL] {
+        var written: [URL] = []
+        for file in files {
+            do {
+                try AtomicFile.write(file.data, to: file.url)
+                written.append(file.url)
+            } catch {
+                for url in written { try? FileManager.default.removeItem(at: url) }
+                throw GraphStoreError(error, path: file.url.path)
+            }
+        }
+        return written
+    }
+
+    // MARK: - Checking
+
+    /// The migrated objects decoded with the app's types and checked as a graph.
+    private static func decode(
+        _ store: MigratingStore, storeVersion: UInt64, schema: Schema, path: String, from: Int, to: Int
+    ) throws -> GraphVersion {
+        let names = store.entityNames
+        let header = SnapshotHeaderV1(modelVersion: String(to), savedAt: Date(), storeVersion: storeVersion, counts: [:])
+        let snapshot = GenericSnapshot(
+            header: header, entities: names.map { name in (name, store[name].map { SnapshotValue.object($0) }) },
+            format: .json, compression: .none)
+        let json: Data
+        do {
+            json = try snapshot.encoded(as: .json)
+        } catch let error as GraphStoreError {
+            throw MigrationFailure(from: from, to: to, reason: "the migrated store does not encode: \(error)").error(path: path)
+        }
+        do {
+            return try SnapshotCodec.decode(json, schema: schema, path: path, reportingPositions: true).1
+        } catch let failure as TypedDecodingFailure {
+            let id = failure.index.flatMap { index in store[failure.entity].indices.contains(index) ? store[failure.entity][index]["id"] : nil }
+            throw MigrationFailure(
+                from: from, to: to, entity: failure.entity, field: failure.field, id: id.map(ModelMigrator.idText),
+                reason: "the migrated object does not decode as the app's \(failure.entity): \(failure.reason) (\(failure.hint))").error(path: path)
+        } catch let error as GraphStoreError {
+            switch error {
+            case .codingFailed(_, let entity, _, let reason):
+                throw MigrationFailure(from: from, to: to, entity: entity, reason: "after the migrations, \(reason)").error(path: path)
+            case .damagedFile(_, _, let reason):
+                throw MigrationFailure(from: from, to: to, reason: "the migrated graph is not valid: \(reason)").error(path: path)
+            default:
+                throw error
+            }
+        }
+    }
+
+    /// Refuses a migrated store holding a field the app's type does not keep: its values
+    /// would be dropped at the next write (a renamed optional field reads as nil).
+    private static func checkNothingDropped(_ store: MigratingStore, schema: Schema, path: String, from: Int, to: Int) throws {
+        let encoder = SnapshotCodec.makeJSONEncoder()
+        let decoder = SnapshotCodec.makeJSONDecoder()
+        for entity in schema.entities {
+            var checked: Set<String> = ["id"]
+            for object in store[entity.name] {
+                let unchecked = object.filter { !checked.contains($0.key) && $0.value != .null }
+                guard !unchecked.isEmpty else { continue }
+                let kept: Set<String>
+                do {
+                    let data = try encoder.encode(SnapshotValue.object(object))
+                    kept = try keys(afterRoundTrip: data, as: entity.type, decoder: decoder, encoder: encoder)
+                } catch {
+                    continue
+                }
+                for field in unchecked.keys.sorted() where !kept.contains(field) {
+                    throw MigrationFailure(
+                        from: from, to: to, entity: entity.name, field: field, id: object["id"].map(ModelMigrator.idText),
+                        reason: "the migrated store holds \(entity.name).\(field), which the app's \(entity.name) does not keep: its values would be lost at the next save; add .removeField(\"\(field)\", in: \"\(entity.name)\") or .renameField(\"\(field)\", to: …, in: \"\(entity.name)\")").error(path: path)
+                }
+                checked.formUnion(unchecked.keys)
+            }
+        }
+    }
+
+    private static func keys<E: Entity>(afterRoundTrip data: Data, as type: E.Type, decoder: JSONDecoder, encoder: JSONEncoder) throws -> Set<String> {
+        let value = try decoder.decode(E.self, from: data)
+        let object = try JSONSerialization.jsonObject(with: encoder.encode(value)) as? [String: Any] ?? [:]
+        return Set(object.keys)
+    }
+}
+
+extension MigratingStore {
+    /// A store of `entities`, each object converted to the JSON snapshot conventions that
+    /// migration steps see (dates as seconds since 2001, data as Base64); a value that is not
+    /// an object becomes an empty one, which the typed decoding then refuses.
+    ///
+    /// - Complexity: O(size of the values).
+    package init(conventional entities: [(name: String, objects: [SnapshotValue])]) {
+        self.init()
+        for (name, objects) in entities {
+            self[name] = objects.map { object in
+                guard case .object(let fields) = object.jsonConventional else { return [:] }
+                return fields
+            }
+        }
+    }
+}
+
+extension JournalContents {
+    /// The journal's bytes as read.
+    package var bytes: Data { data }
+}
