@@ -407,9 +407,24 @@ struct Scenarios {
                 precondition(next?.first?.id == id)
             })
         }
+        // The same with the difference from the previous element (one inserted, one removed).
+        var changes = observed.observeChanges(FetchDescriptor<Post>(sortBy: [SortDescriptor(\.date, order: .reverse)], fetchLimit: 20)).makeAsyncIterator()
+        _ = try await changes.next()
+        var diffDelays: [Double] = []
+        for round in 0..<200 {
+            let id = Int64(count + 201 + round)
+            observed.mainContext.insert(Post(id: id, blogName: "blog1", date: benchEpoch.addingTimeInterval(Double(id) * 37.5), summary: "new \(round)"))
+            try observed.mainContext.save()
+            diffDelays.append(try await timeAsync {
+                let next = try await changes.next()
+                precondition(next?.objects.first?.id == id && next?.difference.inserted == [0])
+            })
+        }
         var rows: [Row] = []
         rows.append(Row(scenario: "5. commit → observer's next element (newest 20 of \(count))", variant: "p50", graphStore: percentile(delays, 0.5), sqlite: nil, note: "\(delays.count) commits"))
         rows.append(Row(scenario: "5. commit → observer's next element (newest 20 of \(count))", variant: "p99", graphStore: percentile(delays, 0.99), sqlite: nil))
+        rows.append(Row(scenario: "5. commit → observeChanges' next element, with its difference", variant: "p50", graphStore: percentile(diffDelays, 0.5), sqlite: nil, note: "\(diffDelays.count) commits"))
+        rows.append(Row(scenario: "5. commit → observeChanges' next element, with its difference", variant: "p99", graphStore: percentile(diffDelays, 0.99), sqlite: nil))
         for (name, gsValues, sqValues) in [("save", saves, sqliteSaves), ("fetch newest 20", fetches, sqliteFetches)] {
             rows.append(Row(scenario: "5. main-context \(name) during a \(count)-post import", variant: "p50", graphStore: percentile(gsValues, 0.5), sqlite: percentile(sqValues, 0.5), note: "\(gsValues.count) / \(sqValues.count) samples"))
             rows.append(Row(scenario: "5. main-context \(name) during a \(count)-post import", variant: "p99", graphStore: percentile(gsValues, 0.99), sqlite: percentile(sqValues, 0.99)))

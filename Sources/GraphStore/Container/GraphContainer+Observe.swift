@@ -67,15 +67,28 @@ public struct FetchedResultsSequence<E: Entity>: AsyncSequence, Sendable {
             return nil
         }
 
+        /// The current results, fetched now: the first element, taken synchronously (for
+        /// ``FetchedResults``, whose objects are there at once). `next()` then waits for a commit.
+        mutating func currentResults() throws -> [E] {
+            precondition(last == nil, "currentResults() is the first element")
+            let (results, source) = try reader.unrecordedFetch(descriptor)
+            last = Self.signature(of: results, in: source)
+            return results
+        }
+
         private mutating func fetchIfChanged() throws -> [E]? {
             let (results, source) = try reader.unrecordedFetch(descriptor)
-            let signature = results.map { object -> Signature in
-                let key = ObjectKey(object.id)
-                return Signature(key: key, version: source?.table[key]?.version)
-            }
+            let signature = Self.signature(of: results, in: source)
             guard signature != last else { return nil }
             last = signature
             return results
+        }
+
+        private static func signature(of results: [E], in source: FetchSource?) -> [Signature] {
+            results.map { object -> Signature in
+                let key = ObjectKey(object.id)
+                return Signature(key: key, version: source?.table[key]?.version)
+            }
         }
     }
 }

@@ -198,6 +198,11 @@ package final class GraphCore: Sendable {
     var isClosed: Bool {
         commits.withLock { $0.isClosed }
     }
+
+    /// How many ``signals(entity:)`` streams are open: observers not yet ended. For tests.
+    var openSignalCount: Int {
+        commits.withLock { $0.signals.count }
+    }
 }
 
 extension GraphCore {
