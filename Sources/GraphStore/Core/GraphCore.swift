@@ -199,9 +199,10 @@ package final class GraphCore: Sendable {
         commits.withLock { $0.isClosed }
     }
 
-    /// How many ``signals(entity:)`` streams are open: observers not yet ended. For tests.
+    /// How many change streams are open (``signals(entity:)`` and ``subscribe()`` together):
+    /// observers not yet ended. For tests.
     var openSignalCount: Int {
-        commits.withLock { $0.signals.count }
+        committed.subscriberCount
     }
 }
 

@@ -67,6 +67,11 @@ package final class Broadcaster<Element: Sendable>: Sendable {
         return stream
     }
 
+    /// How many streams are open: made and neither finished nor dropped by their reader.
+    package var subscriberCount: Int {
+        state.withLock { $0.subscribers.count }
+    }
+
     /// Delivers `element` to every stream.
     ///
     /// - Complexity: O(subscribers).
