@@ -21,37 +21,19 @@ enum PropertyMerger {
     /// - Complexity: O(size of the three encoded objects).
     static func merge<E: Entity>(base: E, mine: E, stored: E) throws -> E {
         do {
-            let encoder = makeEncoder()
+            let encoder = KeyedCodableForm.makeEncoder()
             let baseFields = try fields(of: base, encoder)
             let mineFields = try fields(of: mine, encoder)
             var merged = try fields(of: stored, encoder)
             for key in Set(baseFields.keys).union(mineFields.keys) where try !isSame(baseFields[key], mineFields[key]) {
                 merged[key] = mineFields[key]
             }
-            let decoder = JSONDecoder()
-            decoder.dateDecodingStrategy = .custom { decoder in
-                Date(timeIntervalSinceReferenceDate: Double(bitPattern: try decoder.singleValueContainer().decode(UInt64.self)))
-            }
-            decoder.nonConformingFloatDecodingStrategy = .convertFromString(positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
-            return try decoder.decode(E.self, from: JSONSerialization.data(withJSONObject: merged))
+            return try KeyedCodableForm.makeDecoder().decode(E.self, from: JSONSerialization.data(withJSONObject: merged))
         } catch let error as GraphStoreError {
             throw error
         } catch {
             throw GraphStoreError.codingFailed(path: nil, entity: E.entityName, id: "\(mine.id)", reason: "merging its properties with the stored object failed: \(error)")
         }
-    }
-
-    /// Encodes dates by their bit pattern, so that a date survives the trip through
-    /// `JSONSerialization` exactly.
-    private static func makeEncoder() -> JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .custom { date, encoder in
-            var container = encoder.singleValueContainer()
-            try container.encode(date.timeIntervalSinceReferenceDate.bitPattern)
-        }
-        encoder.dataEncodingStrategy = .base64
-        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
-        return encoder
     }
 
     private static func fields<E: Entity>(of object: E, _ encoder: JSONEncoder) throws -> [String: Any] {
@@ -70,5 +52,30 @@ enum PropertyMerger {
             return try JSONSerialization.data(withJSONObject: [a], options: [.sortedKeys])
                 == JSONSerialization.data(withJSONObject: [b], options: [.sortedKeys])
         }
+    }
+}
+
+/// The `Codable` form in which an object's top-level properties are compared and rewritten
+/// (``PropertyMerger``, ``IdentityRewriter``): JSON, with dates written by their bit pattern so
+/// that a date survives the trip through `JSONSerialization` exactly.
+enum KeyedCodableForm {
+    static func makeEncoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(date.timeIntervalSinceReferenceDate.bitPattern)
+        }
+        encoder.dataEncodingStrategy = .base64
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
+        return encoder
+    }
+
+    static func makeDecoder() -> JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .custom { decoder in
+            Date(timeIntervalSinceReferenceDate: Double(bitPattern: try decoder.singleValueContainer().decode(UInt64.self)))
+        }
+        decoder.nonConformingFloatDecodingStrategy = .convertFromString(positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
+        return decoder
     }
 }

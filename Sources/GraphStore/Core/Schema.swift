@@ -177,13 +177,7 @@ enum IdentityRewriter {
             throw GraphStoreError.identityMergeFailed(entity: E.entityName, id: "\(object.id)", reason: "the existing id \(key) is not a \(E.ID.self)")
         }
         do {
-            let encoder = JSONEncoder()
-            encoder.dateEncodingStrategy = .custom { date, encoder in
-                var container = encoder.singleValueContainer()
-                try container.encode(date.timeIntervalSinceReferenceDate.bitPattern)
-            }
-            encoder.dataEncodingStrategy = .base64
-            encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
+            let encoder = KeyedCodableForm.makeEncoder()
             let objectData = try encoder.encode(object)
             let idData = try encoder.encode([newID])
             guard var fields = try JSONSerialization.jsonObject(with: objectData) as? [String: Any], fields["id"] != nil,
@@ -192,12 +186,7 @@ enum IdentityRewriter {
                 throw GraphStoreError.identityMergeFailed(entity: E.entityName, id: "\(object.id)", reason: "the value does not encode its id under the key \"id\"")
             }
             fields["id"] = idValue
-            let decoder = JSONDecoder()
-            decoder.dateDecodingStrategy = .custom { decoder in
-                Date(timeIntervalSinceReferenceDate: Double(bitPattern: try decoder.singleValueContainer().decode(UInt64.self)))
-            }
-            decoder.nonConformingFloatDecodingStrategy = .convertFromString(positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
-            let moved = try decoder.decode(E.self, from: JSONSerialization.data(withJSONObject: fields))
+            let moved = try KeyedCodableForm.makeDecoder().decode(E.self, from: JSONSerialization.data(withJSONObject: fields))
             guard ObjectKey(moved.id) == key else {
                 throw GraphStoreError.identityMergeFailed(entity: E.entityName, id: "\(object.id)", reason: "decoding with the new id gave id \(moved.id)")
             }

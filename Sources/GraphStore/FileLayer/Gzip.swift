@@ -24,6 +24,16 @@ enum Gzip {
     /// counts in 32-bit `uInt`, so slices are kept well below that.
     static let maxZlibSlice = 1 << 30
 
+    /// Points zlib at the next slice of the input (bytes `fed..<count` of `base`, at most
+    /// ``maxZlibSlice`` of them) once it has used up the previous one.
+    private static func feedNextSlice(_ z: UnsafeMutablePointer<z_stream>, from base: UnsafeRawPointer, count: Int, fed: inout Int) {
+        guard z.pointee.avail_in == 0, fed < count else { return }
+        let slice = min(count - fed, maxZlibSlice)
+        z.pointee.next_in = UnsafeMutablePointer(mutating: (base + fed).assumingMemoryBound(to: Bytef.self))
+        z.pointee.avail_in = uInt(slice)
+        fed += slice
+    }
+
     /// Deflate's maximum expansion ratio (1032:1), used to distrust an ISIZE
     /// hint that the compressed size cannot justify.
     private static let maxDeflateRatio = 1032
@@ -105,13 +115,7 @@ enum Gzip {
         let z = stream.pointer
         var fed = 0
         while true {
-            if z.pointee.avail_in == 0, fed < input.count, let base = input.baseAddress {
-                let slice = min(input.count - fed, maxZlibSlice)
-                z.pointee.next_in = UnsafeMutablePointer(
-                    mutating: (base + fed).assumingMemoryBound(to: Bytef.self))
-                z.pointee.avail_in = uInt(slice)
-                fed += slice
-            }
+            if let base = input.baseAddress { feedNextSlice(z, from: base, count: input.count, fed: &fed) }
             if output.unusedBytes.isEmpty {
                 try output.grow(toCapacity: output.capacity + max(output.capacity, chunkSize))
             }
@@ -176,13 +180,7 @@ enum Gzip {
         var fed = bodyStart
         var crc: UInt32 = 0
         while true {
-            if z.pointee.avail_in == 0, fed < input.count {
-                let slice = min(input.count - fed, maxZlibSlice)
-                z.pointee.next_in = UnsafeMutablePointer(
-                    mutating: (base + fed).assumingMemoryBound(to: Bytef.self))
-                z.pointee.avail_in = uInt(slice)
-                fed += slice
-            }
+            feedNextSlice(z, from: base, count: input.count, fed: &fed)
             if output.unusedBytes.isEmpty {
                 guard output.capacity < hardCap else { throw .decompressedSizeLimitExceeded(limit: limit) }
                 let grown = output.capacity + max(output.capacity, chunkSize)
