@@ -1,4 +1,5 @@
 import Foundation
+internal import GraphStoreCoding
 
 /// Snapshot documents read straight into ``SnapshotValue``s with the parsers that open a store
 /// (``FastJSONParser``'s tape, ``BPlistDocument``), so that what the tools read is what an app
@@ -123,7 +124,7 @@ private struct JSONReader {
     private func string(at index: Int) -> String {
         let span = document.span(index)
         if tokens[index].tag & FastJSONFlag.escaped == 0 { return String(decoding: span, as: UTF8.self) }
-        return FastJSONDecoderImpl.unescape(span)
+        return FastJSONStrings.unescape(span)
     }
 }
 
@@ -152,7 +153,7 @@ private struct PropertyListReader {
         case .date: return .date(Date(timeIntervalSinceReferenceDate: document.real(object)))
         case .data: return .data(Data(document.span(object, byteCount: object.count)))
         case .asciiString, .utf16String:
-            if BPlistDecoderImpl.isNull(object, in: document) { return .null }
+            if document.isNull(object) { return .null }
             return .string(try document.string(object))
         case .uid:
             throw BPlistSyntaxError(offset: object.payload - 1, reason: "a UID, which a snapshot does not hold")

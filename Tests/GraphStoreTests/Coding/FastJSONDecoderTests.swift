@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import GraphStore
+@testable import GraphStoreCoding
 import GraphStoreTestSupport
 
 /// The snapshot's JSON decoder gives what `JSONDecoder` gives with the snapshot's strategies:

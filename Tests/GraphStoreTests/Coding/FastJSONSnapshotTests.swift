@@ -4,6 +4,7 @@ import GraphStoreTestSupport
 import Testing
 
 @testable import GraphStore
+@testable import GraphStoreCoding
 
 /// Snapshot documents read through the fast JSON decoder: every object back, and refusals
 /// that name the file, the entity and the object's index, including objects read on the

@@ -1,4 +1,5 @@
 import Foundation
+internal import GraphStoreCoding
 import HashTreeCollections
 
 /// The binary-plist snapshot document written with ``BPlistEncoder``: the document
@@ -62,7 +63,7 @@ extension SnapshotCodec {
         // `entities.<name>`, as one shared node, so that paths inside objects rarely allocate.
         let path = FastJSONPath(node: FastJSONPath.root.appending(.key(DocumentKey.entities)).appending(.key(EntityNameKey(entity))).materialized)
         let table = BPlistObjectTable(expectedObjects: run.count * 16)
-        let encoder = BPlistEncoderImpl(table: table, userInfo: [:], path: path)
+        let encoder = BPlistTableEncoder(table: table, path: path)
         var elements: [UInt32] = []
         elements.reserveCapacity(run.count)
         var index = startIndex

@@ -9,12 +9,12 @@ import Foundation
 /// let top = try BPlistEncoder.encode(value, into: table)
 /// let data = table.serialized(top: top)
 /// ```
-enum BPlistEncoder {
+package enum BPlistEncoder {
     /// Adds `value` (and everything it holds) to `table` and returns its reference.
     ///
     /// - Throws: What `value`'s `encode(to:)` throws.
     /// - Complexity: O(size of `value`).
-    static func encode<T: Encodable>(
+    package static func encode<T: Encodable>(
         _ value: T, into table: BPlistObjectTable, userInfo: [CodingUserInfoKey: any Sendable] = [:], path: FastJSONPath = .root
     ) throws -> UInt32 {
         let encoder = BPlistEncoderImpl(table: table, userInfo: userInfo, path: path)
@@ -24,10 +24,35 @@ enum BPlistEncoder {
     /// The whole file for `value`.
     ///
     /// - Throws: What `value`'s `encode(to:)` throws.
-    static func encode<T: Encodable>(_ value: T, userInfo: [CodingUserInfoKey: any Sendable] = [:]) throws -> Data {
+    package static func encode<T: Encodable>(_ value: T, userInfo: [CodingUserInfoKey: any Sendable] = [:]) throws -> Data {
         let table = BPlistObjectTable()
         let top = try encode(value, into: table, userInfo: userInfo)
         return table.serialized(top: top)
+    }
+}
+
+/// Adds many values to one table through one encoder, so that encoding the elements of a
+/// large array does not make an encoder for each.
+///
+/// ```swift
+/// let table = BPlistObjectTable()
+/// let encoder = BPlistTableEncoder(table: table, path: arrayPath)
+/// let elements = try objects.enumerated().map { try encoder.encode($1, path: arrayPath.appending(.index($0))) }
+/// ```
+package struct BPlistTableEncoder {
+    private let impl: BPlistEncoderImpl
+
+    package init(table: BPlistObjectTable, userInfo: [CodingUserInfoKey: any Sendable] = [:], path: FastJSONPath) {
+        impl = BPlistEncoderImpl(table: table, userInfo: userInfo, path: path)
+    }
+
+    /// Adds `value` (and everything it holds), found at `path` of the document (for the
+    /// coding paths in errors), and returns its reference.
+    ///
+    /// - Throws: What `value`'s `encode(to:)` throws.
+    /// - Complexity: O(size of `value`).
+    package func encode<T: Encodable>(_ value: T, path: FastJSONPath) throws -> UInt32 {
+        try impl.encode(value, path: path)
     }
 }
 

@@ -12,15 +12,21 @@ import Foundation
 /// - A number read as an integer must denote an integer exactly (`1.0` and `1e3` do;
 ///   `1.0000000000000001` does not), and one that does not fit its type is a
 ///   `dataCorrupted` error at its coding path rather than "not valid JSON".
-enum FastJSONDecoder {
+package enum FastJSONDecoder {
     /// The strings that stand for non-finite floating-point values.
-    struct NonConformingFloatStrings: Sendable {
-        var positiveInfinity: String
-        var negativeInfinity: String
-        var nan: String
+    package struct NonConformingFloatStrings: Sendable {
+        package var positiveInfinity: String
+        package var negativeInfinity: String
+        package var nan: String
+
+        package init(positiveInfinity: String, negativeInfinity: String, nan: String) {
+            self.positiveInfinity = positiveInfinity
+            self.negativeInfinity = negativeInfinity
+            self.nan = nan
+        }
 
         /// The snapshot's convention.
-        static let snapshot = NonConformingFloatStrings(positiveInfinity: "Infinity", negativeInfinity: "-Infinity", nan: "NaN")
+        package static let snapshot = NonConformingFloatStrings(positiveInfinity: "Infinity", negativeInfinity: "-Infinity", nan: "NaN")
     }
 
     /// Decodes a `T` from the JSON document in `data` (UTF-8, or UTF-16/32 as `JSONDecoder`
@@ -32,7 +38,7 @@ enum FastJSONDecoder {
     /// - Parameter parallel: Whether large arrays of objects (2,048 elements or more) may be
     ///   decoded half on another thread (see ``FastJSONSpeculation``), for types whose
     ///   `init(from:)` can run on two threads at once. Results and errors are the same.
-    static func decode<T: Decodable>(
+    package static func decode<T: Decodable>(
         _ type: T.Type, from data: Data, userInfo: [CodingUserInfoKey: any Sendable] = [:],
         nonConformingFloats: NonConformingFloatStrings = .snapshot, maxDepth: Int = FastJSONParser.defaultMaxDepth,
         parallel: Bool = false
@@ -70,7 +76,7 @@ enum FastJSONDecoder {
     /// Calls `body` with the document as UTF-8 bytes, as `JSONDecoder` reads it: UTF-32 and
     /// UTF-16 (with a byte order mark, or told by the zero bytes among the first four)
     /// converted, a UTF-8 byte order mark skipped.
-    static func withUTF8Representation<R>(of data: Data, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) throws -> R {
+    package static func withUTF8Representation<R>(of data: Data, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) throws -> R {
         let first = Array(data.prefix(4))
         let b0 = first.count > 0 ? first[0] : nil, b1 = first.count > 1 ? first[1] : nil
         let b2 = first.count > 2 ? first[2] : nil, b3 = first.count > 3 ? first[3] : nil
@@ -469,59 +475,7 @@ final class FastJSONDecoderImpl: Decoder, SingleValueDecodingContainer {
         if tokens[value].tag & FastJSONFlag.escaped == 0 {
             return String(decoding: span, as: UTF8.self)
         }
-        return Self.unescape(span)
-    }
-
-    /// Resolves the (parser-validated) escapes of a string's bytes.
-    static func unescape(_ span: UnsafeBufferPointer<UInt8>) -> String {
-        String(unsafeUninitializedCapacity: span.count) { output in
-            var read = 0, written = 0
-            func hex4(_ at: Int) -> UInt32 {
-                var unit: UInt32 = 0
-                for k in at..<(at + 4) {
-                    let c = span[k]
-                    let digit = c <= 0x39 ? c &- 0x30 : (c | 0x20) &- 0x61 &+ 10
-                    unit = unit << 4 | UInt32(digit)
-                }
-                return unit
-            }
-            while read < span.count {
-                let c = span[read]
-                guard c == 0x5C else {
-                    output[written] = c
-                    written += 1
-                    read += 1
-                    continue
-                }
-                let escape = span[read + 1]
-                read += 2
-                let simple: UInt8
-                switch escape {
-                case UInt8(ascii: "b"): simple = 0x08
-                case UInt8(ascii: "f"): simple = 0x0C
-                case UInt8(ascii: "n"): simple = 0x0A
-                case UInt8(ascii: "r"): simple = 0x0D
-                case UInt8(ascii: "t"): simple = 0x09
-                case UInt8(ascii: "u"):
-                    var scalar = hex4(read)
-                    read += 4
-                    if scalar >= 0xD800 && scalar <= 0xDBFF {
-                        let low = hex4(read + 2)
-                        read += 6
-                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-                    }
-                    for unit in UTF8.encode(Unicode.Scalar(scalar).unsafelyUnwrapped).unsafelyUnwrapped {
-                        output[written] = unit
-                        written += 1
-                    }
-                    continue
-                default: simple = escape  // \" \\ \/
-                }
-                output[written] = simple
-                written += 1
-            }
-            return written
-        }
+        return FastJSONStrings.unescape(span)
     }
 
     // MARK: Object members

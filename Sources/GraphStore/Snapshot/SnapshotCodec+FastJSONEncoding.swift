@@ -1,4 +1,5 @@
 import Foundation
+internal import GraphStoreCoding
 import HashTreeCollections
 
 /// The JSON snapshot document written with ``FastJSONEncoder``: the same document as
@@ -25,7 +26,7 @@ extension SnapshotCodec {
         buffer.append(contentsOf: ",\"entities\":{")
         for (position, entity) in schema.entities.enumerated() {
             if position > 0 { buffer.append(UInt8(ascii: ",")) }
-            buffer.withOutput { $0.appendString(entity.name) }
+            buffer.appendString(entity.name)
             buffer.append(contentsOf: ":[")
             let table = version.tables[entity.index]
             let parts = table.count >= parallelEncodingThreshold ? min(ProcessInfo.processInfo.activeProcessorCount, 8) : 1

@@ -10,10 +10,10 @@ import Foundation
 /// that string rather than failing, an integer may come from a real that holds it exactly, and
 /// a damaged table is refused with the byte where it goes wrong (``BPlistSyntaxError`` as the
 /// `dataCorrupted` error's underlying error).
-enum BPlistDecoder {
+package enum BPlistDecoder {
     /// Deeper nesting is refused: a property list can hold cycles, which a recursive
     /// `Decodable` type would follow for ever.
-    static let maximumDepth = 512
+    package static let maximumDepth = 512
 
     /// Decodes a `T` from the binary property list in `data`.
     ///
@@ -23,7 +23,7 @@ enum BPlistDecoder {
     /// - Parameter parallel: Whether large arrays of dictionaries may be decoded half on
     ///   another thread (as ``FastJSONDecoder`` does), for types whose `init(from:)` can run on
     ///   two threads at once. Results and errors are the same.
-    static func decode<T: Decodable>(
+    package static func decode<T: Decodable>(
         _ type: T.Type, from data: Data, userInfo: [CodingUserInfoKey: any Sendable] = [:], parallel: Bool = false
     ) throws -> T {
         let document: BPlistDocument
@@ -82,12 +82,8 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer {
         }
     }
 
-    @inline(__always) static func isNull(_ object: BPlistObject, in document: BPlistDocument) -> Bool {
-        object.kind == .null || (object.kind == .asciiString && object.count == 5 && document.stringEquals(object, "$null"))
-    }
-
     func typeMismatch<Key: CodingKey>(_ type: Any.Type, _ object: BPlistObject, path: FastJSONPath, key: Key) -> DecodingError {
-        if Self.isNull(object, in: document) {
+        if document.isNull(object) {
             return .valueNotFound(type, DecodingError.Context(
                 codingPath: path.codingPath(appending: key), debugDescription: "Cannot get value of type \(type) -- found null value instead"))
         }
@@ -247,7 +243,7 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer {
 
     func decodeNil() -> Bool {
         guard let object = try? currentObject else { return false }
-        return Self.isNull(object, in: document)
+        return document.isNull(object)
     }
 
     func decode(_ type: Bool.Type) throws -> Bool { try bool(try currentObject, path: path, key: FastJSONNoKey()) }
@@ -335,7 +331,7 @@ struct BPlistKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     func decodeNil(forKey key: Key) throws -> Bool {
         let object = try impl.object(try value(key), path: state.path, key: key)
-        return BPlistDecoderImpl.isNull(object, in: impl.document)
+        return impl.document.isNull(object)
     }
 
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try impl.bool(try object(key), path: state.path, key: key) }
@@ -368,14 +364,14 @@ struct BPlistKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
         guard let reference = state.value(named: key.stringValue) else { return nil }
         let object = try impl.object(reference, path: state.path, key: key)
-        if BPlistDecoderImpl.isNull(object, in: impl.document) { return nil }
+        if impl.document.isNull(object) { return nil }
         return try impl.string(object, path: state.path, key: key)
     }
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
         guard let reference = state.value(named: key.stringValue) else { return nil }
         let object = try impl.object(reference, path: state.path, key: key)
-        if BPlistDecoderImpl.isNull(object, in: impl.document) { return nil }
+        if impl.document.isNull(object) { return nil }
         return try impl.decodeValue(T.self, at: reference, path: state.path, key: key)
     }
 
@@ -443,7 +439,7 @@ final class BPlistUnkeyedContainer: UnkeyedDecodingContainer {
     func decodeNil() throws -> Bool {
         settle()
         let element = try impl.object(try next(Never.self), path: path, key: indexKey)
-        guard BPlistDecoderImpl.isNull(element, in: impl.document) else { return false }
+        guard impl.document.isNull(element) else { return false }
         currentIndex += 1
         return true
     }

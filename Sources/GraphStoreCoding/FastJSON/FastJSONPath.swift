@@ -1,5 +1,5 @@
 /// One step of a coding path: a key, or an index in an array.
-enum FastJSONPathComponent {
+package enum FastJSONPathComponent {
     case key(any CodingKey)
     case index(Int)
 
@@ -33,7 +33,7 @@ struct FastJSONStringKey: CodingKey {
 }
 
 /// A shared, immutable run of one or two path components after a parent run.
-final class FastJSONPathNode {
+package final class FastJSONPathNode {
     let parent: FastJSONPathNode?
     let first: FastJSONPathComponent
     let second: FastJSONPathComponent?
@@ -63,16 +63,16 @@ final class FastJSONPathNode {
 /// A coding path kept cheap to extend: a shared node and up to two more components held
 /// inline. Appending a third component moves the two inline ones into a new node, so most
 /// nested values get their path without allocating.
-struct FastJSONPath {
-    var node: FastJSONPathNode?
+package struct FastJSONPath {
+    package var node: FastJSONPathNode?
     /// How many of `first` and `second` are part of the path.
     var inline: Int
     var first: FastJSONPathComponent
     var second: FastJSONPathComponent
 
-    static var root: FastJSONPath { FastJSONPath(node: nil) }
+    package static var root: FastJSONPath { FastJSONPath(node: nil) }
 
-    @inline(__always) init(node: FastJSONPathNode?) {
+    @inline(__always) package init(node: FastJSONPathNode?) {
         self.node = node
         inline = 0
         first = .index(0)
@@ -93,7 +93,7 @@ struct FastJSONPath {
         self.second = second
     }
 
-    @inline(__always) func appending(_ component: FastJSONPathComponent) -> FastJSONPath {
+    @inline(__always) package func appending(_ component: FastJSONPathComponent) -> FastJSONPath {
         switch inline {
         case 0: FastJSONPath(node: node, first: component)
         case 1: FastJSONPath(node: node, first: first, second: component)
@@ -103,7 +103,7 @@ struct FastJSONPath {
 
     /// The same path as one node (or `nil` for the empty path), so that appending to it never
     /// allocates again.
-    var materialized: FastJSONPathNode? {
+    package var materialized: FastJSONPathNode? {
         switch inline {
         case 0: node
         case 1: FastJSONPathNode(parent: node, first: first, second: nil)
@@ -116,7 +116,7 @@ struct FastJSONPath {
         inline < 2 ? self : FastJSONPath(node: materialized)
     }
 
-    var codingPath: [any CodingKey] {
+    package var codingPath: [any CodingKey] {
         var path = node?.codingPath ?? []
         if inline > 0 { path.append(first.codingKey) }
         if inline > 1 { path.append(second.codingKey) }

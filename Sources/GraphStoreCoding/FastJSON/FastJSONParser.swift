@@ -7,9 +7,9 @@ import Foundation
 /// a `\u` low surrogate; a lone surrogate is an error), and nesting deeper than `maxDepth`.
 /// Numbers and strings are only delimited here; the decoder converts the ones it reads.
 /// Any value may stand at the top level; only whitespace may follow it.
-enum FastJSONParser {
+package enum FastJSONParser {
     /// The deepest nesting of arrays and objects accepted, as in `JSONDecoder`.
-    static let defaultMaxDepth = 512
+    package static let defaultMaxDepth = 512
     /// Objects with more keys than this are not checked for duplicate keys while parsing;
     /// the decoder indexes them by key instead.
     static let maxCheckedKeys = 16
@@ -18,7 +18,7 @@ enum FastJSONParser {
     ///
     /// - Throws: ``FastJSONSyntaxError`` with the offset of the first offending byte.
     /// - Complexity: O(`input.count`).
-    static func parse(_ input: UnsafeBufferPointer<UInt8>, maxDepth: Int = defaultMaxDepth) throws(FastJSONSyntaxError) -> FastJSONDocument {
+    package static func parse(_ input: UnsafeBufferPointer<UInt8>, maxDepth: Int = defaultMaxDepth) throws(FastJSONSyntaxError) -> FastJSONDocument {
         guard let base = input.baseAddress, !input.isEmpty else {
             throw FastJSONSyntaxError(offset: 0, reason: "the document is empty")
         }

@@ -58,7 +58,7 @@ package enum FastJSONEncoder {
 
     /// Appends the JSON text of `value`, as found at `path` of a larger document (for the
     /// coding paths in errors).
-    static func encode<T: Encodable>(
+    package static func encode<T: Encodable>(
         _ value: T, into buffer: inout FastJSONBuffer, userInfo: [CodingUserInfoKey: any Sendable], path: FastJSONPath
     ) throws {
         try buffer.withOutput { output in
@@ -81,7 +81,7 @@ package enum FastJSONEncoder {
     ///
     /// - Throws: As ``encode(_:userInfo:)``, for any element.
     /// - Complexity: O(size of the output), amortised.
-    static func encodeElements(
+    package static func encodeElements(
         into buffer: inout FastJSONBuffer, userInfo: [CodingUserInfoKey: any Sendable] = [:], path: FastJSONPath, startIndex: Int,
         _ body: (inout FastJSONUnkeyedEncodingContainer) throws -> Void
     ) throws {
