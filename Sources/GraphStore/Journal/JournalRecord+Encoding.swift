@@ -77,8 +77,8 @@ extension JournalRecord {
     }
 
     /// `<entity>.upsert`, as one shared node, so that paths inside objects rarely allocate.
-    private static func upsertPath(_ entity: String) -> FastJSONPath {
-        FastJSONPath(node: FastJSONPath.root.appending(.key(EntityNameKey(entity))).appending(.key(PartKey.upsert)).materialized)
+    private static func upsertPath(_ entity: String) -> CodingPath {
+        CodingPath(node: CodingPath.root.appending(.key(EntityNameKey(entity))).appending(.key(PartKey.upsert)).materialized)
     }
 
     private static func describe(_ error: EncodingError, part: Part, entity: EntityDescription, path: String) -> GraphStoreError {

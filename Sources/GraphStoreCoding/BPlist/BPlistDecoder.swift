@@ -21,7 +21,7 @@ package enum BPlistDecoder {
     ///   table), or whatever `T.init(from:)` throws.
     /// - Complexity: O(objects decoded); the bytes are copied once.
     /// - Parameter parallel: Whether large arrays of dictionaries may be decoded half on
-    ///   another thread (as ``FastJSONDecoder`` does), for types whose `init(from:)` can run on
+    ///   another thread (see ``ArraySpeculation``), for types whose `init(from:)` can run on
     ///   two threads at once. Results and errors are the same.
     package static func decode<T: Decodable>(
         _ type: T.Type, from data: Data, userInfo: [CodingUserInfoKey: any Sendable] = [:], parallel: Bool = false
@@ -39,7 +39,7 @@ package enum BPlistDecoder {
             for speculation in impl.speculations { speculation.cancel() }
             impl.speculations = []
         }
-        return try impl.decodeValue(T.self, at: document.topObject, path: .root, key: FastJSONNoKey())
+        return try impl.decodeValue(T.self, at: document.topObject, path: .root, key: NoCodingKey())
     }
 }
 
@@ -50,12 +50,12 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer {
     let userInfo: [CodingUserInfoKey: Any]
     /// The object being decoded.
     var current: Int
-    var path: FastJSONPath
+    var path: CodingPath
     private var depth = 0
     var parallel = false
-    var speculations: [FastJSONSpeculation] = []
+    var speculations: [ArraySpeculation] = []
 
-    init(document: BPlistDocument, userInfo: [CodingUserInfoKey: Any], current: Int, path: FastJSONPath) {
+    init(document: BPlistDocument, userInfo: [CodingUserInfoKey: Any], current: Int, path: CodingPath) {
         self.document = document
         self.userInfo = userInfo
         self.current = current
@@ -67,13 +67,13 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer {
     // MARK: Objects
 
     /// The object `reference` names; a damaged table is a `dataCorrupted` error at the path.
-    @inline(__always) func object<Key: CodingKey>(_ reference: Int, path: FastJSONPath, key: Key) throws -> BPlistObject {
+    @inline(__always) func object<Key: CodingKey>(_ reference: Int, path: CodingPath, key: Key) throws -> BPlistObject {
         try reading(path: path, key: key) { try document.object(reference) }
     }
 
     /// `body`'s result, with a ``BPlistSyntaxError`` it throws made a `dataCorrupted` error at
     /// `key` of `path`.
-    @inline(__always) private func reading<T, Key: CodingKey>(path: FastJSONPath, key: Key, _ body: () throws -> T) throws -> T {
+    @inline(__always) private func reading<T, Key: CodingKey>(path: CodingPath, key: Key, _ body: () throws -> T) throws -> T {
         do {
             return try body()
         } catch {
@@ -82,7 +82,7 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer {
         }
     }
 
-    func typeMismatch<Key: CodingKey>(_ type: Any.Type, _ object: BPlistObject, path: FastJSONPath, key: Key) -> DecodingError {
+    func typeMismatch<Key: CodingKey>(_ type: Any.Type, _ object: BPlistObject, path: CodingPath, key: Key) -> DecodingError {
         if document.isNull(object) {
             return .valueNotFound(type, DecodingError.Context(
                 codingPath: path.codingPath(appending: key), debugDescription: "Cannot get value of type \(type) -- found null value instead"))
@@ -95,7 +95,7 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer {
 
     /// The value at `reference` (the member `key` of `path`) as `T`: property-list types and
     /// the common primitives directly, anything else through its `init(from:)`.
-    func decodeValue<T: Decodable, Key: CodingKey>(_ type: T.Type, at reference: Int, path: FastJSONPath, key: Key) throws -> T {
+    func decodeValue<T: Decodable, Key: CodingKey>(_ type: T.Type, at reference: Int, path: CodingPath, key: Key) throws -> T {
         let object = try object(reference, path: path, key: key)
         if T.self == String.self { return unsafeBitCast(try string(object, path: path, key: key), to: T.self) }
         if T.self == Int.self { return unsafeBitCast(try integer(object, as: Int.self, path: path, key: key), to: T.self) }
@@ -110,7 +110,7 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer {
             guard object.kind == .data else { throw typeMismatch(Data.self, object, path: path, key: key) }
             return Data(document.span(object, byteCount: object.count)) as! T
         }
-        if T.self == UUID.self, object.kind == .asciiString, let uuid = FastJSONDecoderImpl.canonicalUUID(document.span(object, byteCount: object.count)) {
+        if T.self == UUID.self, object.kind == .asciiString, let uuid = UUIDParsing.canonicalUUID(document.span(object, byteCount: object.count)) {
             return unsafeBitCast(uuid, to: T.self)
         }
         if T.self == [UUID].self, object.kind == .array, let uuids = canonicalUUIDs(object) {
@@ -126,14 +126,14 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer {
         uuids.reserveCapacity(array.count)
         for index in 0..<array.count {
             guard let element = try? document.object(document.reference(at: array.payload, index: index)), element.kind == .asciiString,
-                  let uuid = FastJSONDecoderImpl.canonicalUUID(document.span(element, byteCount: element.count)) else { return nil }
+                  let uuid = UUIDParsing.canonicalUUID(document.span(element, byteCount: element.count)) else { return nil }
             uuids.append(uuid)
         }
         return uuids
     }
 
     /// Decodes `T` through its `init(from:)` with this decoder moved to `reference`.
-    func decodeNested<T: Decodable>(_ type: T.Type, at reference: Int, path nestedPath: FastJSONPath) throws -> T {
+    func decodeNested<T: Decodable>(_ type: T.Type, at reference: Int, path nestedPath: CodingPath) throws -> T {
         guard depth < BPlistDecoder.maximumDepth else {
             throw DecodingError.dataCorrupted(DecodingError.Context(
                 codingPath: nestedPath.codingPath, debugDescription: "The property list nests deeper than \(BPlistDecoder.maximumDepth) levels (a cycle?)."))
@@ -151,12 +151,12 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer {
         return try T(from: self)
     }
 
-    func string<Key: CodingKey>(_ object: BPlistObject, path: FastJSONPath, key: Key) throws -> String {
+    func string<Key: CodingKey>(_ object: BPlistObject, path: CodingPath, key: Key) throws -> String {
         guard object.kind == .asciiString || object.kind == .utf16String else { throw typeMismatch(String.self, object, path: path, key: key) }
         return try reading(path: path, key: key) { try document.string(object) }
     }
 
-    func bool<Key: CodingKey>(_ object: BPlistObject, path: FastJSONPath, key: Key) throws -> Bool {
+    func bool<Key: CodingKey>(_ object: BPlistObject, path: CodingPath, key: Key) throws -> Bool {
         switch object.kind {
         case .true: return true
         case .false: return false
@@ -164,7 +164,7 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer {
         }
     }
 
-    func double<Key: CodingKey>(_ object: BPlistObject, path: FastJSONPath, key: Key) throws -> Double {
+    func double<Key: CodingKey>(_ object: BPlistObject, path: CodingPath, key: Key) throws -> Double {
         switch object.kind {
         case .real: return document.real(object)
         case .integer:
@@ -175,7 +175,7 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer {
         }
     }
 
-    func float<Key: CodingKey>(_ object: BPlistObject, path: FastJSONPath, key: Key) throws -> Float {
+    func float<Key: CodingKey>(_ object: BPlistObject, path: CodingPath, key: Key) throws -> Float {
         let value = try double(object, path: path, key: key)
         guard !value.isFinite || abs(value) <= Double(Float.greatestFiniteMagnitude) else {
             throw DecodingError.dataCorrupted(DecodingError.Context(
@@ -184,11 +184,11 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer {
         return Float(value)
     }
 
-    private func integerParts<Key: CodingKey>(_ object: BPlistObject, path: FastJSONPath, key: Key) throws -> (signed: Int64?, unsigned: UInt64?) {
+    private func integerParts<Key: CodingKey>(_ object: BPlistObject, path: CodingPath, key: Key) throws -> (signed: Int64?, unsigned: UInt64?) {
         try reading(path: path, key: key) { try document.integer(object) }
     }
 
-    func integer<T: FixedWidthInteger, Key: CodingKey>(_ object: BPlistObject, as type: T.Type, path: FastJSONPath, key: Key) throws -> T {
+    func integer<T: FixedWidthInteger, Key: CodingKey>(_ object: BPlistObject, as type: T.Type, path: CodingPath, key: Key) throws -> T {
         var result: T?
         switch object.kind {
         case .integer:
@@ -209,18 +209,18 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer {
 
     // MARK: Containers
 
-    func keyedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, at reference: Int, path: FastJSONPath) throws -> BPlistKeyedContainer<NestedKey> {
-        let object = try object(reference, path: path, key: FastJSONNoKey())
+    func keyedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, at reference: Int, path: CodingPath) throws -> BPlistKeyedContainer<NestedKey> {
+        let object = try object(reference, path: path, key: NoCodingKey())
         guard object.kind == .dictionary else {
-            throw typeMismatch([String: Any].self, object, path: path, key: FastJSONNoKey())
+            throw typeMismatch([String: Any].self, object, path: path, key: NoCodingKey())
         }
         return BPlistKeyedContainer(state: BPlistDictionary(impl: self, object: object, path: path.compacted))
     }
 
-    func unkeyedContainer(at reference: Int, path: FastJSONPath) throws -> BPlistUnkeyedContainer {
-        let object = try object(reference, path: path, key: FastJSONNoKey())
+    func unkeyedContainer(at reference: Int, path: CodingPath) throws -> BPlistUnkeyedContainer {
+        let object = try object(reference, path: path, key: NoCodingKey())
         guard object.kind == .array || object.kind == .set else {
-            throw typeMismatch([Any].self, object, path: path, key: FastJSONNoKey())
+            throw typeMismatch([Any].self, object, path: path, key: NoCodingKey())
         }
         return BPlistUnkeyedContainer(impl: self, object: object, path: path.compacted)
     }
@@ -238,7 +238,7 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer {
     // MARK: Single value
 
     private var currentObject: BPlistObject {
-        get throws { try object(current, path: path, key: FastJSONNoKey()) }
+        get throws { try object(current, path: path, key: NoCodingKey()) }
     }
 
     func decodeNil() -> Bool {
@@ -246,10 +246,10 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer {
         return document.isNull(object)
     }
 
-    func decode(_ type: Bool.Type) throws -> Bool { try bool(try currentObject, path: path, key: FastJSONNoKey()) }
-    func decode(_ type: String.Type) throws -> String { try string(try currentObject, path: path, key: FastJSONNoKey()) }
-    func decode(_ type: Double.Type) throws -> Double { try double(try currentObject, path: path, key: FastJSONNoKey()) }
-    func decode(_ type: Float.Type) throws -> Float { try float(try currentObject, path: path, key: FastJSONNoKey()) }
+    func decode(_ type: Bool.Type) throws -> Bool { try bool(try currentObject, path: path, key: NoCodingKey()) }
+    func decode(_ type: String.Type) throws -> String { try string(try currentObject, path: path, key: NoCodingKey()) }
+    func decode(_ type: Double.Type) throws -> Double { try double(try currentObject, path: path, key: NoCodingKey()) }
+    func decode(_ type: Float.Type) throws -> Float { try float(try currentObject, path: path, key: NoCodingKey()) }
     func decode(_ type: Int.Type) throws -> Int { try singleInteger() }
     func decode(_ type: Int8.Type) throws -> Int8 { try singleInteger() }
     func decode(_ type: Int16.Type) throws -> Int16 { try singleInteger() }
@@ -262,11 +262,11 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer {
     func decode(_ type: UInt64.Type) throws -> UInt64 { try singleInteger() }
 
     private func singleInteger<T: FixedWidthInteger>() throws -> T {
-        try integer(try currentObject, as: T.self, path: path, key: FastJSONNoKey())
+        try integer(try currentObject, as: T.self, path: path, key: NoCodingKey())
     }
 
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        try decodeValue(T.self, at: current, path: path, key: FastJSONNoKey())
+        try decodeValue(T.self, at: current, path: path, key: NoCodingKey())
     }
 }
 
@@ -277,10 +277,10 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer {
 final class BPlistDictionary {
     let impl: BPlistDecoderImpl
     let object: BPlistObject
-    let path: FastJSONPath
+    let path: CodingPath
     var cursor = 0
 
-    init(impl: BPlistDecoderImpl, object: BPlistObject, path: FastJSONPath) {
+    init(impl: BPlistDecoderImpl, object: BPlistObject, path: CodingPath) {
         self.impl = impl
         self.object = object
         self.path = path
@@ -384,7 +384,7 @@ struct BPlistKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     func superDecoder() throws -> any Decoder {
-        try decoder(at: FastJSONStringKey.super)
+        try decoder(at: StringCodingKey.super)
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {
@@ -402,12 +402,12 @@ struct BPlistKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 final class BPlistUnkeyedContainer: UnkeyedDecodingContainer {
     let impl: BPlistDecoderImpl
     private let object: BPlistObject
-    private let path: FastJSONPath
+    private let path: CodingPath
     let count: Int?
     private(set) var currentIndex = 0
-    private var speculation: FastJSONSpeculation?
+    private var speculation: ArraySpeculation?
 
-    init(impl: BPlistDecoderImpl, object: BPlistObject, path: FastJSONPath) {
+    init(impl: BPlistDecoderImpl, object: BPlistObject, path: CodingPath) {
         self.impl = impl
         self.object = object
         self.path = path
@@ -417,7 +417,7 @@ final class BPlistUnkeyedContainer: UnkeyedDecodingContainer {
     var codingPath: [any CodingKey] { path.codingPath }
     var isAtEnd: Bool { currentIndex >= object.count }
 
-    private var indexKey: FastJSONIndexKey { FastJSONIndexKey(currentIndex) }
+    private var indexKey: IndexCodingKey { IndexCodingKey(currentIndex) }
 
     /// The current element's reference; an error at the end.
     private func next(_ type: Any.Type) throws -> Int {
@@ -488,10 +488,10 @@ final class BPlistUnkeyedContainer: UnkeyedDecodingContainer {
 
     /// Has the second half of a large array of dictionaries decoded as `T` on another thread.
     private func speculate<T: Decodable>(_ type: T.Type) {
-        guard impl.parallel, object.count >= FastJSONSpeculation.minimumElements,
+        guard impl.parallel, object.count >= ArraySpeculation.minimumElements,
               (try? impl.document.object(impl.document.reference(at: object.payload, index: 0)))?.kind == .dictionary else { return }
         let worker = BPlistArrayWorker(impl: impl, array: object, path: path)
-        let speculation = FastJSONSpeculation.start(T.self, worker: worker, start: object.count / 2, total: object.count)
+        let speculation = ArraySpeculation.start(T.self, worker: worker, start: object.count / 2, total: object.count)
         impl.speculations.append(speculation)
         self.speculation = speculation
     }
@@ -523,16 +523,16 @@ final class BPlistUnkeyedContainer: UnkeyedDecodingContainer {
 final class BPlistArrayWorker: SpeculativeArrayWorker {
     private let impl: BPlistDecoderImpl
     private let array: BPlistObject
-    private let path: FastJSONPath
+    private let path: CodingPath
 
-    init(impl: BPlistDecoderImpl, array: BPlistObject, path: FastJSONPath) {
+    init(impl: BPlistDecoderImpl, array: BPlistObject, path: CodingPath) {
         self.impl = BPlistDecoderImpl(document: impl.document, userInfo: impl.userInfo, current: impl.current, path: .root)
         self.array = array
         // Its own node, so the two threads do not share one reference count.
-        self.path = FastJSONPath(node: path.materialized.map { FastJSONPathNode(parent: $0.parent, first: $0.first, second: $0.second) })
+        self.path = CodingPath(node: path.materialized.map { CodingPathNode(parent: $0.parent, first: $0.first, second: $0.second) })
     }
 
     func decodeElement<T: Decodable>(_ type: T.Type, index: Int) -> T? {
-        try? impl.decodeValue(T.self, at: impl.document.reference(at: array.payload, index: index), path: path, key: FastJSONIndexKey(index))
+        try? impl.decodeValue(T.self, at: impl.document.reference(at: array.payload, index: index), path: path, key: IndexCodingKey(index))
     }
 }

@@ -15,7 +15,7 @@ package enum BPlistEncoder {
     /// - Throws: What `value`'s `encode(to:)` throws.
     /// - Complexity: O(size of `value`).
     package static func encode<T: Encodable>(
-        _ value: T, into table: BPlistObjectTable, userInfo: [CodingUserInfoKey: any Sendable] = [:], path: FastJSONPath = .root
+        _ value: T, into table: BPlistObjectTable, userInfo: [CodingUserInfoKey: any Sendable] = [:], path: CodingPath = .root
     ) throws -> UInt32 {
         let encoder = BPlistEncoderImpl(table: table, userInfo: userInfo, path: path)
         return try encoder.encode(value, path: path)
@@ -42,7 +42,7 @@ package enum BPlistEncoder {
 package struct BPlistTableEncoder {
     private let impl: BPlistEncoderImpl
 
-    package init(table: BPlistObjectTable, userInfo: [CodingUserInfoKey: any Sendable] = [:], path: FastJSONPath) {
+    package init(table: BPlistObjectTable, userInfo: [CodingUserInfoKey: any Sendable] = [:], path: CodingPath) {
         impl = BPlistEncoderImpl(table: table, userInfo: userInfo, path: path)
     }
 
@@ -51,7 +51,7 @@ package struct BPlistTableEncoder {
     ///
     /// - Throws: What `value`'s `encode(to:)` throws.
     /// - Complexity: O(size of `value`).
-    package func encode<T: Encodable>(_ value: T, path: FastJSONPath) throws -> UInt32 {
+    package func encode<T: Encodable>(_ value: T, path: CodingPath) throws -> UInt32 {
         try impl.encode(value, path: path)
     }
 }
@@ -96,11 +96,11 @@ final class BPlistContainerBox {
 final class BPlistEncoderImpl: Encoder, SingleValueEncodingContainer {
     let table: BPlistObjectTable
     let userInfo: [CodingUserInfoKey: Any]
-    var path: FastJSONPath
+    var path: CodingPath
     /// What the value being encoded has produced.
     var result: BPlistSlot = .none
 
-    init(table: BPlistObjectTable, userInfo: [CodingUserInfoKey: Any], path: FastJSONPath) {
+    init(table: BPlistObjectTable, userInfo: [CodingUserInfoKey: Any], path: CodingPath) {
         self.table = table
         self.userInfo = userInfo
         self.path = path
@@ -112,7 +112,7 @@ final class BPlistEncoderImpl: Encoder, SingleValueEncodingContainer {
 
     /// `value`'s object: property-list types and common primitives directly, anything else
     /// through its `encode(to:)` at `valuePath`.
-    func encode<T: Encodable>(_ value: T, path valuePath: @autoclosure () -> FastJSONPath) throws -> UInt32 {
+    func encode<T: Encodable>(_ value: T, path valuePath: @autoclosure () -> CodingPath) throws -> UInt32 {
         if let reference = scalar(value) { return reference }
         let outerResult = result
         var outerPath = valuePath()
@@ -218,7 +218,7 @@ final class BPlistEncoderImpl: Encoder, SingleValueEncodingContainer {
 struct BPlistKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     let encoder: BPlistEncoderImpl
     let box: BPlistContainerBox
-    let path: FastJSONPath
+    let path: CodingPath
 
     var codingPath: [any CodingKey] { path.codingPath }
 
@@ -262,7 +262,7 @@ struct BPlistKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
         return BPlistUnkeyedEncodingContainer(encoder: encoder, box: nested, path: path.appending(codingKey: key))
     }
 
-    mutating func superEncoder() -> any Encoder { superEncoder(named: FastJSONStringKey.super) }
+    mutating func superEncoder() -> any Encoder { superEncoder(named: StringCodingKey.super) }
 
     mutating func superEncoder(forKey key: Key) -> any Encoder { superEncoder(named: key) }
 
@@ -277,7 +277,7 @@ struct BPlistKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
 struct BPlistUnkeyedEncodingContainer: UnkeyedEncodingContainer {
     let encoder: BPlistEncoderImpl
     let box: BPlistContainerBox
-    let path: FastJSONPath
+    let path: CodingPath
 
     var codingPath: [any CodingKey] { path.codingPath }
     var count: Int { box.count }

@@ -36,7 +36,7 @@ package enum FastJSONDecoder {
     ///   underlying error for a document that is not JSON), or whatever `T.init(from:)` throws.
     /// - Complexity: O(size of the document) for the parse, plus the decoding.
     /// - Parameter parallel: Whether large arrays of objects (2,048 elements or more) may be
-    ///   decoded half on another thread (see ``FastJSONSpeculation``), for types whose
+    ///   decoded half on another thread (see ``ArraySpeculation``), for types whose
     ///   `init(from:)` can run on two threads at once. Results and errors are the same.
     package static func decode<T: Decodable>(
         _ type: T.Type, from data: Data, userInfo: [CodingUserInfoKey: any Sendable] = [:],
@@ -123,13 +123,13 @@ final class FastJSONDecoderImpl: Decoder, SingleValueDecodingContainer {
     /// The token of the value being decoded.
     @exclusivity(unchecked) var current: Int
     /// Its coding path.
-    @exclusivity(unchecked) var path: FastJSONPath
+    @exclusivity(unchecked) var path: CodingPath
     /// Whether large arrays may be decoded half on another thread (the top-level decoder only).
     var parallel = false
     /// The workers started, to wait for before the decoding returns.
-    var speculations: [FastJSONSpeculation] = []
+    var speculations: [ArraySpeculation] = []
 
-    init(document: FastJSONDocument, userInfo: [CodingUserInfoKey: Any], floats: FastJSONDecoder.NonConformingFloatStrings, current: Int, path: FastJSONPath) {
+    init(document: FastJSONDocument, userInfo: [CodingUserInfoKey: Any], floats: FastJSONDecoder.NonConformingFloatStrings, current: Int, path: CodingPath) {
         self.document = document
         tokens = document.tokens
         self.userInfo = userInfo
@@ -141,7 +141,7 @@ final class FastJSONDecoderImpl: Decoder, SingleValueDecodingContainer {
     var codingPath: [any CodingKey] { path.codingPath }
 
     func decodeRoot<T: Decodable>(_ type: T.Type) throws -> T {
-        if isSpecial(T.self) { return try unwrapSpecial(current, as: T.self, path: path, key: FastJSONNoKey()) }
+        if isSpecial(T.self) { return try unwrapSpecial(current, as: T.self, path: path, key: NoCodingKey()) }
         return try T(from: self)
     }
 
@@ -159,7 +159,7 @@ final class FastJSONDecoderImpl: Decoder, SingleValueDecodingContainer {
         self
     }
 
-    func keyedContainer<Key: CodingKey>(keyedBy type: Key.Type, at value: Int, path: FastJSONPath) throws -> FastJSONKeyedContainer<Key> {
+    func keyedContainer<Key: CodingKey>(keyedBy type: Key.Type, at value: Int, path: CodingPath) throws -> FastJSONKeyedContainer<Key> {
         let token = tokens[value]
         guard token.kind == .object else {
             if token.kind == .null {
@@ -174,7 +174,7 @@ final class FastJSONDecoderImpl: Decoder, SingleValueDecodingContainer {
         return FastJSONKeyedContainer(state: FastJSONObject(impl: self, object: value, path: path.compacted, index: index))
     }
 
-    func unkeyedContainer(at value: Int, path: FastJSONPath) throws -> FastJSONUnkeyedContainer {
+    func unkeyedContainer(at value: Int, path: CodingPath) throws -> FastJSONUnkeyedContainer {
         let token = tokens[value]
         guard token.kind == .array else {
             if token.kind == .null {
@@ -193,7 +193,7 @@ final class FastJSONDecoderImpl: Decoder, SingleValueDecodingContainer {
     /// Decodes a `T` from the value at `value` through its `init(from:)`, with this decoder
     /// moved to that value and path.
     @inline(__always)
-    func decodeNested<T: Decodable>(_ type: T.Type, at value: Int, path nestedPath: FastJSONPath) throws -> T {
+    func decodeNested<T: Decodable>(_ type: T.Type, at value: Int, path nestedPath: CodingPath) throws -> T {
         let outerCurrent = current
         var outerPath = nestedPath
         swap(&outerPath, &path)
@@ -218,7 +218,7 @@ final class FastJSONDecoderImpl: Decoder, SingleValueDecodingContainer {
 
     /// A value of a type for which ``isSpecial(_:)`` is true, at `key` of `path`.
     @inline(__always)
-    func unwrapSpecial<T: Decodable, Key: CodingKey>(_ value: Int, as type: T.Type, path: FastJSONPath, key: Key) throws -> T {
+    func unwrapSpecial<T: Decodable, Key: CodingKey>(_ value: Int, as type: T.Type, path: CodingPath, key: Key) throws -> T {
         if T.self == String.self {
             return unsafeBitCast(try unwrapString(value, path: path, key: key), to: T.self)
         }
@@ -256,14 +256,14 @@ final class FastJSONDecoderImpl: Decoder, SingleValueDecodingContainer {
 
     @inline(__always) func kind(_ value: Int) -> FastJSONKind { tokens[value].kind }
 
-    func typeMismatch<Key: CodingKey>(_ type: Any.Type, _ value: Int, path: FastJSONPath, key: Key) -> DecodingError {
+    func typeMismatch<Key: CodingKey>(_ type: Any.Type, _ value: Int, path: CodingPath, key: Key) -> DecodingError {
         DecodingError.typeMismatch(type, DecodingError.Context(
             codingPath: path.codingPath(appending: key),
             debugDescription: "Expected to decode \(type) but found \(kind(value).debugDescription) instead."))
     }
 
     @inline(__always)
-    func checkNotNull<Key: CodingKey>(_ value: Int, _ type: Any.Type, path: FastJSONPath, key: Key) throws {
+    func checkNotNull<Key: CodingKey>(_ value: Int, _ type: Any.Type, path: CodingPath, key: Key) throws {
         if tokens[value].tag == FastJSONKind.null.rawValue {
             throw DecodingError.valueNotFound(type, DecodingError.Context(
                 codingPath: path.codingPath(appending: key),
@@ -271,14 +271,14 @@ final class FastJSONDecoderImpl: Decoder, SingleValueDecodingContainer {
         }
     }
 
-    func notRepresentable<Key: CodingKey>(_ type: Any.Type, _ value: Int, path: FastJSONPath, key: Key) -> DecodingError {
+    func notRepresentable<Key: CodingKey>(_ type: Any.Type, _ value: Int, path: CodingPath, key: Key) -> DecodingError {
         DecodingError.dataCorrupted(DecodingError.Context(
             codingPath: path.codingPath(appending: key),
             debugDescription: "Parsed JSON number <\(String(decoding: document.span(value), as: UTF8.self))> does not fit in \(type)."))
     }
 
     @inline(__always)
-    func unwrapBool<Key: CodingKey>(_ value: Int, path: FastJSONPath, key: Key) throws -> Bool {
+    func unwrapBool<Key: CodingKey>(_ value: Int, path: CodingPath, key: Key) throws -> Bool {
         switch kind(value) {
         case .true: return true
         case .false: return false
@@ -287,7 +287,7 @@ final class FastJSONDecoderImpl: Decoder, SingleValueDecodingContainer {
     }
 
     @inline(__always)
-    func unwrapString<Key: CodingKey>(_ value: Int, path: FastJSONPath, key: Key) throws -> String {
+    func unwrapString<Key: CodingKey>(_ value: Int, path: CodingPath, key: Key) throws -> String {
         let token = tokens[value]
         guard token.kind == .string else {
             try checkNotNull(value, String.self, path: path, key: key)
@@ -297,7 +297,7 @@ final class FastJSONDecoderImpl: Decoder, SingleValueDecodingContainer {
     }
 
     @inline(__always)
-    func unwrapInteger<T: FixedWidthInteger, Key: CodingKey>(_ value: Int, as type: T.Type, path: FastJSONPath, key: Key) throws -> T {
+    func unwrapInteger<T: FixedWidthInteger, Key: CodingKey>(_ value: Int, as type: T.Type, path: CodingPath, key: Key) throws -> T {
         let token = tokens[value]
         guard token.kind == .number else {
             try checkNotNull(value, T.self, path: path, key: key)
@@ -310,7 +310,7 @@ final class FastJSONDecoderImpl: Decoder, SingleValueDecodingContainer {
     }
 
     @inline(__always)
-    func unwrapDouble<Key: CodingKey>(_ value: Int, path: FastJSONPath, key: Key) throws -> Double {
+    func unwrapDouble<Key: CodingKey>(_ value: Int, path: CodingPath, key: Key) throws -> Double {
         let token = tokens[value]
         if token.kind == .number {
             guard let double = FastJSONNumbers.double(document.span(value), tag: token.tag) else {
@@ -321,7 +321,7 @@ final class FastJSONDecoderImpl: Decoder, SingleValueDecodingContainer {
         return try nonConformingFloat(value, as: Double.self, path: path, key: key)
     }
 
-    func unwrapFloat<Key: CodingKey>(_ value: Int, path: FastJSONPath, key: Key) throws -> Float {
+    func unwrapFloat<Key: CodingKey>(_ value: Int, path: CodingPath, key: Key) throws -> Float {
         if kind(value) == .number {
             guard let float = FastJSONNumbers.float(document.span(value)) else {
                 throw notRepresentable(Float.self, value, path: path, key: key)
@@ -333,7 +333,7 @@ final class FastJSONDecoderImpl: Decoder, SingleValueDecodingContainer {
 
     /// A non-number read as a float: one of the non-conforming strings (without escapes, as
     /// `JSONDecoder` reads them), or an error.
-    func nonConformingFloat<F: BinaryFloatingPoint, Key: CodingKey>(_ value: Int, as type: F.Type, path: FastJSONPath, key: Key) throws -> F {
+    func nonConformingFloat<F: BinaryFloatingPoint, Key: CodingKey>(_ value: Int, as type: F.Type, path: CodingPath, key: Key) throws -> F {
         try checkNotNull(value, F.self, path: path, key: key)
         let token = tokens[value]
         if token.kind == .string && token.tag & FastJSONFlag.escaped == 0 {
@@ -347,16 +347,16 @@ final class FastJSONDecoderImpl: Decoder, SingleValueDecodingContainer {
 
     /// `.deferredToDate`: `Date(from:)`, which reads a `Double` of seconds since 2001.
     @inline(__always)
-    func unwrapDate<Key: CodingKey>(_ value: Int, path: FastJSONPath, key: Key) throws -> Date {
+    func unwrapDate<Key: CodingKey>(_ value: Int, path: CodingPath, key: Key) throws -> Date {
         try checkNotNull(value, Date.self, path: path, key: key)
         return Date(timeIntervalSinceReferenceDate: try unwrapDouble(value, path: path, key: key))
     }
 
     /// `UUID(from:)`: a string `UUID(uuidString:)` accepts.
     @inline(__always)
-    func unwrapUUID<Key: CodingKey>(_ value: Int, path: FastJSONPath, key: Key) throws -> UUID {
+    func unwrapUUID<Key: CodingKey>(_ value: Int, path: CodingPath, key: Key) throws -> UUID {
         let token = tokens[value]
-        if token.tag == FastJSONKind.string.rawValue, let uuid = Self.canonicalUUID(document.span(value)) {
+        if token.tag == FastJSONKind.string.rawValue, let uuid = UUIDParsing.canonicalUUID(document.span(value)) {
             return uuid
         }
         let text = try unwrapString(value, path: path, key: key)
@@ -368,7 +368,7 @@ final class FastJSONDecoderImpl: Decoder, SingleValueDecodingContainer {
     }
 
     /// `[UUID]`, as `Array.init(from:)` reads it through an unkeyed container.
-    func unwrapUUIDArray<Key: CodingKey>(_ value: Int, path: FastJSONPath, key: Key) throws -> [UUID] {
+    func unwrapUUIDArray<Key: CodingKey>(_ value: Int, path: CodingPath, key: Key) throws -> [UUID] {
         let token = tokens[value]
         guard token.kind == .array else {
             _ = try unkeyedContainer(at: value, path: path.appending(codingKey: key))
@@ -379,63 +379,18 @@ final class FastJSONDecoderImpl: Decoder, SingleValueDecodingContainer {
         var element = value + 1
         for index in 0..<token.count {
             let elementToken = tokens[element]
-            if elementToken.tag == FastJSONKind.string.rawValue, let uuid = Self.canonicalUUID(document.span(element)) {
+            if elementToken.tag == FastJSONKind.string.rawValue, let uuid = UUIDParsing.canonicalUUID(document.span(element)) {
                 uuids.append(uuid)
             } else {
-                uuids.append(try unwrapUUID(element, path: path.appending(codingKey: key), key: FastJSONIndexKey(index)))
+                uuids.append(try unwrapUUID(element, path: path.appending(codingKey: key), key: IndexCodingKey(index)))
             }
             element = document.skip(element)
         }
         return uuids
     }
 
-    /// The UUID in canonical text (8-4-4-4-12 hex digits, either case), or `nil` for any other
-    /// text, left to `UUID(uuidString:)`.
-    @inline(__always)
-    static func canonicalUUID(_ text: UnsafeBufferPointer<UInt8>) -> UUID? {
-        guard text.count == 36, let base = text.baseAddress,
-              base[8] == 0x2D, base[13] == 0x2D, base[18] == 0x2D, base[23] == 0x2D else { return nil }
-        let raw = UnsafeRawPointer(base)
-        @inline(__always) func load8(_ offset: Int) -> UInt64 {
-            UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
-        }
-        @inline(__always) func load4(_ offset: Int) -> UInt64 {
-            UInt64(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
-        }
-        guard let a = hexWord(load8(0)), let b = hexWord(load4(9) | load4(14) << 32),
-              let c = hexWord(load4(19) | load4(24) << 32), let d = hexWord(load8(28)) else { return nil }
-        var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &uuid) { bytes in
-            bytes.storeBytes(of: (a | b << 32).littleEndian, toByteOffset: 0, as: UInt64.self)
-            bytes.storeBytes(of: (c | d << 32).littleEndian, toByteOffset: 8, as: UInt64.self)
-        }
-        return UUID(uuid: uuid)
-    }
-
-    /// The four bytes written as the eight hex digits (either case) of `word` (first digit in
-    /// the lowest byte), first byte lowest; `nil` if any byte is not a hex digit.
-    @inline(__always)
-    static func hexWord(_ word: UInt64) -> UInt64? {
-        let high: UInt64 = 0x8080_8080_8080_8080
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        guard word & high == 0 else { return nil }
-        // For bytes below 0x80, ((x | 0x80) - k) keeps bit 7 exactly when x ≥ k: no borrows.
-        @inline(__always) func atLeast(_ x: UInt64, _ k: UInt64) -> UInt64 { ((x | high) &- ones &* k) & high }
-        let digit = atLeast(word, 0x30) & ~atLeast(word, 0x3A)
-        let lower = word | ones &* 0x20
-        let letter = atLeast(lower, 0x61) & ~atLeast(lower, 0x67)
-        guard digit | letter == high else { return nil }
-        // '0'…'9' → 0…9; 'a'…'f' and 'A'…'F' (bit 6 set) → 1…6 + 9.
-        let nibbles = (word & (ones &* 0x0F)) &+ ((word >> 6) & ones) &* 9
-        // Pairs of nibbles into bytes, then the four bytes together.
-        var bytes = ((nibbles & 0x000F_000F_000F_000F) << 4) | ((nibbles >> 8) & 0x000F_000F_000F_000F)
-        bytes = (bytes | bytes >> 8) & 0x0000_FFFF_0000_FFFF
-        bytes = (bytes | bytes >> 16) & 0x0000_0000_FFFF_FFFF
-        return bytes
-    }
-
     /// `.base64`.
-    func unwrapData<Key: CodingKey>(_ value: Int, path: FastJSONPath, key: Key) throws -> Data {
+    func unwrapData<Key: CodingKey>(_ value: Int, path: CodingPath, key: Key) throws -> Data {
         try checkNotNull(value, Data.self, path: path, key: key)
         guard kind(value) == .string else { throw typeMismatch(String.self, value, path: path, key: key) }
         guard let data = Data(base64Encoded: string(at: value)) else {
@@ -445,7 +400,7 @@ final class FastJSONDecoderImpl: Decoder, SingleValueDecodingContainer {
         return data
     }
 
-    func unwrapURL<Key: CodingKey>(_ value: Int, path: FastJSONPath, key: Key) throws -> URL {
+    func unwrapURL<Key: CodingKey>(_ value: Int, path: CodingPath, key: Key) throws -> URL {
         try checkNotNull(value, URL.self, path: path, key: key)
         let text = try unwrapString(value, path: path, key: key)
         guard let url = URL(string: text) else {
@@ -455,7 +410,7 @@ final class FastJSONDecoderImpl: Decoder, SingleValueDecodingContainer {
         return url
     }
 
-    func unwrapDecimal<Key: CodingKey>(_ value: Int, path: FastJSONPath, key: Key) throws -> Decimal {
+    func unwrapDecimal<Key: CodingKey>(_ value: Int, path: CodingPath, key: Key) throws -> Decimal {
         try checkNotNull(value, Decimal.self, path: path, key: key)
         guard kind(value) == .number else {
             throw DecodingError.typeMismatch(Decimal.self, DecodingError.Context(codingPath: path.codingPath(appending: key), debugDescription: ""))
@@ -533,25 +488,25 @@ final class FastJSONDecoderImpl: Decoder, SingleValueDecodingContainer {
         kind(current) == .null
     }
 
-    func decode(_ type: Bool.Type) throws -> Bool { try unwrapBool(current, path: path, key: FastJSONNoKey()) }
-    func decode(_ type: String.Type) throws -> String { try unwrapString(current, path: path, key: FastJSONNoKey()) }
-    func decode(_ type: Double.Type) throws -> Double { try unwrapDouble(current, path: path, key: FastJSONNoKey()) }
-    func decode(_ type: Float.Type) throws -> Float { try unwrapFloat(current, path: path, key: FastJSONNoKey()) }
-    func decode(_ type: Int.Type) throws -> Int { try unwrapInteger(current, as: type, path: path, key: FastJSONNoKey()) }
-    func decode(_ type: Int8.Type) throws -> Int8 { try unwrapInteger(current, as: type, path: path, key: FastJSONNoKey()) }
-    func decode(_ type: Int16.Type) throws -> Int16 { try unwrapInteger(current, as: type, path: path, key: FastJSONNoKey()) }
-    func decode(_ type: Int32.Type) throws -> Int32 { try unwrapInteger(current, as: type, path: path, key: FastJSONNoKey()) }
-    func decode(_ type: Int64.Type) throws -> Int64 { try unwrapInteger(current, as: type, path: path, key: FastJSONNoKey()) }
-    func decode(_ type: Int128.Type) throws -> Int128 { try unwrapInteger(current, as: type, path: path, key: FastJSONNoKey()) }
-    func decode(_ type: UInt.Type) throws -> UInt { try unwrapInteger(current, as: type, path: path, key: FastJSONNoKey()) }
-    func decode(_ type: UInt8.Type) throws -> UInt8 { try unwrapInteger(current, as: type, path: path, key: FastJSONNoKey()) }
-    func decode(_ type: UInt16.Type) throws -> UInt16 { try unwrapInteger(current, as: type, path: path, key: FastJSONNoKey()) }
-    func decode(_ type: UInt32.Type) throws -> UInt32 { try unwrapInteger(current, as: type, path: path, key: FastJSONNoKey()) }
-    func decode(_ type: UInt64.Type) throws -> UInt64 { try unwrapInteger(current, as: type, path: path, key: FastJSONNoKey()) }
-    func decode(_ type: UInt128.Type) throws -> UInt128 { try unwrapInteger(current, as: type, path: path, key: FastJSONNoKey()) }
+    func decode(_ type: Bool.Type) throws -> Bool { try unwrapBool(current, path: path, key: NoCodingKey()) }
+    func decode(_ type: String.Type) throws -> String { try unwrapString(current, path: path, key: NoCodingKey()) }
+    func decode(_ type: Double.Type) throws -> Double { try unwrapDouble(current, path: path, key: NoCodingKey()) }
+    func decode(_ type: Float.Type) throws -> Float { try unwrapFloat(current, path: path, key: NoCodingKey()) }
+    func decode(_ type: Int.Type) throws -> Int { try unwrapInteger(current, as: type, path: path, key: NoCodingKey()) }
+    func decode(_ type: Int8.Type) throws -> Int8 { try unwrapInteger(current, as: type, path: path, key: NoCodingKey()) }
+    func decode(_ type: Int16.Type) throws -> Int16 { try unwrapInteger(current, as: type, path: path, key: NoCodingKey()) }
+    func decode(_ type: Int32.Type) throws -> Int32 { try unwrapInteger(current, as: type, path: path, key: NoCodingKey()) }
+    func decode(_ type: Int64.Type) throws -> Int64 { try unwrapInteger(current, as: type, path: path, key: NoCodingKey()) }
+    func decode(_ type: Int128.Type) throws -> Int128 { try unwrapInteger(current, as: type, path: path, key: NoCodingKey()) }
+    func decode(_ type: UInt.Type) throws -> UInt { try unwrapInteger(current, as: type, path: path, key: NoCodingKey()) }
+    func decode(_ type: UInt8.Type) throws -> UInt8 { try unwrapInteger(current, as: type, path: path, key: NoCodingKey()) }
+    func decode(_ type: UInt16.Type) throws -> UInt16 { try unwrapInteger(current, as: type, path: path, key: NoCodingKey()) }
+    func decode(_ type: UInt32.Type) throws -> UInt32 { try unwrapInteger(current, as: type, path: path, key: NoCodingKey()) }
+    func decode(_ type: UInt64.Type) throws -> UInt64 { try unwrapInteger(current, as: type, path: path, key: NoCodingKey()) }
+    func decode(_ type: UInt128.Type) throws -> UInt128 { try unwrapInteger(current, as: type, path: path, key: NoCodingKey()) }
 
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        if isSpecial(T.self) { return try unwrapSpecial(current, as: T.self, path: path, key: FastJSONNoKey()) }
+        if isSpecial(T.self) { return try unwrapSpecial(current, as: T.self, path: path, key: NoCodingKey()) }
         return try T(from: self)
     }
 }

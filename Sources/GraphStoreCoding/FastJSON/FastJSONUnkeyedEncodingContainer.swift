@@ -4,7 +4,7 @@ package struct FastJSONUnkeyedEncodingContainer: UnkeyedEncodingContainer {
     /// The array's frame.
     let frame: FastJSONFrameID
     /// The array's coding path.
-    let path: FastJSONPath
+    let path: CodingPath
 
     package var codingPath: [any CodingKey] { path.codingPath }
 
@@ -41,7 +41,7 @@ package struct FastJSONUnkeyedEncodingContainer: UnkeyedEncodingContainer {
     package mutating func encode<T: Encodable>(_ value: T) throws {
         let (mark, index) = try impl.beginElement(frame, path: path, value: value)
         do {
-            if try impl.writeSpecial(value, path: path, key: FastJSONIndexKey(index)) { return }
+            if try impl.writeSpecial(value, path: path, key: IndexCodingKey(index)) { return }
             try impl.encodeNested(value, path: path.appending(.index(index)))
         } catch {
             impl.rollBack(to: mark, in: frame)
@@ -71,7 +71,7 @@ package struct FastJSONUnkeyedEncodingContainer: UnkeyedEncodingContainer {
     }
 
     /// Opens an object or array as the next element; `.closed` if this container is.
-    private func nest(_ kind: FastJSONFrame.Kind) -> (FastJSONFrameID, FastJSONPath) {
+    private func nest(_ kind: FastJSONFrame.Kind) -> (FastJSONFrameID, CodingPath) {
         guard let (_, index) = try? impl.beginElement(frame, path: path, value: ()) else {
             let nestedPath = path.appending(.index(count))
             if impl.deferredError == nil { impl.deferredError = impl.outOfOrder((), at: nestedPath.codingPath) }
