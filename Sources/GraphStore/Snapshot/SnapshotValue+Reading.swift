@@ -110,12 +110,12 @@ private struct JSONReader {
 
     private func number(at index: Int) throws -> SnapshotValue {
         let tag = tokens[index].tag, text = document.span(index)
-        if let value = FastJSONNumbers.integer(text, tag: tag, as: Int64.self) {
+        if let value = FastJSONNumbers.int64(text, tag: tag) {
             // `-0` (or `-0.0`) is the double -0.0, its sign kept.
             if value == 0, tag & FastJSONFlag.negative != 0 { return .double(-0.0) }
             return .integer(value)
         }
-        if let value = FastJSONNumbers.integer(text, tag: tag, as: UInt64.self) { return .unsigned(value) }
+        if let value = FastJSONNumbers.uint64(text, tag: tag) { return .unsigned(value) }
         if let value = FastJSONNumbers.double(text, tag: tag) { return .double(value) }
         throw SnapshotValue.ReadingFailure(
             offset: nil, description: "the number \(String(decoding: text, as: UTF8.self)) at byte \(tokens[index].offset) does not fit in a Double")

@@ -6,8 +6,19 @@ package enum FastJSONNumbers {
     /// The integer the number denotes, or `nil` when it is not an integer or does not fit in
     /// `T`. Exact: `1.0`, `1e3` and `-0` are integers; `1.5`, `1e-1` and `1.0000000000000001`
     /// are not.
+    /// ``integer(_:tag:as:)`` as `Int64`, compiled in this module so that callers in other
+    /// modules run the specialized code, not the generic one.
+    package static func int64(_ text: UnsafeBufferPointer<UInt8>, tag: UInt8) -> Int64? {
+        integer(text, tag: tag, as: Int64.self)
+    }
+
+    /// ``integer(_:tag:as:)`` as `UInt64`, specialized here (see ``int64(_:tag:)``).
+    package static func uint64(_ text: UnsafeBufferPointer<UInt8>, tag: UInt8) -> UInt64? {
+        integer(text, tag: tag, as: UInt64.self)
+    }
+
     @inline(__always)
-    package static func integer<T: FixedWidthInteger>(_ text: UnsafeBufferPointer<UInt8>, tag: UInt8, as: T.Type) -> T? {
+    static func integer<T: FixedWidthInteger>(_ text: UnsafeBufferPointer<UInt8>, tag: UInt8, as: T.Type) -> T? {
         if tag & FastJSONFlag.nonInteger == 0 && text.count <= 19 && T.bitWidth <= 64 {
             // At most 18 digits (and a sign): no overflow in UInt64.
             let negative = tag & FastJSONFlag.negative != 0

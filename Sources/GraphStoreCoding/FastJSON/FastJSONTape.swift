@@ -25,14 +25,14 @@ package struct FastJSONToken {
     package var word: UInt64
     package var payload: UInt64
 
-    static let offsetMask: UInt64 = (1 << 56) - 1
+    @usableFromInline static let offsetMask: UInt64 = (1 << 56) - 1
 
-    @inline(__always) package var tag: UInt8 { UInt8(truncatingIfNeeded: word >> 56) }
-    @inline(__always) package var kind: FastJSONKind { FastJSONKind(rawValue: tag & 7).unsafelyUnwrapped }
-    @inline(__always) package var offset: Int { Int(truncatingIfNeeded: word & Self.offsetMask) }
-    @inline(__always) package var length: Int { Int(truncatingIfNeeded: payload) }
-    @inline(__always) package var count: Int { Int(truncatingIfNeeded: payload & 0xFFFF_FFFF) }
-    @inline(__always) package var end: Int { Int(truncatingIfNeeded: payload >> 32) }
+    @inlinable @inline(__always) package var tag: UInt8 { UInt8(truncatingIfNeeded: word >> 56) }
+    @inlinable @inline(__always) package var kind: FastJSONKind { FastJSONKind(rawValue: tag & 7).unsafelyUnwrapped }
+    @inlinable @inline(__always) package var offset: Int { Int(truncatingIfNeeded: word & Self.offsetMask) }
+    @inlinable @inline(__always) package var length: Int { Int(truncatingIfNeeded: payload) }
+    @inlinable @inline(__always) package var count: Int { Int(truncatingIfNeeded: payload & 0xFFFF_FFFF) }
+    @inlinable @inline(__always) package var end: Int { Int(truncatingIfNeeded: payload >> 32) }
 
     @inline(__always) init(tag: UInt8, offset: Int, payload: UInt64) {
         word = UInt64(tag) << 56 | UInt64(truncatingIfNeeded: offset)
@@ -120,13 +120,13 @@ package final class FastJSONDocument {
     }
 
     /// The index of the token after the value at `index`.
-    @inline(__always) package func skip(_ index: Int) -> Int {
+    @inlinable @inline(__always) package func skip(_ index: Int) -> Int {
         let token = tokens[index]
         return token.tag & 7 >= FastJSONKind.array.rawValue ? token.end : index + 1
     }
 
     /// The raw bytes of a string (between the quotes, escapes unresolved) or number token.
-    @inline(__always) package func span(_ index: Int) -> UnsafeBufferPointer<UInt8> {
+    @inlinable @inline(__always) package func span(_ index: Int) -> UnsafeBufferPointer<UInt8> {
         let token = tokens[index]
         return UnsafeBufferPointer(start: bytes + token.offset, count: token.length)
     }
