@@ -27,10 +27,13 @@ let package = Package(
             name: "CZlib",
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
+        // The JSON and binary-plist parsers, decoders and encoders: internal to the package.
+        .target(name: "GraphStoreCoding"),
         .target(
             name: "GraphStore",
             dependencies: [
                 "CZlib",
+                "GraphStoreCoding",
                 .product(name: "HashTreeCollections", package: "swift-collections"),
                 .product(name: "OrderedCollections", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
@@ -93,6 +96,7 @@ let package = Package(
             name: "GraphStoreTests",
             dependencies: [
                 "GraphStore",
+                "GraphStoreCoding",
                 "GraphStoreSQLite",
                 "ExampleModel",
                 "GraphStoreTestSupport",

@@ -1,4 +1,5 @@
 import Foundation
+internal import GraphStoreCoding
 
 extension JournalRecord {
     /// The fewest objects in one entity's part worth encoding in runs on several threads.
@@ -16,7 +17,7 @@ extension JournalRecord {
         for (position, part) in parts.enumerated() {
             let entity = schema.entities[part.entity]
             if position > 0 { json.append(UInt8(ascii: ",")) }
-            json.withOutput { $0.appendString(entity.name) }
+            json.appendString(entity.name)
             json.append(contentsOf: ":{")
             var separator: StaticString = ""
             if part.clear {
@@ -76,8 +77,8 @@ extension JournalRecord {
     }
 
     /// `<entity>.upsert`, as one shared node, so that paths inside objects rarely allocate.
-    private static func upsertPath(_ entity: String) -> FastJSONPath {
-        FastJSONPath(node: FastJSONPath.root.appending(.key(EntityNameKey(entity))).appending(.key(PartKey.upsert)).materialized)
+    private static func upsertPath(_ entity: String) -> CodingPath {
+        CodingPath(node: CodingPath.root.appending(.key(EntityNameKey(entity))).appending(.key(PartKey.upsert)).materialized)
     }
 
     private static func describe(_ error: EncodingError, part: Part, entity: EntityDescription, path: String) -> GraphStoreError {

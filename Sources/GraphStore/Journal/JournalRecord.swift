@@ -1,4 +1,5 @@
 import Foundation
+internal import GraphStoreCoding
 import HashTreeCollections
 
 /// What one commit changed, as a journal record holds it: per entity, whether the whole table

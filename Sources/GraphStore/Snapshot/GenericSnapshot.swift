@@ -1,4 +1,5 @@
 import Foundation
+internal import GraphStoreCoding
 
 /// A snapshot file read as generic values: its header and, per entity, its objects, without
 /// the app's Swift types. The basis of the `graphstore` tool's `inspect`, `dump`, `verify`,

@@ -1,4 +1,5 @@
 import Foundation
+internal import GraphStoreCoding
 
 /// Encodes a graph version as a snapshot document (header, then one array per entity) and
 /// decodes one back, checking the header, the counts and the graph's integrity.

@@ -1,4 +1,5 @@
 import Foundation
+internal import GraphStoreCoding
 
 /// Snapshot documents read straight into ``SnapshotValue``s with the parsers that open a store
 /// (``FastJSONParser``'s tape, ``BPlistDocument``), so that what the tools read is what an app
@@ -109,12 +110,12 @@ private struct JSONReader {
 
     private func number(at index: Int) throws -> SnapshotValue {
         let tag = tokens[index].tag, text = document.span(index)
-        if let value = FastJSONNumbers.integer(text, tag: tag, as: Int64.self) {
+        if let value = FastJSONNumbers.int64(text, tag: tag) {
             // `-0` (or `-0.0`) is the double -0.0, its sign kept.
             if value == 0, tag & FastJSONFlag.negative != 0 { return .double(-0.0) }
             return .integer(value)
         }
-        if let value = FastJSONNumbers.integer(text, tag: tag, as: UInt64.self) { return .unsigned(value) }
+        if let value = FastJSONNumbers.uint64(text, tag: tag) { return .unsigned(value) }
         if let value = FastJSONNumbers.double(text, tag: tag) { return .double(value) }
         throw SnapshotValue.ReadingFailure(
             offset: nil, description: "the number \(String(decoding: text, as: UTF8.self)) at byte \(tokens[index].offset) does not fit in a Double")
@@ -123,7 +124,7 @@ private struct JSONReader {
     private func string(at index: Int) -> String {
         let span = document.span(index)
         if tokens[index].tag & FastJSONFlag.escaped == 0 { return String(decoding: span, as: UTF8.self) }
-        return FastJSONDecoderImpl.unescape(span)
+        return FastJSONStrings.unescape(span)
     }
 }
 
@@ -152,7 +153,7 @@ private struct PropertyListReader {
         case .date: return .date(Date(timeIntervalSinceReferenceDate: document.real(object)))
         case .data: return .data(Data(document.span(object, byteCount: object.count)))
         case .asciiString, .utf16String:
-            if BPlistDecoderImpl.isNull(object, in: document) { return .null }
+            if document.isNull(object) { return .null }
             return .string(try document.string(object))
         case .uid:
             throw BPlistSyntaxError(offset: object.payload - 1, reason: "a UID, which a snapshot does not hold")

@@ -5,6 +5,7 @@ import PropertyBased
 import Testing
 
 @testable import GraphStore
+@testable import GraphStoreCoding
 
 /// The snapshot's binary-plist reader gives what `PropertyListDecoder` gives for what
 /// `PropertyListEncoder` writes (values to the bit; errors of the same case at the same coding

@@ -5,6 +5,7 @@ import PropertyBased
 import Testing
 
 @testable import GraphStore
+@testable import GraphStoreCoding
 
 /// Our binary-plist writer: lossless through our reader, and read by Foundation's
 /// `PropertyListDecoder` and Python's `plistlib` as the values written.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import GraphStore
+@testable import GraphStoreCoding
 import GraphStoreTestSupport
 
 /// The snapshot's JSON decoder gives what `JSONDecoder` gives with the snapshot's strategies:
@@ -504,8 +505,8 @@ import GraphStoreTestSupport
     }
 
     struct KeptContainer: Decodable {
-        let container: KeyedDecodingContainer<FastJSONStringKey>
-        init(from decoder: any Decoder) throws { container = try decoder.container(keyedBy: FastJSONStringKey.self) }
+        let container: KeyedDecodingContainer<StringCodingKey>
+        init(from decoder: any Decoder) throws { container = try decoder.container(keyedBy: StringCodingKey.self) }
     }
 
     @Test func decodersAndContainersOutliveTheBytes() throws {
@@ -513,9 +514,9 @@ import GraphStoreTestSupport
         let keeper = try FastJSONDecoder.decode(Keeper.self, from: data)
         let kept = try FastJSONDecoder.decode(KeptContainer.self, from: data)
         data.resetBytes(in: 0..<data.count)
-        let container = try keeper.decoder.container(keyedBy: FastJSONStringKey.self)
-        #expect(try container.decode(String.self, forKey: FastJSONStringKey("name")) == "kept after the decoding")
-        #expect(try kept.container.decode([Int].self, forKey: FastJSONStringKey("n")) == [1, 2, 3])
+        let container = try keeper.decoder.container(keyedBy: StringCodingKey.self)
+        #expect(try container.decode(String.self, forKey: StringCodingKey("name")) == "kept after the decoding")
+        #expect(try kept.container.decode([Int].self, forKey: StringCodingKey("n")) == [1, 2, 3])
     }
 
     struct Item: Codable, Equatable {
@@ -528,7 +529,7 @@ import GraphStoreTestSupport
     /// Elements that fail, in either half of a large array: the same error as decoding in
     /// order, the first one in the array.
     @Test func largeArraysDecodeTheSameOnTwoThreads() throws {
-        let count = FastJSONSpeculation.minimumElements * 2 + 11
+        let count = ArraySpeculation.minimumElements * 2 + 11
         let items = (0..<count).map { Item(id: $0, name: "item \($0)", when: Date(timeIntervalSinceReferenceDate: Double($0) * 1.5), tags: [UUID()]) }
         let json = try SnapshotCodec.makeJSONEncoder().encode(Box(v: items))
         let expected = Self.jsonDecoder(Box<[Item]>.self, json)
@@ -562,7 +563,7 @@ import GraphStoreTestSupport
     }
 
     @Test func speculationIsDroppedWhenTheCallerDoesSomethingElse() throws {
-        let count = FastJSONSpeculation.minimumElements * 2
+        let count = ArraySpeculation.minimumElements * 2
         var elements = (0..<count).map { #"{"id":\#($0),"name":"n","when":1.5,"tags":[]}"# }
         elements[count * 3 / 4] = #"{"v":-1,"id":0,"name":"n","when":1.5,"tags":[]}"#
         let json = Data("[\(elements.joined(separator: ","))]".utf8)

@@ -4,6 +4,7 @@ import PropertyBased
 import Testing
 
 @testable import GraphStore
+@testable import GraphStoreCoding
 import GraphStoreTestSupport
 
 /// What `FastJSONEncoder` writes reads back to the bit through `JSONDecoder`, our

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import GraphStore
+@testable import GraphStoreCoding
 
 /// Comparing `FastJSONEncoder` with `JSONEncoder` (snapshot strategies): documents as text with
 /// members sorted (numbers and strings exactly as written), and errors as case, coding path

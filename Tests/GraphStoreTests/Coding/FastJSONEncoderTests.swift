@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import GraphStore
+@testable import GraphStoreCoding
 
 /// `FastJSONEncoder` writes what `JSONEncoder` writes with the snapshot's strategies (compared
 /// with members sorted: numbers, escapes and structure byte for byte), through every kind of

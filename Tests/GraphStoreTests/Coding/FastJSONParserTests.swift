@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import GraphStore
+@testable import GraphStoreCoding
 
 /// The strict RFC 8259 parser under the snapshot's JSON decoder: what it accepts, what it
 /// refuses and at which byte, and the tape it builds.

@@ -4,6 +4,7 @@ import GraphStoreTestSupport
 import Testing
 
 @testable import GraphStore
+@testable import GraphStoreCoding
 
 /// Snapshot documents written with `FastJSONEncoder`: the document `JSONEncoder` writes, also
 /// for tables encoded in parts on several threads; errors naming the first object that fails

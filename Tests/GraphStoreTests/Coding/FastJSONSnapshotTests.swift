@@ -4,6 +4,7 @@ import GraphStoreTestSupport
 import Testing
 
 @testable import GraphStore
+@testable import GraphStoreCoding
 
 /// Snapshot documents read through the fast JSON decoder: every object back, and refusals
 /// that name the file, the entity and the object's index, including objects read on the
@@ -63,7 +64,7 @@ import Testing
 
     @Test func everyObjectComesBackExactly() throws {
         // Enough posts for the second half to be read on another thread.
-        let graph = Self.graph(posts: FastJSONSpeculation.minimumElements * 2 + 3)
+        let graph = Self.graph(posts: ArraySpeculation.minimumElements * 2 + 3)
         let (header, version) = try SnapshotCodec.decode(try Self.document(graph), schema: Self.schema, path: Self.path)
         #expect(header.storeVersion == 7 && header.counts["Post"] == graph.posts.count)
         #expect(version.number == 7)
@@ -75,7 +76,7 @@ import Testing
     /// A value of the wrong type is `codingFailed` naming the object's index in the file, in
     /// either half of a large array; with two, the first one in the file.
     @Test func wrongValuesNameTheObject() throws {
-        let count = FastJSONSpeculation.minimumElements * 2 + 3
+        let count = ArraySpeculation.minimumElements * 2 + 3
         let document = try Self.document(Self.graph(posts: count))
         for indexes in [[count - 1], [count / 2], [5], [count - 2, 7]] {
             let damaged = try Self.edited(document, "Post") { posts in

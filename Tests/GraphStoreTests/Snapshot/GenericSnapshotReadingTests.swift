@@ -5,6 +5,7 @@ import PropertyBased
 import Testing
 
 @testable import GraphStore
+@testable import GraphStoreCoding
 
 /// `GenericSnapshot` (what `inspect`, `dump`, `verify`, `convert` and `migrate` read) reads
 /// with the parsers that open a store: it accepts what an app opens, refuses what an app

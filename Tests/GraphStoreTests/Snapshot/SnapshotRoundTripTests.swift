@@ -5,6 +5,7 @@ import PropertyBased
 import Testing
 
 @testable import GraphStore
+@testable import GraphStoreCoding
 
 /// Everything an entity can hold reads back equal, to the bit, from every format and
 /// compression: random graphs of the example model, and a local entity of edge values.

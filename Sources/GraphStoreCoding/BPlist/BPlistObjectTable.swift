@@ -13,7 +13,7 @@ import Foundation
 /// that ``null`` writes, as `PropertyListEncoder` does).
 ///
 /// Not thread-safe: one table per thread; ``append(_:)`` joins tables made on several threads.
-final class BPlistObjectTable {
+package final class BPlistObjectTable {
     /// One object: scalar bytes `start..<start + count` of ``bytes``, or a container whose
     /// references are `start..<start + count` of ``references`` (a dictionary's keys, then its
     /// values: `2 * members` references).
@@ -34,7 +34,7 @@ final class BPlistObjectTable {
     private var trueReference: UInt32?
     private var falseReference: UInt32?
 
-    init(expectedObjects: Int = 0) {
+    package init(expectedObjects: Int = 0) {
         strings.reserveCapacity(min(expectedObjects, 4_096))
         entries.reserveCapacity(expectedObjects)
         references.reserveCapacity(expectedObjects)
@@ -46,12 +46,12 @@ final class BPlistObjectTable {
     static let longestSharedString = 64
 
     /// The number of objects added.
-    var count: Int { entries.count }
+    package var count: Int { entries.count }
 
     // MARK: - Scalars
 
     /// `nil`, as `PropertyListEncoder` writes it: the ASCII string `$null`.
-    var null: UInt32 {
+    package var null: UInt32 {
         if let nullReference { return nullReference }
         let reference = startScalar()
         bytes.append(0x55)
@@ -61,7 +61,7 @@ final class BPlistObjectTable {
         return reference
     }
 
-    func bool(_ value: Bool) -> UInt32 {
+    package func bool(_ value: Bool) -> UInt32 {
         if let known = value ? trueReference : falseReference { return known }
         let reference = startScalar()
         bytes.append(value ? 0x09 : 0x08)
@@ -70,7 +70,7 @@ final class BPlistObjectTable {
         return reference
     }
 
-    func integer(_ value: Int64) -> UInt32 {
+    package func integer(_ value: Int64) -> UInt32 {
         if let known = integers[value] { return known }
         let reference = startScalar()
         appendInteger(value)
@@ -80,7 +80,7 @@ final class BPlistObjectTable {
     }
 
     /// An unsigned integer; above `Int64.max`, a 16-byte integer, as CoreFoundation writes it.
-    func unsigned(_ value: UInt64) -> UInt32 {
+    package func unsigned(_ value: UInt64) -> UInt32 {
         if value <= UInt64(Int64.max) { return integer(Int64(value)) }
         let reference = startScalar()
         bytes.append(0x14)
@@ -90,7 +90,7 @@ final class BPlistObjectTable {
         return reference
     }
 
-    func double(_ value: Double) -> UInt32 {
+    package func double(_ value: Double) -> UInt32 {
         let bits = value.bitPattern
         if let known = reals[bits] { return known }
         let reference = startScalar()
@@ -102,7 +102,7 @@ final class BPlistObjectTable {
     }
 
     /// A 4-byte real, so the value (sign of zero and NaN payload included) reads back exactly.
-    func float(_ value: Float) -> UInt32 {
+    package func float(_ value: Float) -> UInt32 {
         let reference = startScalar()
         bytes.append(0x22)
         appendBigEndian(UInt64(value.bitPattern), size: 4)
@@ -110,7 +110,7 @@ final class BPlistObjectTable {
         return reference
     }
 
-    func date(_ value: Date) -> UInt32 {
+    package func date(_ value: Date) -> UInt32 {
         let reference = startScalar()
         bytes.append(0x33)
         appendBigEndian(value.timeIntervalSinceReferenceDate.bitPattern, size: 8)
@@ -118,7 +118,7 @@ final class BPlistObjectTable {
         return reference
     }
 
-    func data(_ value: Data) -> UInt32 {
+    package func data(_ value: Data) -> UInt32 {
         let reference = startScalar()
         appendHeader(0x40, count: value.count)
         bytes.append(contentsOf: value)
@@ -128,7 +128,7 @@ final class BPlistObjectTable {
 
     /// A string: ASCII as one byte a character, anything else (and the text `$null`) as
     /// UTF-16, big-endian. Strings with the same UTF-8 bytes are one object.
-    func string(_ value: String) -> UInt32 {
+    package func string(_ value: String) -> UInt32 {
         // Long texts rarely repeat: sharing them costs a hash of every byte for little.
         let isShared = value.utf8.count <= Self.longestSharedString
         let key = ExactString(value)
@@ -153,7 +153,7 @@ final class BPlistObjectTable {
 
     // MARK: - Containers
 
-    func array(_ elements: some Collection<UInt32>) -> UInt32 {
+    package func array(_ elements: some Collection<UInt32>) -> UInt32 {
         let reference = UInt32(entries.count)
         entries.append(Entry(marker: 0xA0, start: references.count, count: elements.count))
         references.append(contentsOf: elements)
@@ -161,7 +161,7 @@ final class BPlistObjectTable {
     }
 
     /// A dictionary of `keys[i]` to `values[i]`.
-    func dictionary(keys: [UInt32], values: [UInt32]) -> UInt32 {
+    package func dictionary(keys: [UInt32], values: [UInt32]) -> UInt32 {
         precondition(keys.count == values.count, "GraphStore: a dictionary needs a value per key")
         let reference = UInt32(entries.count)
         entries.append(Entry(marker: 0xD0, start: references.count, count: keys.count))
@@ -174,7 +174,7 @@ final class BPlistObjectTable {
     /// first object has here (add it to any reference into `other`).
     ///
     /// - Complexity: O(size of `other`).
-    func append(_ other: BPlistObjectTable) -> UInt32 {
+    package func append(_ other: BPlistObjectTable) -> UInt32 {
         let base = UInt32(entries.count), byteBase = bytes.count, referenceBase = references.count
         precondition(entries.count + other.entries.count < Int(UInt32.max), "GraphStore: too many property-list objects")
         bytes.append(contentsOf: other.bytes)
@@ -192,7 +192,7 @@ final class BPlistObjectTable {
     /// The file: header, objects, offset table and trailer naming `top` as the root.
     ///
     /// - Complexity: O(objects + bytes).
-    func serialized(top: UInt32) -> Data {
+    package func serialized(top: UInt32) -> Data {
         let objectCount = entries.count
         precondition(Int(top) < objectCount, "GraphStore: the top object is not in the table")
         let referenceSize = Self.byteSize(for: UInt64(objectCount))
@@ -339,36 +339,5 @@ private struct ExactString: Hashable {
     func hash(into hasher: inout Hasher) {
         var text = text
         text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
-    }
-}
-
-// MARK: - Generic values
-
-extension BPlistObjectTable {
-    /// Adds `value` and everything it holds, as ``BPlistEncoder`` would encode it, without
-    /// going through `Encoder`; returns its reference.
-    ///
-    /// - Complexity: O(size of `value`).
-    func add(_ value: SnapshotValue) -> UInt32 {
-        switch value {
-        case .null: return null
-        case .bool(let bool): return self.bool(bool)
-        case .integer(let integer): return self.integer(integer)
-        case .unsigned(let unsigned): return self.unsigned(unsigned)
-        case .double(let double): return self.double(double)
-        case .string(let string): return self.string(string)
-        case .data(let data): return self.data(data)
-        case .date(let date): return self.date(date)
-        case .array(let values): return array(values.map(add))
-        case .object(let fields):
-            var keys: [UInt32] = [], values: [UInt32] = []
-            keys.reserveCapacity(fields.count)
-            values.reserveCapacity(fields.count)
-            for (key, value) in fields {
-                keys.append(string(key))
-                values.append(add(value))
-            }
-            return dictionary(keys: keys, values: values)
-        }
     }
 }

@@ -2,19 +2,24 @@ import Foundation
 
 /// Why bytes are not a readable binary property list, and where: the byte offset in the
 /// (uncompressed) document.
-struct BPlistSyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
-    let offset: Int
-    let reason: String
+package struct BPlistSyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
+    package let offset: Int
+    package let reason: String
 
-    var description: String { "invalid binary property list at byte \(offset): \(reason)" }
+    package init(offset: Int, reason: String) {
+        self.offset = offset
+        self.reason = reason
+    }
+
+    package var description: String { "invalid binary property list at byte \(offset): \(reason)" }
 }
 
 /// The kinds of object a binary property list (format `bplist00`) holds.
-enum BPlistKind: Equatable {
+package enum BPlistKind: Equatable {
     case null, `false`, `true`, integer, real, date, data, asciiString, utf16String, uid, array, set, dictionary
 
     /// As the decoding errors name them.
-    var debugDescription: String {
+    package var debugDescription: String {
         switch self {
         case .null: "null"
         case .false, .true: "a boolean"
@@ -32,10 +37,10 @@ enum BPlistKind: Equatable {
 /// One object of the table: its kind, where its payload starts, and its size (bytes for
 /// numbers, dates and data; characters or UTF-16 units for strings; elements for containers,
 /// members for a dictionary).
-struct BPlistObject {
-    let kind: BPlistKind
-    let payload: Int
-    let count: Int
+package struct BPlistObject {
+    package let kind: BPlistKind
+    package let payload: Int
+    package let count: Int
 }
 
 /// A binary property list's object table, read in place: the trailer and offset table are
@@ -44,14 +49,14 @@ struct BPlistObject {
 ///
 /// Immutable once made; the bytes are its own copy, so decoders on several threads may read
 /// it at once.
-final class BPlistDocument: Sendable {
+package final class BPlistDocument: Sendable {
     // Owned, never written after `init`; freed in `deinit`.
     nonisolated(unsafe) private let bytes: UnsafeMutablePointer<UInt8>
     let byteCount: Int
     private let offsetSize: Int
     let referenceSize: Int
     let objectCount: Int
-    let topObject: Int
+    package let topObject: Int
     /// Where the offset table starts: every object lies before it.
     private let tableOffset: Int
 
@@ -59,7 +64,7 @@ final class BPlistDocument: Sendable {
     ///
     /// - Throws: ``BPlistSyntaxError``.
     /// - Complexity: O(size of `data`) for the copy.
-    init(_ data: Data) throws {
+    package init(_ data: Data) throws {
         let count = data.count
         guard count >= 8 + 1 + 32, data.starts(with: Array("bplist00".utf8)) else {
             throw BPlistSyntaxError(offset: 0, reason: count < 41 ? "the file is too short (\(count) bytes) to hold a header and trailer" : "no bplist00 header")
@@ -116,7 +121,7 @@ final class BPlistDocument: Sendable {
     ///
     /// - Throws: ``BPlistSyntaxError`` for a reference out of the table, an offset outside the
     ///   objects, an unknown marker, or a payload that runs past the objects.
-    func object(_ reference: Int) throws -> BPlistObject {
+    package func object(_ reference: Int) throws -> BPlistObject {
         guard reference >= 0, reference < objectCount else {
             throw BPlistSyntaxError(offset: tableOffset, reason: "object reference \(reference) is not among the \(objectCount) objects")
         }
@@ -195,17 +200,17 @@ final class BPlistDocument: Sendable {
 
     /// The reference at element `index` of an array, set or dictionary's reference list
     /// starting at `payload` (a dictionary's values start `count` references in).
-    @inline(__always) func reference(at payload: Int, index: Int) -> Int {
+    @inline(__always) package func reference(at payload: Int, index: Int) -> Int {
         Int(truncatingIfNeeded: unsigned(at: payload + index * referenceSize, size: referenceSize))
     }
 
     /// The raw bytes of an object's payload.
-    @inline(__always) func span(_ object: BPlistObject, byteCount: Int) -> UnsafeBufferPointer<UInt8> {
+    @inline(__always) package func span(_ object: BPlistObject, byteCount: Int) -> UnsafeBufferPointer<UInt8> {
         UnsafeBufferPointer(start: bytes + object.payload, count: byteCount)
     }
 
     /// An integer object's value: `Int64`, or `UInt64` above `Int64.max` (16-byte integers).
-    func integer(_ object: BPlistObject) throws -> (signed: Int64?, unsigned: UInt64?) {
+    package func integer(_ object: BPlistObject) throws -> (signed: Int64?, unsigned: UInt64?) {
         switch object.count {
         case 1, 2, 4:
             let value = unsigned(at: object.payload, size: object.count)
@@ -222,13 +227,13 @@ final class BPlistDocument: Sendable {
     }
 
     /// A real or date object's value.
-    func real(_ object: BPlistObject) -> Double {
+    package func real(_ object: BPlistObject) -> Double {
         if object.count == 4 { return Double(Float(bitPattern: UInt32(unsigned(at: object.payload, size: 4)))) }
         return Double(bitPattern: unsigned(at: object.payload, size: 8))
     }
 
     /// A string object's text; UTF-16 that is not well formed is refused.
-    func string(_ object: BPlistObject) throws -> String {
+    package func string(_ object: BPlistObject) throws -> String {
         if object.kind == .asciiString {
             let raw = span(object, byteCount: object.count)
             if !raw.contains(where: { $0 >= 0x80 }) { return String(decoding: raw, as: UTF8.self) }
@@ -260,5 +265,11 @@ final class BPlistDocument: Sendable {
             return key.withUTF8 { $0.count == raw.count && (raw.isEmpty || memcmp($0.baseAddress!, raw.baseAddress!, raw.count) == 0) }
         }
         return (try? string(object)) == key
+    }
+
+    /// Whether `object` stands for `nil`: a null object, or the ASCII string `"$null"` that
+    /// `PropertyListEncoder` writes for it.
+    @inline(__always) package func isNull(_ object: BPlistObject) -> Bool {
+        object.kind == .null || (object.kind == .asciiString && object.count == 5 && stringEquals(object, "$null"))
     }
 }

@@ -1,19 +1,19 @@
 /// One step of a coding path: a key, or an index in an array.
-enum FastJSONPathComponent {
+package enum CodingPathComponent {
     case key(any CodingKey)
     case index(Int)
 
     var codingKey: any CodingKey {
         switch self {
         case .key(let key): key
-        case .index(let index): FastJSONIndexKey(index)
+        case .index(let index): IndexCodingKey(index)
         }
     }
 }
 
 /// The key of an array element in a coding path, as `JSONDecoder` names it: `Index 3`.
 /// Holds only the index; the text is made when asked for (in error messages).
-struct FastJSONIndexKey: CodingKey {
+struct IndexCodingKey: CodingKey {
     let index: Int
     init(_ index: Int) { self.index = index }
     init?(stringValue: String) { nil }
@@ -23,30 +23,30 @@ struct FastJSONIndexKey: CodingKey {
 }
 
 /// A key that is only a string, as `JSONDecoder` makes for `superDecoder()`.
-struct FastJSONStringKey: CodingKey {
+struct StringCodingKey: CodingKey {
     let stringValue: String
     init(_ string: String) { stringValue = string }
     init?(stringValue: String) { self.stringValue = stringValue }
     init?(intValue: Int) { nil }
     var intValue: Int? { nil }
-    static let `super` = FastJSONStringKey("super")
+    static let `super` = StringCodingKey("super")
 }
 
 /// A shared, immutable run of one or two path components after a parent run.
-final class FastJSONPathNode {
-    let parent: FastJSONPathNode?
-    let first: FastJSONPathComponent
-    let second: FastJSONPathComponent?
+package final class CodingPathNode {
+    let parent: CodingPathNode?
+    let first: CodingPathComponent
+    let second: CodingPathComponent?
 
-    init(parent: FastJSONPathNode?, first: FastJSONPathComponent, second: FastJSONPathComponent?) {
+    init(parent: CodingPathNode?, first: CodingPathComponent, second: CodingPathComponent?) {
         self.parent = parent
         self.first = first
         self.second = second
     }
 
     var codingPath: [any CodingKey] {
-        var runs: [FastJSONPathNode] = []
-        var node: FastJSONPathNode? = self
+        var runs: [CodingPathNode] = []
+        var node: CodingPathNode? = self
         while let current = node {
             runs.append(current)
             node = current.parent
@@ -63,84 +63,84 @@ final class FastJSONPathNode {
 /// A coding path kept cheap to extend: a shared node and up to two more components held
 /// inline. Appending a third component moves the two inline ones into a new node, so most
 /// nested values get their path without allocating.
-struct FastJSONPath {
-    var node: FastJSONPathNode?
+package struct CodingPath {
+    package var node: CodingPathNode?
     /// How many of `first` and `second` are part of the path.
     var inline: Int
-    var first: FastJSONPathComponent
-    var second: FastJSONPathComponent
+    var first: CodingPathComponent
+    var second: CodingPathComponent
 
-    static var root: FastJSONPath { FastJSONPath(node: nil) }
+    package static var root: CodingPath { CodingPath(node: nil) }
 
-    @inline(__always) init(node: FastJSONPathNode?) {
+    @inline(__always) package init(node: CodingPathNode?) {
         self.node = node
         inline = 0
         first = .index(0)
         second = .index(0)
     }
 
-    @inline(__always) init(node: FastJSONPathNode?, first: FastJSONPathComponent) {
+    @inline(__always) init(node: CodingPathNode?, first: CodingPathComponent) {
         self.node = node
         inline = 1
         self.first = first
         second = .index(0)
     }
 
-    @inline(__always) init(node: FastJSONPathNode?, first: FastJSONPathComponent, second: FastJSONPathComponent) {
+    @inline(__always) init(node: CodingPathNode?, first: CodingPathComponent, second: CodingPathComponent) {
         self.node = node
         inline = 2
         self.first = first
         self.second = second
     }
 
-    @inline(__always) func appending(_ component: FastJSONPathComponent) -> FastJSONPath {
+    @inline(__always) package func appending(_ component: CodingPathComponent) -> CodingPath {
         switch inline {
-        case 0: FastJSONPath(node: node, first: component)
-        case 1: FastJSONPath(node: node, first: first, second: component)
-        default: FastJSONPath(node: FastJSONPathNode(parent: node, first: first, second: second), first: component)
+        case 0: CodingPath(node: node, first: component)
+        case 1: CodingPath(node: node, first: first, second: component)
+        default: CodingPath(node: CodingPathNode(parent: node, first: first, second: second), first: component)
         }
     }
 
     /// The same path as one node (or `nil` for the empty path), so that appending to it never
     /// allocates again.
-    var materialized: FastJSONPathNode? {
+    package var materialized: CodingPathNode? {
         switch inline {
         case 0: node
-        case 1: FastJSONPathNode(parent: node, first: first, second: nil)
-        default: FastJSONPathNode(parent: node, first: first, second: second)
+        case 1: CodingPathNode(parent: node, first: first, second: nil)
+        default: CodingPathNode(parent: node, first: first, second: second)
         }
     }
 
     /// The same path with at most one inline component.
-    var compacted: FastJSONPath {
-        inline < 2 ? self : FastJSONPath(node: materialized)
+    var compacted: CodingPath {
+        inline < 2 ? self : CodingPath(node: materialized)
     }
 
-    var codingPath: [any CodingKey] {
+    package var codingPath: [any CodingKey] {
         var path = node?.codingPath ?? []
         if inline > 0 { path.append(first.codingKey) }
         if inline > 1 { path.append(second.codingKey) }
         return path
     }
 
-    /// The path with `key` appended (nothing for ``FastJSONNoKey``).
+    /// The path with `key` appended (nothing for ``NoCodingKey``).
     func codingPath<Key: CodingKey>(appending key: Key) -> [any CodingKey] {
         var path = codingPath
-        if Key.self != FastJSONNoKey.self { path.append(key) }
+        if Key.self != NoCodingKey.self { path.append(key) }
         return path
     }
 
-    /// This path extended by `key` as a component (nothing for ``FastJSONNoKey``).
-    func appending<Key: CodingKey>(codingKey key: Key) -> FastJSONPath {
-        if Key.self == FastJSONNoKey.self { return self }
-        if Key.self == FastJSONIndexKey.self { return appending(.index(unsafeBitCast(key, to: FastJSONIndexKey.self).index)) }
+    /// This path extended by `key` as a component (nothing for ``NoCodingKey``).
+    func appending<Key: CodingKey>(codingKey key: Key) -> CodingPath {
+        if Key.self == NoCodingKey.self { return self }
+        if Key.self == IndexCodingKey.self { return appending(.index(unsafeBitCast(key, to: IndexCodingKey.self).index)) }
         return appending(.key(key))
     }
 }
 
 /// Stands for "no key": a value decoded through a single-value container, at its decoder's
 /// own path.
-struct FastJSONNoKey: CodingKey {
+struct NoCodingKey: CodingKey {
     init() {}
     init?(stringValue: String) { nil }
     init?(intValue: Int) { nil }

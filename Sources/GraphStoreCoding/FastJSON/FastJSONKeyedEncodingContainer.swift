@@ -4,7 +4,7 @@ struct FastJSONKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerPro
     /// The object's frame.
     let frame: FastJSONFrameID
     /// The object's coding path.
-    let path: FastJSONPath
+    let path: CodingPath
 
     var codingPath: [any CodingKey] { path.codingPath }
 
@@ -57,7 +57,7 @@ struct FastJSONKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerPro
     }
 
     mutating func superEncoder() -> any Encoder {
-        superEncoder(key: FastJSONStringKey.super)
+        superEncoder(key: StringCodingKey.super)
     }
 
     mutating func superEncoder(forKey key: Key) -> any Encoder {
@@ -89,9 +89,9 @@ struct FastJSONKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerPro
 final class FastJSONReferencingEncoder: Encoder, SingleValueEncodingContainer {
     let impl: FastJSONEncoderImpl
     let frame: FastJSONFrameID
-    let path: FastJSONPath
+    let path: CodingPath
 
-    init(impl: FastJSONEncoderImpl, frame: FastJSONFrameID, path: FastJSONPath) {
+    init(impl: FastJSONEncoderImpl, frame: FastJSONFrameID, path: CodingPath) {
         self.impl = impl
         self.frame = frame
         self.path = path

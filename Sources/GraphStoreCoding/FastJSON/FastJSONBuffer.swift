@@ -116,8 +116,15 @@ package struct FastJSONBuffer {
     /// Appends ASCII text known at compile time.
     ///
     /// - Complexity: O(length of `text`) amortised.
-    mutating func append(contentsOf text: StaticString) {
+    package mutating func append(contentsOf text: StaticString) {
         append(contentsOf: UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    /// Appends `text` as a JSON string: quoted, escaped as `JSONEncoder` escapes it.
+    ///
+    /// - Complexity: O(length of `text`) amortised.
+    package mutating func appendString(_ text: String) {
+        withOutput { $0.appendString(text) }
     }
 
     /// Appends the bytes of `data`.

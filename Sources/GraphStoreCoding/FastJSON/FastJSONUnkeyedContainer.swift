@@ -10,13 +10,13 @@ final class FastJSONUnkeyedContainer: UnkeyedDecodingContainer {
     @exclusivity(unchecked) private var cursor: Int
     @exclusivity(unchecked) private(set) var currentIndex = 0
     /// The array's coding path.
-    private let path: FastJSONPath
+    private let path: CodingPath
     /// The array's path as one node, made when an element first needs its own path.
-    @exclusivity(unchecked) private var elementParent: FastJSONPathNode??
+    @exclusivity(unchecked) private var elementParent: CodingPathNode??
     /// Elements from some index on, being decoded on another thread.
-    @exclusivity(unchecked) private var speculation: FastJSONSpeculation?
+    @exclusivity(unchecked) private var speculation: ArraySpeculation?
 
-    init(impl: FastJSONDecoderImpl, array: Int, count: Int, path: FastJSONPath) {
+    init(impl: FastJSONDecoderImpl, array: Int, count: Int, path: CodingPath) {
         self.impl = impl
         self.count = count
         total = count
@@ -29,7 +29,7 @@ final class FastJSONUnkeyedContainer: UnkeyedDecodingContainer {
     var isAtEnd: Bool { currentIndex >= total }
 
     /// The array's path as one node.
-    private var elementParentNode: FastJSONPathNode? {
+    private var elementParentNode: CodingPathNode? {
         if let made = elementParent { return made }
         let parent = path.materialized
         elementParent = .some(parent)
@@ -37,8 +37,8 @@ final class FastJSONUnkeyedContainer: UnkeyedDecodingContainer {
     }
 
     /// The coding path of the current element, for decoding it through `init(from:)`.
-    private var elementPath: FastJSONPath {
-        FastJSONPath(node: elementParentNode, first: .index(currentIndex))
+    private var elementPath: CodingPath {
+        CodingPath(node: elementParentNode, first: .index(currentIndex))
     }
 
     // MARK: Speculation
@@ -57,18 +57,18 @@ final class FastJSONUnkeyedContainer: UnkeyedDecodingContainer {
     /// Has the second half of the array decoded as `T` on another thread, when the decoder
     /// allows it and the array is a large one of objects.
     private func speculate<T: Decodable>(_ type: T.Type) {
-        guard impl.parallel, currentIndex == 0, total >= FastJSONSpeculation.minimumElements,
+        guard impl.parallel, currentIndex == 0, total >= ArraySpeculation.minimumElements,
               impl.kind(cursor) == .object, !impl.isSpecial(T.self) else { return }
         let start = total / 2
         var token = cursor
         for _ in 0..<start { token = impl.document.skip(token) }
         let worker = FastJSONArrayWorker(impl: impl, firstToken: token, parent: elementParentNode)
-        let speculation = FastJSONSpeculation.start(T.self, worker: worker, start: start, total: total)
+        let speculation = ArraySpeculation.start(T.self, worker: worker, start: start, total: total)
         impl.speculations.append(speculation)
         self.speculation = speculation
     }
 
-    @inline(__always) private var indexKey: FastJSONIndexKey { FastJSONIndexKey(currentIndex) }
+    @inline(__always) private var indexKey: IndexCodingKey { IndexCodingKey(currentIndex) }
 
     /// The current element's token; an error at the end.
     @inline(__always) private func next(_ type: Any.Type, atEnd message: String = "Unkeyed container is at end.") throws -> Int {
@@ -100,7 +100,7 @@ final class FastJSONUnkeyedContainer: UnkeyedDecodingContainer {
 
     // MARK: Scalars
 
-    @inline(__always) private func scalar<T>(_ type: T.Type, _ unwrap: (Int, FastJSONIndexKey) throws -> T) throws -> T {
+    @inline(__always) private func scalar<T>(_ type: T.Type, _ unwrap: (Int, IndexCodingKey) throws -> T) throws -> T {
         settle()
         let result = try unwrap(try next(type), indexKey)
         advance()
@@ -154,7 +154,7 @@ final class FastJSONUnkeyedContainer: UnkeyedDecodingContainer {
 
     // MARK: Optionals: null (or the end, as in JSONDecoder) is nil
 
-    @inline(__always) private func scalarIfPresent<T>(_ unwrap: (Int, FastJSONIndexKey) throws -> T) throws -> T? {
+    @inline(__always) private func scalarIfPresent<T>(_ unwrap: (Int, IndexCodingKey) throws -> T) throws -> T? {
         settle()
         let result = try nextNonNull().map { try unwrap($0, indexKey) }
         advance()
@@ -221,5 +221,27 @@ final class FastJSONUnkeyedContainer: UnkeyedDecodingContainer {
             document: impl.document, userInfo: impl.userInfo, floats: impl.floats, current: value, path: elementPath)
         advance()
         return decoder
+    }
+}
+
+/// Walks a JSON array's elements token by token.
+final class FastJSONArrayWorker: SpeculativeArrayWorker {
+    private let impl: FastJSONDecoderImpl
+    private var element: Int
+    private let parent: CodingPathNode?
+
+    /// A worker over its own decoder, starting at token `firstToken`.
+    init(impl: FastJSONDecoderImpl, firstToken: Int, parent: CodingPathNode?) {
+        self.impl = FastJSONDecoderImpl(document: impl.document, userInfo: impl.userInfo, floats: impl.floats, current: firstToken, path: .root)
+        element = firstToken
+        // Its own copy of the array's node: each element's path retains it, and a reference
+        // count shared by both threads would bounce between their caches.
+        self.parent = parent.map { CodingPathNode(parent: $0.parent, first: $0.first, second: $0.second) }
+    }
+
+    func decodeElement<T: Decodable>(_ type: T.Type, index: Int) -> T? {
+        guard let value = try? impl.decodeNested(T.self, at: element, path: CodingPath(node: parent, first: .index(index))) else { return nil }
+        element = impl.document.skip(element)
+        return value
     }
 }

@@ -12,7 +12,7 @@ final class FastJSONEncoderImpl: Encoder, SingleValueEncodingContainer {
     /// The value slot this encoder stands for now.
     @exclusivity(unchecked) var slot = FastJSONFrameID.closed
     /// Its coding path.
-    @exclusivity(unchecked) var path: FastJSONPath
+    @exclusivity(unchecked) var path: CodingPath
     let sendableUserInfo: [CodingUserInfoKey: any Sendable]
     let floats: FastJSONDecoder.NonConformingFloatStrings
     /// The first misuse met where no error can be thrown (making a container); thrown when
@@ -22,7 +22,7 @@ final class FastJSONEncoderImpl: Encoder, SingleValueEncodingContainer {
     }
     private var hasDeferredError = false
 
-    init(output: FastJSONOutput, userInfo: [CodingUserInfoKey: any Sendable], floats: FastJSONDecoder.NonConformingFloatStrings, path: FastJSONPath) {
+    init(output: FastJSONOutput, userInfo: [CodingUserInfoKey: any Sendable], floats: FastJSONDecoder.NonConformingFloatStrings, path: CodingPath) {
         out = output
         sendableUserInfo = userInfo
         self.floats = floats
@@ -42,7 +42,7 @@ final class FastJSONEncoderImpl: Encoder, SingleValueEncodingContainer {
     ///   of containers this encoder cannot write in order; whatever `value` throws.
     func encodeRoot<T: Encodable>(_ value: T) throws {
         slot = frames.push(.pending)
-        if try writeSpecial(value, path: path, key: FastJSONNoKey()) {
+        if try writeSpecial(value, path: path, key: NoCodingKey()) {
             frames[0].kind = .done
         } else {
             try value.encode(to: self)
@@ -113,7 +113,7 @@ final class FastJSONEncoderImpl: Encoder, SingleValueEncodingContainer {
     /// Writes the separator, `key` and `:` for a member of the object `id`; returns the
     /// output's length before them, for ``rollBack(to:in:)``.
     @inline(__always)
-    func beginMember<Key: CodingKey>(_ id: FastJSONFrameID, key: Key, path: FastJSONPath, value: @autoclosure () -> Any) throws -> Int {
+    func beginMember<Key: CodingKey>(_ id: FastJSONFrameID, key: Key, path: CodingPath, value: @autoclosure () -> Any) throws -> Int {
         guard activate(id) else { throw outOfOrder(value(), at: path.codingPath(appending: key)) }
         let mark = out.count
         if frames[id.level].count > 0 { out.append(UInt8(ascii: ",")) }
@@ -126,7 +126,7 @@ final class FastJSONEncoderImpl: Encoder, SingleValueEncodingContainer {
     /// Writes the separator for an element of the array `id`; returns the output's length
     /// before it and the element's index.
     @inline(__always)
-    func beginElement(_ id: FastJSONFrameID, path: FastJSONPath, value: @autoclosure () -> Any) throws -> (mark: Int, index: Int) {
+    func beginElement(_ id: FastJSONFrameID, path: CodingPath, value: @autoclosure () -> Any) throws -> (mark: Int, index: Int) {
         guard activate(id) else { throw outOfOrder(value(), at: path.codingPath) }
         let mark = out.count
         let index = frames[id.level].count
@@ -137,7 +137,7 @@ final class FastJSONEncoderImpl: Encoder, SingleValueEncodingContainer {
 
     /// Encodes `value`, whose key or separator is written, through its `encode(to:)` in a
     /// new slot at `nestedPath`; closes what it opened, or writes `{}` if it wrote nothing.
-    func encodeNested<T: Encodable>(_ value: T, path nestedPath: FastJSONPath) throws {
+    func encodeNested<T: Encodable>(_ value: T, path nestedPath: CodingPath) throws {
         let nested = frames.push(.pending)
         let outerSlot = slot
         var outerPath = nestedPath
@@ -153,7 +153,7 @@ final class FastJSONEncoderImpl: Encoder, SingleValueEncodingContainer {
 
     // MARK: - Containers of a slot
 
-    func keyedContainer<Key: CodingKey>(at id: FastJSONFrameID, path: FastJSONPath) -> KeyedEncodingContainer<Key> {
+    func keyedContainer<Key: CodingKey>(at id: FastJSONFrameID, path: CodingPath) -> KeyedEncodingContainer<Key> {
         guard activate(id) else {
             if deferredError == nil { deferredError = outOfOrder([String: Any](), at: path.codingPath) }
             return KeyedEncodingContainer(FastJSONKeyedEncodingContainer<Key>(impl: self, frame: .closed, path: path))
@@ -170,7 +170,7 @@ final class FastJSONEncoderImpl: Encoder, SingleValueEncodingContainer {
         return KeyedEncodingContainer(FastJSONKeyedEncodingContainer<Key>(impl: self, frame: id, path: path))
     }
 
-    func unkeyedContainer(at id: FastJSONFrameID, path: FastJSONPath) -> FastJSONUnkeyedEncodingContainer {
+    func unkeyedContainer(at id: FastJSONFrameID, path: CodingPath) -> FastJSONUnkeyedEncodingContainer {
         guard activate(id) else {
             if deferredError == nil { deferredError = outOfOrder([Any](), at: path.codingPath) }
             return FastJSONUnkeyedEncodingContainer(impl: self, frame: .closed, path: path)
@@ -197,10 +197,10 @@ final class FastJSONEncoderImpl: Encoder, SingleValueEncodingContainer {
     }
 
     /// A single value of any type into the slot `id` at `slotPath`.
-    func encodeSingle<T: Encodable>(_ value: T, at id: FastJSONFrameID, path slotPath: FastJSONPath) throws {
+    func encodeSingle<T: Encodable>(_ value: T, at id: FastJSONFrameID, path slotPath: CodingPath) throws {
         guard activate(id) else { throw outOfOrder(value, at: slotPath.codingPath) }
         precondition(frames[id.level].kind == .pending, "Attempt to encode value through single value container when previously value already encoded.")
-        if try writeSpecial(value, path: slotPath, key: FastJSONNoKey()) {
+        if try writeSpecial(value, path: slotPath, key: NoCodingKey()) {
             frames[id.level].kind = .done
             return
         }

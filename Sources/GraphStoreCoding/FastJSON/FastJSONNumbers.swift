@@ -1,11 +1,22 @@
 /// Conversions of validated JSON number text (RFC 8259 grammar, checked by the parser) to
 /// Swift numbers.
-enum FastJSONNumbers {
+package enum FastJSONNumbers {
     // MARK: Integers
 
     /// The integer the number denotes, or `nil` when it is not an integer or does not fit in
     /// `T`. Exact: `1.0`, `1e3` and `-0` are integers; `1.5`, `1e-1` and `1.0000000000000001`
     /// are not.
+    /// ``integer(_:tag:as:)`` as `Int64`, compiled in this module so that callers in other
+    /// modules run the specialized code, not the generic one.
+    package static func int64(_ text: UnsafeBufferPointer<UInt8>, tag: UInt8) -> Int64? {
+        integer(text, tag: tag, as: Int64.self)
+    }
+
+    /// ``integer(_:tag:as:)`` as `UInt64`, specialized here (see ``int64(_:tag:)``).
+    package static func uint64(_ text: UnsafeBufferPointer<UInt8>, tag: UInt8) -> UInt64? {
+        integer(text, tag: tag, as: UInt64.self)
+    }
+
     @inline(__always)
     static func integer<T: FixedWidthInteger>(_ text: UnsafeBufferPointer<UInt8>, tag: UInt8, as: T.Type) -> T? {
         if tag & FastJSONFlag.nonInteger == 0 && text.count <= 19 && T.bitWidth <= 64 {
@@ -103,7 +114,7 @@ enum FastJSONNumbers {
     /// The nearest double, or `nil` when the number is out of `Double`'s range (it would round
     /// to infinity, or to zero although it is not zero), as `JSONDecoder` refuses them.
     @inline(__always)
-    static func double(_ text: UnsafeBufferPointer<UInt8>, tag: UInt8) -> Double? {
+    package static func double(_ text: UnsafeBufferPointer<UInt8>, tag: UInt8) -> Double? {
         // Clinger's fast path: at most 15 significant digits scaled by at most 10^22 is one
         // correctly rounded operation on exact operands.
         var index = 0

@@ -9,9 +9,12 @@ import Synchronization
 /// Anything else at or past the half (another type, `decodeNil()`, a nested container, an
 /// element the worker could not decode) drops the rest and the container goes on decoding
 /// itself from there, so the outcome, errors included, is that of decoding in order. Only
-/// used when the caller opts in (``FastJSONDecoder/decode(_:from:userInfo:nonConformingFloats:maxDepth:parallel:)``):
-/// the elements' `init(from:)` run on two threads at once.
-final class FastJSONSpeculation: @unchecked Sendable {
+/// used when the caller opts in (the `parallel:` argument of ``FastJSONDecoder`` and
+/// ``BPlistDecoder``): the elements' `init(from:)` run on two threads at once.
+///
+/// Shared by both decoders; each supplies a ``SpeculativeArrayWorker`` that walks its own
+/// document.
+final class ArraySpeculation: @unchecked Sendable {
     /// Arrays with fewer elements are decoded on one thread.
     static let minimumElements = 2_048
 
@@ -47,8 +50,8 @@ final class FastJSONSpeculation: @unchecked Sendable {
 
     /// Starts decoding elements `start..<total` as `T` through `worker`, which is released
     /// before the speculation reports that it is done.
-    static func start<T: Decodable>(_ type: T.Type, worker: any SpeculativeArrayWorker, start: Int, total: Int) -> FastJSONSpeculation {
-        let speculation = FastJSONSpeculation(T.self, start: start, count: total - start, worker: worker)
+    static func start<T: Decodable>(_ type: T.Type, worker: any SpeculativeArrayWorker, start: Int, total: Int) -> ArraySpeculation {
+        let speculation = ArraySpeculation(T.self, start: start, count: total - start, worker: worker)
         speculation.body = { [unowned speculation] in speculation.run(T.self, total: total) }
         // A thread of its own rather than a queue: the caller blocks until it is done, which
         // must never wait on a pool the caller's own thread may be part of.
@@ -112,31 +115,9 @@ final class FastJSONSpeculation: @unchecked Sendable {
     }
 }
 
-/// Decodes the elements of one array in order, for a ``FastJSONSpeculation`` on another thread.
+/// Decodes the elements of one array in order, for a ``ArraySpeculation`` on another thread.
 protocol SpeculativeArrayWorker: AnyObject {
     /// Element `index` (one more than the previous call's) as `T`, or `nil` if it cannot be
     /// decoded (the caller then meets the error itself).
     func decodeElement<T: Decodable>(_ type: T.Type, index: Int) -> T?
-}
-
-/// Walks a JSON array's elements token by token.
-final class FastJSONArrayWorker: SpeculativeArrayWorker {
-    private let impl: FastJSONDecoderImpl
-    private var element: Int
-    private let parent: FastJSONPathNode?
-
-    /// A worker over its own decoder, starting at token `firstToken`.
-    init(impl: FastJSONDecoderImpl, firstToken: Int, parent: FastJSONPathNode?) {
-        self.impl = FastJSONDecoderImpl(document: impl.document, userInfo: impl.userInfo, floats: impl.floats, current: firstToken, path: .root)
-        element = firstToken
-        // Its own copy of the array's node: each element's path retains it, and a reference
-        // count shared by both threads would bounce between their caches.
-        self.parent = parent.map { FastJSONPathNode(parent: $0.parent, first: $0.first, second: $0.second) }
-    }
-
-    func decodeElement<T: Decodable>(_ type: T.Type, index: Int) -> T? {
-        guard let value = try? impl.decodeNested(T.self, at: element, path: FastJSONPath(node: parent, first: .index(index))) else { return nil }
-        element = impl.document.skip(element)
-        return value
-    }
 }

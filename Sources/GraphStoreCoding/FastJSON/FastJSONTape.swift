@@ -1,12 +1,17 @@
 /// Why a document is not valid JSON (RFC 8259), and where: the byte offset in the UTF-8 text
 /// the parser read (after a byte order mark, or after converting UTF-16/32 input).
-struct FastJSONSyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct FastJSONSyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The offset of the first byte that cannot continue a valid document; the document's
     /// length when it ends too early.
-    let offset: Int
-    let reason: String
+    package let offset: Int
+    package let reason: String
 
-    var description: String { "invalid JSON at byte \(offset): \(reason)" }
+    package init(offset: Int, reason: String) {
+        self.offset = offset
+        self.reason = reason
+    }
+
+    package var description: String { "invalid JSON at byte \(offset): \(reason)" }
 }
 
 /// One value (or object key) of a parsed document. 16 bytes.
@@ -16,18 +21,18 @@ struct FastJSONSyntaxError: Error, Sendable, Equatable, CustomStringConvertible 
 /// not needed once parsed and holds the decoder's key cursor instead. `payload` holds a
 /// string's or number's length in bytes, or for a container its element count (low 32 bits)
 /// and the tape index just past its last element (high 32 bits).
-struct FastJSONToken {
-    var word: UInt64
-    var payload: UInt64
+package struct FastJSONToken {
+    package var word: UInt64
+    package var payload: UInt64
 
-    static let offsetMask: UInt64 = (1 << 56) - 1
+    @usableFromInline static let offsetMask: UInt64 = (1 << 56) - 1
 
-    @inline(__always) var tag: UInt8 { UInt8(truncatingIfNeeded: word >> 56) }
-    @inline(__always) var kind: FastJSONKind { FastJSONKind(rawValue: tag & 7).unsafelyUnwrapped }
-    @inline(__always) var offset: Int { Int(truncatingIfNeeded: word & Self.offsetMask) }
-    @inline(__always) var length: Int { Int(truncatingIfNeeded: payload) }
-    @inline(__always) var count: Int { Int(truncatingIfNeeded: payload & 0xFFFF_FFFF) }
-    @inline(__always) var end: Int { Int(truncatingIfNeeded: payload >> 32) }
+    @inlinable @inline(__always) package var tag: UInt8 { UInt8(truncatingIfNeeded: word >> 56) }
+    @inlinable @inline(__always) package var kind: FastJSONKind { FastJSONKind(rawValue: tag & 7).unsafelyUnwrapped }
+    @inlinable @inline(__always) package var offset: Int { Int(truncatingIfNeeded: word & Self.offsetMask) }
+    @inlinable @inline(__always) package var length: Int { Int(truncatingIfNeeded: payload) }
+    @inlinable @inline(__always) package var count: Int { Int(truncatingIfNeeded: payload & 0xFFFF_FFFF) }
+    @inlinable @inline(__always) package var end: Int { Int(truncatingIfNeeded: payload >> 32) }
 
     @inline(__always) init(tag: UInt8, offset: Int, payload: UInt64) {
         word = UInt64(tag) << 56 | UInt64(truncatingIfNeeded: offset)
@@ -35,11 +40,11 @@ struct FastJSONToken {
     }
 }
 
-enum FastJSONKind: UInt8 {
+package enum FastJSONKind: UInt8 {
     case null = 0, `false` = 1, `true` = 2, number = 3, string = 4, array = 5, object = 6
 
     /// As `JSONDecoder` names the kinds in its type-mismatch messages.
-    var debugDescription: String {
+    package var debugDescription: String {
         switch self {
         case .null: "null"
         case .false, .true: "bool"
@@ -52,18 +57,18 @@ enum FastJSONKind: UInt8 {
 }
 
 /// Flags in the tag byte, above the kind.
-enum FastJSONFlag {
+package enum FastJSONFlag {
     /// A string holding at least one escape sequence.
-    static let escaped: UInt8 = 0x08
+    package static let escaped: UInt8 = 0x08
     /// A string holding at least one byte ≥ 0x80.
-    static let nonASCII: UInt8 = 0x10
+    package static let nonASCII: UInt8 = 0x10
     /// A number with a fraction or an exponent.
-    static let nonInteger: UInt8 = 0x08
+    package static let nonInteger: UInt8 = 0x08
     /// A number with a minus sign.
-    static let negative: UInt8 = 0x10
+    package static let negative: UInt8 = 0x10
     /// An object whose keys cannot be matched byte for byte in order: one has an escape or a
     /// non-ASCII byte, two are equal, or it has more keys than the parser checks.
-    static let slowKeys: UInt8 = 0x08
+    package static let slowKeys: UInt8 = 0x08
 }
 
 /// A parsed document: one token per value and per object key, in document order, over the
@@ -76,11 +81,11 @@ enum FastJSONFlag {
 ///
 /// The bytes are borrowed from the caller until ``takeOwnershipOfBytes()``; the tokens are
 /// owned.
-final class FastJSONDocument {
-    let tokens: UnsafeMutablePointer<FastJSONToken>
-    let tokenCount: Int
-    @exclusivity(unchecked) private(set) var bytes: UnsafePointer<UInt8>
-    let byteCount: Int
+package final class FastJSONDocument {
+    package let tokens: UnsafeMutablePointer<FastJSONToken>
+    package let tokenCount: Int
+    @exclusivity(unchecked) package private(set) var bytes: UnsafePointer<UInt8>
+    package let byteCount: Int
     @exclusivity(unchecked) private var ownedBytes: UnsafeMutablePointer<UInt8>?
 
     init(tokens: UnsafeMutablePointer<FastJSONToken>, tokenCount: Int, bytes: UnsafePointer<UInt8>, byteCount: Int) {
@@ -97,16 +102,16 @@ final class FastJSONDocument {
 
     /// The token at `index` (the document stays alive while it is read, unlike through
     /// `tokens`).
-    func token(at index: Int) -> FastJSONToken {
+    package func token(at index: Int) -> FastJSONToken {
         tokens[index]
     }
 
     /// The index of the missing-value `null` token.
-    var missing: Int { tokenCount }
+    package var missing: Int { tokenCount }
 
     /// Copies the borrowed bytes, for a document that outlives them (a decoder or container
     /// kept by the value being decoded).
-    func takeOwnershipOfBytes() {
+    package func takeOwnershipOfBytes() {
         guard ownedBytes == nil else { return }
         let copy = UnsafeMutablePointer<UInt8>.allocate(capacity: max(byteCount, 1))
         copy.initialize(from: bytes, count: byteCount)
@@ -115,13 +120,13 @@ final class FastJSONDocument {
     }
 
     /// The index of the token after the value at `index`.
-    @inline(__always) func skip(_ index: Int) -> Int {
+    @inlinable @inline(__always) package func skip(_ index: Int) -> Int {
         let token = tokens[index]
         return token.tag & 7 >= FastJSONKind.array.rawValue ? token.end : index + 1
     }
 
     /// The raw bytes of a string (between the quotes, escapes unresolved) or number token.
-    @inline(__always) func span(_ index: Int) -> UnsafeBufferPointer<UInt8> {
+    @inlinable @inline(__always) package func span(_ index: Int) -> UnsafeBufferPointer<UInt8> {
         let token = tokens[index]
         return UnsafeBufferPointer(start: bytes + token.offset, count: token.length)
     }

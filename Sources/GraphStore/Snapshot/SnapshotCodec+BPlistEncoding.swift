@@ -1,4 +1,5 @@
 import Foundation
+internal import GraphStoreCoding
 import HashTreeCollections
 
 /// The binary-plist snapshot document written with ``BPlistEncoder``: the document
@@ -13,7 +14,7 @@ extension SnapshotCodec {
     /// - Complexity: O(objects), on up to `activeProcessorCount` threads for large tables.
     static func encodeBinaryPropertyListDocument(header: SnapshotHeaderV1, version: GraphVersion, schema: Schema) throws -> Data {
         let table = BPlistObjectTable(expectedObjects: 64)
-        let headerReference = try BPlistEncoder.encode(header, into: table, path: FastJSONPath.root.appending(.key(DocumentKey.header)))
+        let headerReference = try BPlistEncoder.encode(header, into: table, path: CodingPath.root.appending(.key(DocumentKey.header)))
         var names: [UInt32] = [], arrays: [UInt32] = []
         for entity in schema.entities {
             let objects = version.tables[entity.index]
@@ -60,9 +61,9 @@ extension SnapshotCodec {
         _ run: Slice<TreeDictionary<ObjectKey, StoredObject>>, startIndex: Int, entity: String
     ) throws -> (table: BPlistObjectTable, elements: [UInt32]) {
         // `entities.<name>`, as one shared node, so that paths inside objects rarely allocate.
-        let path = FastJSONPath(node: FastJSONPath.root.appending(.key(DocumentKey.entities)).appending(.key(EntityNameKey(entity))).materialized)
+        let path = CodingPath(node: CodingPath.root.appending(.key(DocumentKey.entities)).appending(.key(EntityNameKey(entity))).materialized)
         let table = BPlistObjectTable(expectedObjects: run.count * 16)
-        let encoder = BPlistEncoderImpl(table: table, userInfo: [:], path: path)
+        let encoder = BPlistTableEncoder(table: table, path: path)
         var elements: [UInt32] = []
         elements.reserveCapacity(run.count)
         var index = startIndex

@@ -7,9 +7,9 @@ import Foundation
 /// a `\u` low surrogate; a lone surrogate is an error), and nesting deeper than `maxDepth`.
 /// Numbers and strings are only delimited here; the decoder converts the ones it reads.
 /// Any value may stand at the top level; only whitespace may follow it.
-enum FastJSONParser {
+package enum FastJSONParser {
     /// The deepest nesting of arrays and objects accepted, as in `JSONDecoder`.
-    static let defaultMaxDepth = 512
+    package static let defaultMaxDepth = 512
     /// Objects with more keys than this are not checked for duplicate keys while parsing;
     /// the decoder indexes them by key instead.
     static let maxCheckedKeys = 16
@@ -18,11 +18,11 @@ enum FastJSONParser {
     ///
     /// - Throws: ``FastJSONSyntaxError`` with the offset of the first offending byte.
     /// - Complexity: O(`input.count`).
-    static func parse(_ input: UnsafeBufferPointer<UInt8>, maxDepth: Int = defaultMaxDepth) throws(FastJSONSyntaxError) -> FastJSONDocument {
+    package static func parse(_ input: UnsafeBufferPointer<UInt8>, maxDepth: Int = defaultMaxDepth) throws(FastJSONSyntaxError) -> FastJSONDocument {
         guard let base = input.baseAddress, !input.isEmpty else {
             throw FastJSONSyntaxError(offset: 0, reason: "the document is empty")
         }
-        var parser = Parser(bytes: base, count: input.count, maxDepth: max(maxDepth, 1))
+        var parser = FastJSONScanner(bytes: base, count: input.count, maxDepth: max(maxDepth, 1))
         do {
             try parser.run()
         } catch {
@@ -36,7 +36,8 @@ enum FastJSONParser {
     }
 }
 
-private struct OpenContainer {
+/// An array or object the scanner is inside of.
+struct FastJSONOpenContainer {
     var token: Int
     var count: Int
     var isObject: Bool
@@ -45,7 +46,8 @@ private struct OpenContainer {
     var slowKeys: Bool
 }
 
-private enum ASCII {
+/// The bytes of JSON's grammar.
+enum FastJSONByte {
     static let quote: UInt8 = 0x22, backslash: UInt8 = 0x5C, slash: UInt8 = 0x2F
     static let comma: UInt8 = 0x2C, colon: UInt8 = 0x3A
     static let openBrace: UInt8 = 0x7B, closeBrace: UInt8 = 0x7D
@@ -56,14 +58,15 @@ private enum ASCII {
     static let space: UInt8 = 0x20, tab: UInt8 = 0x09, lineFeed: UInt8 = 0x0A, carriageReturn: UInt8 = 0x0D
 }
 
-private struct Parser {
+/// The state of one parse: the bytes, the tokens made so far, and the open containers.
+struct FastJSONScanner {
     let bytes: UnsafePointer<UInt8>
     let n: Int
     let maxDepth: Int
     var tokens: UnsafeMutablePointer<FastJSONToken>
     var capacity: Int
     var count = 0
-    let stack: UnsafeMutablePointer<OpenContainer>
+    let stack: UnsafeMutablePointer<FastJSONOpenContainer>
     var depth = 0
     /// Per open object (by depth), the fingerprints and offsets of its first keys.
     let keys: UnsafeMutablePointer<(fingerprint: UInt64, offset: Int)>
@@ -132,7 +135,7 @@ private struct Parser {
         var i = start
         while i < n {
             let c = bytes[i]
-            guard c == ASCII.space || c == ASCII.lineFeed || c == ASCII.carriageReturn || c == ASCII.tab else { break }
+            guard c == FastJSONByte.space || c == FastJSONByte.lineFeed || c == FastJSONByte.carriageReturn || c == FastJSONByte.tab else { break }
             i += 1
         }
         return i
@@ -146,17 +149,17 @@ private struct Parser {
             guard i < n else { throw unexpectedEnd(depth == 0 ? "the document" : "a container: a value is missing") }
             let c = bytes[i]
             switch c {
-            case ASCII.quote:
+            case FastJSONByte.quote:
                 i = try scanString(i)
-            case ASCII.openBrace, ASCII.openBracket:
-                let isObject = c == ASCII.openBrace
+            case FastJSONByte.openBrace, FastJSONByte.openBracket:
+                let isObject = c == FastJSONByte.openBrace
                 guard depth < maxDepth else { throw error(i, "arrays and objects nest deeper than \(maxDepth) levels") }
-                stack[depth] = OpenContainer(token: count, count: 0, isObject: isObject, slowKeys: false)
+                stack[depth] = FastJSONOpenContainer(token: count, count: 0, isObject: isObject, slowKeys: false)
                 depth += 1
                 append(isObject ? FastJSONKind.object.rawValue : FastJSONKind.array.rawValue, i, 0)
                 i = skipWhitespace(i + 1)
                 guard i < n else { throw unexpectedEnd(isObject ? "an object" : "an array") }
-                if bytes[i] == (isObject ? ASCII.closeBrace : ASCII.closeBracket) {
+                if bytes[i] == (isObject ? FastJSONByte.closeBrace : FastJSONByte.closeBracket) {
                     try close(at: i)
                     i += 1
                 } else {
@@ -176,7 +179,7 @@ private struct Parser {
                 try literal(i, "null")
                 append(FastJSONKind.null.rawValue, i, 4)
                 i += 4
-            case ASCII.minus, ASCII.zero...ASCII.nine:
+            case FastJSONByte.minus, FastJSONByte.zero...FastJSONByte.nine:
                 i = try scanNumber(i)
             default:
                 throw error(i, "\(describe(c)) cannot start a value")
@@ -191,7 +194,7 @@ private struct Parser {
                 let isObject = stack[depth - 1].isObject
                 guard i < n else { throw unexpectedEnd(isObject ? "an object" : "an array") }
                 let c = bytes[i]
-                if c == ASCII.comma {
+                if c == FastJSONByte.comma {
                     stack[depth - 1].count += 1
                     i = skipWhitespace(i + 1)
                     if isObject {
@@ -200,7 +203,7 @@ private struct Parser {
                     }
                     continue value
                 }
-                guard c == (isObject ? ASCII.closeBrace : ASCII.closeBracket) else {
+                guard c == (isObject ? FastJSONByte.closeBrace : FastJSONByte.closeBracket) else {
                     throw error(i, isObject
                         ? "expected ',' or '}' after an object member, found \(describe(c))"
                         : "expected ',' or ']' after an array element, found \(describe(c))")
@@ -263,7 +266,7 @@ private struct Parser {
 
     /// A key and its colon; `i` is at the key's opening quote. Returns the start of the value.
     @inline(__always) mutating func scanKey(_ i: Int) throws(FastJSONSyntaxError) -> Int {
-        guard bytes[i] == ASCII.quote else {
+        guard bytes[i] == FastJSONByte.quote else {
             throw error(i, "expected a string key, found \(describe(bytes[i]))")
         }
         var j = try scanString(i)
@@ -275,181 +278,7 @@ private struct Parser {
         }
         j = skipWhitespace(j)
         guard j < n else { throw unexpectedEnd("an object") }
-        guard bytes[j] == ASCII.colon else { throw error(j, "expected ':' after an object key, found \(describe(bytes[j]))") }
+        guard bytes[j] == FastJSONByte.colon else { throw error(j, "expected ':' after an object key, found \(describe(bytes[j]))") }
         return skipWhitespace(j + 1)
-    }
-
-    // MARK: Strings
-
-    /// Flags, in bit 7 of each byte, the bytes of `word` that end a run of plain characters:
-    /// a quote, a backslash, a control character or a byte ≥ 0x80. The lowest flag is exact.
-    @inline(__always) static func specialBytes(_ word: UInt64) -> UInt64 {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let high: UInt64 = 0x8080_8080_8080_8080
-        let quote = word ^ (ones &* UInt64(ASCII.quote))
-        let backslash = word ^ (ones &* UInt64(ASCII.backslash))
-        let quoteZero = (quote &- ones) & ~quote
-        let backslashZero = (backslash &- ones) & ~backslash
-        let control = (word &- ones &* 0x20) & ~word
-        return (quoteZero | backslashZero | control | word) & high
-    }
-
-    /// Scans the string whose opening quote is at `i`, appends its token and returns the
-    /// index after the closing quote.
-    @inline(__always) mutating func scanString(_ i: Int) throws(FastJSONSyntaxError) -> Int {
-        let start = i + 1
-        var j = start
-        var flags: UInt8 = 0
-        while true {
-            if j + 8 <= n {
-                let word = UInt64(littleEndian: UnsafeRawPointer(bytes + j).loadUnaligned(as: UInt64.self))
-                let special = Self.specialBytes(word)
-                if special == 0 {
-                    j += 8
-                    continue
-                }
-                j += special.trailingZeroBitCount >> 3
-            } else {
-                while j < n {
-                    let c = bytes[j]
-                    if c == ASCII.quote || c == ASCII.backslash || c < 0x20 || c >= 0x80 { break }
-                    j += 1
-                }
-                guard j < n else { throw unexpectedEnd("a string") }
-            }
-            let c = bytes[j]
-            if c == ASCII.quote {
-                append(FastJSONKind.string.rawValue | flags, start, UInt64(j - start))
-                return j + 1
-            } else if c == ASCII.backslash {
-                flags |= FastJSONFlag.escaped
-                j = try scanEscape(j)
-            } else if c < 0x20 {
-                throw error(j, "unescaped control character \(describe(c)) in a string")
-            } else {
-                flags |= FastJSONFlag.nonASCII
-                j = try scanUTF8(j)
-            }
-        }
-    }
-
-    /// Validates the escape sequence at `j` (a backslash); returns the index after it.
-    mutating func scanEscape(_ j: Int) throws(FastJSONSyntaxError) -> Int {
-        guard j + 1 < n else { throw unexpectedEnd("a string") }
-        switch bytes[j + 1] {
-        case ASCII.quote, ASCII.backslash, ASCII.slash, UInt8(ascii: "b"), UInt8(ascii: "f"), UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
-            return j + 2
-        case UInt8(ascii: "u"):
-            let unit = try hex4(j + 2, escape: j)
-            switch unit {
-            case 0xD800...0xDBFF:
-                let lone = error(j, "\\u\(hexText(unit)) is a high surrogate without a following \\u low surrogate")
-                guard j + 6 < n else { throw unexpectedEnd("a string") }
-                guard bytes[j + 6] == ASCII.backslash else { throw lone }
-                guard j + 7 < n else { throw unexpectedEnd("a string") }
-                guard bytes[j + 7] == UInt8(ascii: "u") else { throw lone }
-                let low = try hex4(j + 8, escape: j + 6)
-                guard (0xDC00...0xDFFF).contains(low) else {
-                    throw error(j, "\\u\(hexText(unit)) is a high surrogate followed by \\u\(hexText(low)), not a low surrogate")
-                }
-                return j + 12
-            case 0xDC00...0xDFFF:
-                throw error(j, "\\u\(hexText(unit)) is a low surrogate without a high surrogate before it")
-            default:
-                return j + 6
-            }
-        default:
-            throw error(j, "invalid escape sequence \\\(describe(bytes[j + 1]))")
-        }
-    }
-
-    func hexText(_ unit: UInt32) -> String {
-        let text = String(unit, radix: 16, uppercase: true)
-        return String(repeating: "0", count: max(0, 4 - text.count)) + text
-    }
-
-    /// The four hex digits at `k`, of the `\u` escape at `escape`.
-    func hex4(_ k: Int, escape: Int) throws(FastJSONSyntaxError) -> UInt32 {
-        var value: UInt32 = 0
-        for d in k..<(k + 4) {
-            guard d < n else { throw unexpectedEnd("a string") }
-            let c = bytes[d]
-            let digit: UInt8
-            switch c {
-            case ASCII.zero...ASCII.nine: digit = c &- ASCII.zero
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = c &- UInt8(ascii: "a") &+ 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = c &- UInt8(ascii: "A") &+ 10
-            default: throw error(d, "invalid \\u escape: \(describe(c)) is not a hex digit")
-            }
-            value = value << 4 | UInt32(digit)
-        }
-        return value
-    }
-
-    /// Validates the UTF-8 sequence starting at `j` (a byte ≥ 0x80); returns the index after it.
-    @inline(__always) func scanUTF8(_ j: Int) throws(FastJSONSyntaxError) -> Int {
-        let lead = bytes[j]
-        let length: Int
-        var low: UInt8 = 0x80, high: UInt8 = 0xBF
-        switch lead {
-        case 0xC2...0xDF: length = 2
-        case 0xE0: length = 3; low = 0xA0
-        case 0xE1...0xEC, 0xEE...0xEF: length = 3
-        case 0xED: length = 3; high = 0x9F
-        case 0xF0: length = 4; low = 0x90
-        case 0xF1...0xF3: length = 4
-        case 0xF4: length = 4; high = 0x8F
-        default: throw error(j, "invalid UTF-8: \(describe(lead)) cannot start a character")
-        }
-        guard j + length <= n else { throw unexpectedEnd("a UTF-8 sequence") }
-        let second = bytes[j + 1]
-        guard second >= low && second <= high else { throw error(j + 1, "invalid UTF-8: \(describe(second)) cannot follow \(describe(lead))") }
-        for k in 2..<length where bytes[j + k] & 0xC0 != 0x80 {
-            throw error(j + k, "invalid UTF-8: \(describe(bytes[j + k])) is not a continuation byte")
-        }
-        return j + length
-    }
-
-    // MARK: Numbers
-
-    @inline(__always) func isDigit(_ k: Int) -> Bool {
-        k < n && bytes[k] &- ASCII.zero < 10
-    }
-
-    /// Scans the number at `i`, appends its token and returns the index after it.
-    @inline(__always) mutating func scanNumber(_ i: Int) throws(FastJSONSyntaxError) -> Int {
-        var tag = FastJSONKind.number.rawValue
-        var j = i
-        if bytes[j] == ASCII.minus {
-            tag |= FastJSONFlag.negative
-            j += 1
-        }
-        guard j < n else { throw unexpectedEnd("a number") }
-        if bytes[j] == ASCII.zero {
-            j += 1
-            if isDigit(j) { throw error(j, "a number cannot have a leading zero") }
-        } else if isDigit(j) {
-            j += 1
-            while isDigit(j) { j += 1 }
-        } else {
-            throw error(j, "expected a digit, found \(describe(bytes[j]))")
-        }
-        if j < n && bytes[j] == ASCII.dot {
-            tag |= FastJSONFlag.nonInteger
-            j += 1
-            guard j < n else { throw unexpectedEnd("a number") }
-            guard isDigit(j) else { throw error(j, "expected a digit after the decimal point, found \(describe(bytes[j]))") }
-            while isDigit(j) { j += 1 }
-        }
-        if j < n && (bytes[j] == ASCII.lowerE || bytes[j] == ASCII.upperE) {
-            tag |= FastJSONFlag.nonInteger
-            j += 1
-            if j < n && (bytes[j] == ASCII.plus || bytes[j] == ASCII.minus) { j += 1 }
-            guard j < n else { throw unexpectedEnd("a number") }
-            guard isDigit(j) else { throw error(j, "expected a digit in the exponent, found \(describe(bytes[j]))") }
-            while isDigit(j) { j += 1 }
-        }
-        append(tag, i, UInt64(j - i))
-        return j
     }
 }

@@ -37,7 +37,7 @@ extension FastJSONEncoderImpl {
     /// - Throws: `EncodingError.invalidValue` at `path` + `key` for a NaN `Decimal`, which
     ///   JSON cannot hold (`JSONEncoder` writes the invalid text `NaN`).
     @inline(__always)
-    func writeSpecial<T: Encodable, Key: CodingKey>(_ value: T, path: FastJSONPath, key: Key) throws -> Bool {
+    func writeSpecial<T: Encodable, Key: CodingKey>(_ value: T, path: CodingPath, key: Key) throws -> Bool {
         if T.self == Date.self {
             // `.deferredToDate`: `Date.encode(to:)`, a double of seconds since 2001.
             writeDouble(unsafeBitCast(value, to: Date.self).timeIntervalSinceReferenceDate)
@@ -77,7 +77,7 @@ extension FastJSONEncoderImpl {
     }
 
     /// A `Decimal` as a JSON number, its `description` as `JSONEncoder` writes it.
-    private func writeDecimal<Key: CodingKey>(_ value: Decimal, path: FastJSONPath, key: Key) throws {
+    private func writeDecimal<Key: CodingKey>(_ value: Decimal, path: CodingPath, key: Key) throws {
         guard !value.isNaN else {
             throw EncodingError.invalidValue(value, EncodingError.Context(
                 codingPath: path.codingPath(appending: key), debugDescription: "Unable to encode Decimal.nan directly in JSON."))

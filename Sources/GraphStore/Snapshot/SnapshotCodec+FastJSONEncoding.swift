@@ -1,4 +1,5 @@
 import Foundation
+internal import GraphStoreCoding
 import HashTreeCollections
 
 /// The JSON snapshot document written with ``FastJSONEncoder``: the same document as
@@ -21,11 +22,11 @@ extension SnapshotCodec {
         // About 300 bytes an object, for the example model; growing later costs little.
         var buffer = FastJSONBuffer(capacity: 4_096 + objectCount * 256)
         buffer.append(contentsOf: "{\"header\":")
-        try FastJSONEncoder.encode(header, into: &buffer, userInfo: [:], path: FastJSONPath.root.appending(.key(DocumentKey.header)))
+        try FastJSONEncoder.encode(header, into: &buffer, userInfo: [:], path: CodingPath.root.appending(.key(DocumentKey.header)))
         buffer.append(contentsOf: ",\"entities\":{")
         for (position, entity) in schema.entities.enumerated() {
             if position > 0 { buffer.append(UInt8(ascii: ",")) }
-            buffer.withOutput { $0.appendString(entity.name) }
+            buffer.appendString(entity.name)
             buffer.append(contentsOf: ":[")
             let table = version.tables[entity.index]
             let parts = table.count >= parallelEncodingThreshold ? min(ProcessInfo.processInfo.activeProcessorCount, 8) : 1
@@ -45,7 +46,7 @@ extension SnapshotCodec {
         _ objects: Slice<TreeDictionary<ObjectKey, StoredObject>>, startIndex: Int, entity: String, into buffer: inout FastJSONBuffer
     ) throws {
         // `entities.<name>`, as one shared node, so that paths inside objects rarely allocate.
-        let path = FastJSONPath(node: FastJSONPath.root.appending(.key(DocumentKey.entities)).appending(.key(EntityNameKey(entity))).materialized)
+        let path = CodingPath(node: CodingPath.root.appending(.key(DocumentKey.entities)).appending(.key(EntityNameKey(entity))).materialized)
         try FastJSONEncoder.encodeElements(into: &buffer, path: path, startIndex: startIndex) { array in
             for (_, stored) in objects { try array.encode(stored.value) }
         }

@@ -58,8 +58,8 @@ package enum FastJSONEncoder {
 
     /// Appends the JSON text of `value`, as found at `path` of a larger document (for the
     /// coding paths in errors).
-    static func encode<T: Encodable>(
-        _ value: T, into buffer: inout FastJSONBuffer, userInfo: [CodingUserInfoKey: any Sendable], path: FastJSONPath
+    package static func encode<T: Encodable>(
+        _ value: T, into buffer: inout FastJSONBuffer, userInfo: [CodingUserInfoKey: any Sendable], path: CodingPath
     ) throws {
         try buffer.withOutput { output in
             let start = output.count
@@ -81,8 +81,8 @@ package enum FastJSONEncoder {
     ///
     /// - Throws: As ``encode(_:userInfo:)``, for any element.
     /// - Complexity: O(size of the output), amortised.
-    static func encodeElements(
-        into buffer: inout FastJSONBuffer, userInfo: [CodingUserInfoKey: any Sendable] = [:], path: FastJSONPath, startIndex: Int,
+    package static func encodeElements(
+        into buffer: inout FastJSONBuffer, userInfo: [CodingUserInfoKey: any Sendable] = [:], path: CodingPath, startIndex: Int,
         _ body: (inout FastJSONUnkeyedEncodingContainer) throws -> Void
     ) throws {
         try buffer.withOutput { output in

@@ -8,11 +8,11 @@ final class FastJSONObject {
     /// The object's token.
     let object: Int
     /// The object's coding path (at most one inline component, so members extend it freely).
-    let path: FastJSONPath
+    let path: CodingPath
     /// Set for objects whose keys need matching as strings.
     let index: FastJSONKeyIndex?
 
-    init(impl: FastJSONDecoderImpl, object: Int, path: FastJSONPath, index: FastJSONKeyIndex?) {
+    init(impl: FastJSONDecoderImpl, object: Int, path: CodingPath, index: FastJSONKeyIndex?) {
         self.impl = impl
         self.object = object
         self.path = path
@@ -150,7 +150,7 @@ struct FastJSONKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     func superDecoder() throws -> any Decoder {
-        decoder(for: FastJSONStringKey.super, value: valueIfPresent(named: FastJSONStringKey.super.stringValue))
+        decoder(for: StringCodingKey.super, value: valueIfPresent(named: StringCodingKey.super.stringValue))
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {

@@ -9,13 +9,13 @@ import Foundation
 /// let top = try BPlistEncoder.encode(value, into: table)
 /// let data = table.serialized(top: top)
 /// ```
-enum BPlistEncoder {
+package enum BPlistEncoder {
     /// Adds `value` (and everything it holds) to `table` and returns its reference.
     ///
     /// - Throws: What `value`'s `encode(to:)` throws.
     /// - Complexity: O(size of `value`).
-    static func encode<T: Encodable>(
-        _ value: T, into table: BPlistObjectTable, userInfo: [CodingUserInfoKey: any Sendable] = [:], path: FastJSONPath = .root
+    package static func encode<T: Encodable>(
+        _ value: T, into table: BPlistObjectTable, userInfo: [CodingUserInfoKey: any Sendable] = [:], path: CodingPath = .root
     ) throws -> UInt32 {
         let encoder = BPlistEncoderImpl(table: table, userInfo: userInfo, path: path)
         return try encoder.encode(value, path: path)
@@ -24,10 +24,35 @@ enum BPlistEncoder {
     /// The whole file for `value`.
     ///
     /// - Throws: What `value`'s `encode(to:)` throws.
-    static func encode<T: Encodable>(_ value: T, userInfo: [CodingUserInfoKey: any Sendable] = [:]) throws -> Data {
+    package static func encode<T: Encodable>(_ value: T, userInfo: [CodingUserInfoKey: any Sendable] = [:]) throws -> Data {
         let table = BPlistObjectTable()
         let top = try encode(value, into: table, userInfo: userInfo)
         return table.serialized(top: top)
+    }
+}
+
+/// Adds many values to one table through one encoder, so that encoding the elements of a
+/// large array does not make an encoder for each.
+///
+/// ```swift
+/// let table = BPlistObjectTable()
+/// let encoder = BPlistTableEncoder(table: table, path: arrayPath)
+/// let elements = try objects.enumerated().map { try encoder.encode($1, path: arrayPath.appending(.index($0))) }
+/// ```
+package struct BPlistTableEncoder {
+    private let impl: BPlistEncoderImpl
+
+    package init(table: BPlistObjectTable, userInfo: [CodingUserInfoKey: any Sendable] = [:], path: CodingPath) {
+        impl = BPlistEncoderImpl(table: table, userInfo: userInfo, path: path)
+    }
+
+    /// Adds `value` (and everything it holds), found at `path` of the document (for the
+    /// coding paths in errors), and returns its reference.
+    ///
+    /// - Throws: What `value`'s `encode(to:)` throws.
+    /// - Complexity: O(size of `value`).
+    package func encode<T: Encodable>(_ value: T, path: CodingPath) throws -> UInt32 {
+        try impl.encode(value, path: path)
     }
 }
 
@@ -71,11 +96,11 @@ final class BPlistContainerBox {
 final class BPlistEncoderImpl: Encoder, SingleValueEncodingContainer {
     let table: BPlistObjectTable
     let userInfo: [CodingUserInfoKey: Any]
-    var path: FastJSONPath
+    var path: CodingPath
     /// What the value being encoded has produced.
     var result: BPlistSlot = .none
 
-    init(table: BPlistObjectTable, userInfo: [CodingUserInfoKey: Any], path: FastJSONPath) {
+    init(table: BPlistObjectTable, userInfo: [CodingUserInfoKey: Any], path: CodingPath) {
         self.table = table
         self.userInfo = userInfo
         self.path = path
@@ -87,7 +112,7 @@ final class BPlistEncoderImpl: Encoder, SingleValueEncodingContainer {
 
     /// `value`'s object: property-list types and common primitives directly, anything else
     /// through its `encode(to:)` at `valuePath`.
-    func encode<T: Encodable>(_ value: T, path valuePath: @autoclosure () -> FastJSONPath) throws -> UInt32 {
+    func encode<T: Encodable>(_ value: T, path valuePath: @autoclosure () -> CodingPath) throws -> UInt32 {
         if let reference = scalar(value) { return reference }
         let outerResult = result
         var outerPath = valuePath()
@@ -193,7 +218,7 @@ final class BPlistEncoderImpl: Encoder, SingleValueEncodingContainer {
 struct BPlistKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     let encoder: BPlistEncoderImpl
     let box: BPlistContainerBox
-    let path: FastJSONPath
+    let path: CodingPath
 
     var codingPath: [any CodingKey] { path.codingPath }
 
@@ -237,7 +262,7 @@ struct BPlistKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
         return BPlistUnkeyedEncodingContainer(encoder: encoder, box: nested, path: path.appending(codingKey: key))
     }
 
-    mutating func superEncoder() -> any Encoder { superEncoder(named: FastJSONStringKey.super) }
+    mutating func superEncoder() -> any Encoder { superEncoder(named: StringCodingKey.super) }
 
     mutating func superEncoder(forKey key: Key) -> any Encoder { superEncoder(named: key) }
 
@@ -252,7 +277,7 @@ struct BPlistKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
 struct BPlistUnkeyedEncodingContainer: UnkeyedEncodingContainer {
     let encoder: BPlistEncoderImpl
     let box: BPlistContainerBox
-    let path: FastJSONPath
+    let path: CodingPath
 
     var codingPath: [any CodingKey] { path.codingPath }
     var count: Int { box.count }

@@ -1,0 +1,44 @@
+import Foundation
+
+/// Decodes `Decodable` values from a binary property list as `PropertyListDecoder` does, read
+/// in place from the object table instead of through Foundation's decoder.
+///
+/// The same values and `DecodingError` cases and coding paths as `PropertyListDecoder` for
+/// what `PropertyListEncoder` writes: `Date` from a plist date only, `Data` from plist data,
+/// `nil` from the string `"$null"` (the encoder's nil), integers that must fit their type.
+/// Differences, where Foundation loses information: a non-optional `String` reads `"$null"` as
+/// that string rather than failing, an integer may come from a real that holds it exactly, and
+/// a damaged table is refused with the byte where it goes wrong (``BPlistSyntaxError`` as the
+/// `dataCorrupted` error's underlying error).
+package enum BPlistDecoder {
+    /// Deeper nesting is refused: a property list can hold cycles, which a recursive
+    /// `Decodable` type would follow for ever.
+    package static let maximumDepth = 512
+
+    /// Decodes a `T` from the binary property list in `data`.
+    ///
+    /// - Throws: `DecodingError` (`dataCorrupted` with a ``BPlistSyntaxError`` for a damaged
+    ///   table), or whatever `T.init(from:)` throws.
+    /// - Complexity: O(objects decoded); the bytes are copied once.
+    /// - Parameter parallel: Whether large arrays of dictionaries may be decoded half on
+    ///   another thread (see ``ArraySpeculation``), for types whose `init(from:)` can run on
+    ///   two threads at once. Results and errors are the same.
+    package static func decode<T: Decodable>(
+        _ type: T.Type, from data: Data, userInfo: [CodingUserInfoKey: any Sendable] = [:], parallel: Bool = false
+    ) throws -> T {
+        let document: BPlistDocument
+        do {
+            document = try BPlistDocument(data)
+        } catch {
+            throw DecodingError.dataCorrupted(DecodingError.Context(
+                codingPath: [], debugDescription: "The given data was not a valid property list.", underlyingError: error))
+        }
+        let impl = BPlistDecoderImpl(document: document, userInfo: userInfo, current: document.topObject, path: .root)
+        impl.parallel = parallel && ProcessInfo.processInfo.activeProcessorCount > 1
+        defer {
+            for speculation in impl.speculations { speculation.cancel() }
+            impl.speculations = []
+        }
+        return try impl.decodeValue(T.self, at: document.topObject, path: .root, key: NoCodingKey())
+    }
+}

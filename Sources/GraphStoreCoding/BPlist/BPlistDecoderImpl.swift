@@ -1,0 +1,228 @@
+import Foundation
+
+/// The decoder and its single-value container. One instance serves a whole document:
+/// decoding a nested value moves it to that value and back.
+final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer {
+    let document: BPlistDocument
+    let userInfo: [CodingUserInfoKey: Any]
+    /// The object being decoded.
+    var current: Int
+    var path: CodingPath
+    private var depth = 0
+    var parallel = false
+    var speculations: [ArraySpeculation] = []
+
+    init(document: BPlistDocument, userInfo: [CodingUserInfoKey: Any], current: Int, path: CodingPath) {
+        self.document = document
+        self.userInfo = userInfo
+        self.current = current
+        self.path = path
+    }
+
+    var codingPath: [any CodingKey] { path.codingPath }
+
+    // MARK: Objects
+
+    /// The object `reference` names; a damaged table is a `dataCorrupted` error at the path.
+    @inline(__always) func object<Key: CodingKey>(_ reference: Int, path: CodingPath, key: Key) throws -> BPlistObject {
+        try reading(path: path, key: key) { try document.object(reference) }
+    }
+
+    /// `body`'s result, with a ``BPlistSyntaxError`` it throws made a `dataCorrupted` error at
+    /// `key` of `path`.
+    @inline(__always) private func reading<T, Key: CodingKey>(path: CodingPath, key: Key, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch {
+            throw DecodingError.dataCorrupted(DecodingError.Context(
+                codingPath: path.codingPath(appending: key), debugDescription: "The given data was not a valid property list.", underlyingError: error))
+        }
+    }
+
+    func typeMismatch<Key: CodingKey>(_ type: Any.Type, _ object: BPlistObject, path: CodingPath, key: Key) -> DecodingError {
+        if document.isNull(object) {
+            return .valueNotFound(type, DecodingError.Context(
+                codingPath: path.codingPath(appending: key), debugDescription: "Cannot get value of type \(type) -- found null value instead"))
+        }
+        return .typeMismatch(type, DecodingError.Context(
+            codingPath: path.codingPath(appending: key), debugDescription: "Expected to decode \(type) but found \(object.kind.debugDescription) instead."))
+    }
+
+    // MARK: Values
+
+    /// The value at `reference` (the member `key` of `path`) as `T`: property-list types and
+    /// the common primitives directly, anything else through its `init(from:)`.
+    func decodeValue<T: Decodable, Key: CodingKey>(_ type: T.Type, at reference: Int, path: CodingPath, key: Key) throws -> T {
+        let object = try object(reference, path: path, key: key)
+        if T.self == String.self { return unsafeBitCast(try string(object, path: path, key: key), to: T.self) }
+        if T.self == Int.self { return unsafeBitCast(try integer(object, as: Int.self, path: path, key: key), to: T.self) }
+        if T.self == Int64.self { return unsafeBitCast(try integer(object, as: Int64.self, path: path, key: key), to: T.self) }
+        if T.self == Double.self { return unsafeBitCast(try double(object, path: path, key: key), to: T.self) }
+        if T.self == Bool.self { return unsafeBitCast(try bool(object, path: path, key: key), to: T.self) }
+        if T.self == Date.self {
+            guard object.kind == .date else { throw typeMismatch(Date.self, object, path: path, key: key) }
+            return unsafeBitCast(Date(timeIntervalSinceReferenceDate: document.real(object)), to: T.self)
+        }
+        if T.self == Data.self {
+            guard object.kind == .data else { throw typeMismatch(Data.self, object, path: path, key: key) }
+            return Data(document.span(object, byteCount: object.count)) as! T
+        }
+        if T.self == UUID.self, object.kind == .asciiString, let uuid = UUIDParsing.canonicalUUID(document.span(object, byteCount: object.count)) {
+            return unsafeBitCast(uuid, to: T.self)
+        }
+        if T.self == [UUID].self, object.kind == .array, let uuids = canonicalUUIDs(object) {
+            return unsafeBitCast(uuids, to: T.self)
+        }
+        return try decodeNested(T.self, at: reference, path: path.appending(codingKey: key))
+    }
+
+    /// An array of UUIDs all in canonical ASCII form, read without making strings; `nil` for
+    /// anything else (left to the general path, which gives the same value or error).
+    private func canonicalUUIDs(_ array: BPlistObject) -> [UUID]? {
+        var uuids: [UUID] = []
+        uuids.reserveCapacity(array.count)
+        for index in 0..<array.count {
+            guard let element = try? document.object(document.reference(at: array.payload, index: index)), element.kind == .asciiString,
+                  let uuid = UUIDParsing.canonicalUUID(document.span(element, byteCount: element.count)) else { return nil }
+            uuids.append(uuid)
+        }
+        return uuids
+    }
+
+    /// Decodes `T` through its `init(from:)` with this decoder moved to `reference`.
+    func decodeNested<T: Decodable>(_ type: T.Type, at reference: Int, path nestedPath: CodingPath) throws -> T {
+        guard depth < BPlistDecoder.maximumDepth else {
+            throw DecodingError.dataCorrupted(DecodingError.Context(
+                codingPath: nestedPath.codingPath, debugDescription: "The property list nests deeper than \(BPlistDecoder.maximumDepth) levels (a cycle?)."))
+        }
+        let outerCurrent = current
+        var outerPath = nestedPath
+        swap(&outerPath, &path)
+        current = reference
+        depth += 1
+        defer {
+            depth -= 1
+            current = outerCurrent
+            swap(&outerPath, &path)
+        }
+        return try T(from: self)
+    }
+
+    func string<Key: CodingKey>(_ object: BPlistObject, path: CodingPath, key: Key) throws -> String {
+        guard object.kind == .asciiString || object.kind == .utf16String else { throw typeMismatch(String.self, object, path: path, key: key) }
+        return try reading(path: path, key: key) { try document.string(object) }
+    }
+
+    func bool<Key: CodingKey>(_ object: BPlistObject, path: CodingPath, key: Key) throws -> Bool {
+        switch object.kind {
+        case .true: return true
+        case .false: return false
+        default: throw typeMismatch(Bool.self, object, path: path, key: key)
+        }
+    }
+
+    func double<Key: CodingKey>(_ object: BPlistObject, path: CodingPath, key: Key) throws -> Double {
+        switch object.kind {
+        case .real: return document.real(object)
+        case .integer:
+            let value = try integerParts(object, path: path, key: key)
+            if let signed = value.signed { return Double(signed) }
+            return Double(value.unsigned!)
+        default: throw typeMismatch(Double.self, object, path: path, key: key)
+        }
+    }
+
+    func float<Key: CodingKey>(_ object: BPlistObject, path: CodingPath, key: Key) throws -> Float {
+        let value = try double(object, path: path, key: key)
+        guard !value.isFinite || abs(value) <= Double(Float.greatestFiniteMagnitude) else {
+            throw DecodingError.dataCorrupted(DecodingError.Context(
+                codingPath: path.codingPath(appending: key), debugDescription: "Parsed property list number <\(value)> does not fit in Float."))
+        }
+        return Float(value)
+    }
+
+    private func integerParts<Key: CodingKey>(_ object: BPlistObject, path: CodingPath, key: Key) throws -> (signed: Int64?, unsigned: UInt64?) {
+        try reading(path: path, key: key) { try document.integer(object) }
+    }
+
+    func integer<T: FixedWidthInteger, Key: CodingKey>(_ object: BPlistObject, as type: T.Type, path: CodingPath, key: Key) throws -> T {
+        var result: T?
+        switch object.kind {
+        case .integer:
+            let value = try integerParts(object, path: path, key: key)
+            if let signed = value.signed { result = T(exactly: signed) } else if let unsigned = value.unsigned { result = T(exactly: unsigned) }
+        case .real:
+            let value = document.real(object)
+            result = T(exactly: value)
+        default:
+            throw typeMismatch(T.self, object, path: path, key: key)
+        }
+        guard let result else {
+            throw DecodingError.dataCorrupted(DecodingError.Context(
+                codingPath: path.codingPath(appending: key), debugDescription: "Parsed property list number does not fit in \(T.self)."))
+        }
+        return result
+    }
+
+    // MARK: Containers
+
+    func keyedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, at reference: Int, path: CodingPath) throws -> BPlistKeyedContainer<NestedKey> {
+        let object = try object(reference, path: path, key: NoCodingKey())
+        guard object.kind == .dictionary else {
+            throw typeMismatch([String: Any].self, object, path: path, key: NoCodingKey())
+        }
+        return BPlistKeyedContainer(state: BPlistDictionary(impl: self, object: object, path: path.compacted))
+    }
+
+    func unkeyedContainer(at reference: Int, path: CodingPath) throws -> BPlistUnkeyedContainer {
+        let object = try object(reference, path: path, key: NoCodingKey())
+        guard object.kind == .array || object.kind == .set else {
+            throw typeMismatch([Any].self, object, path: path, key: NoCodingKey())
+        }
+        return BPlistUnkeyedContainer(impl: self, object: object, path: path.compacted)
+    }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        KeyedDecodingContainer(try keyedContainer(keyedBy: type, at: current, path: path))
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        try unkeyedContainer(at: current, path: path)
+    }
+
+    func singleValueContainer() throws -> any SingleValueDecodingContainer { self }
+
+    // MARK: Single value
+
+    private var currentObject: BPlistObject {
+        get throws { try object(current, path: path, key: NoCodingKey()) }
+    }
+
+    func decodeNil() -> Bool {
+        guard let object = try? currentObject else { return false }
+        return document.isNull(object)
+    }
+
+    func decode(_ type: Bool.Type) throws -> Bool { try bool(try currentObject, path: path, key: NoCodingKey()) }
+    func decode(_ type: String.Type) throws -> String { try string(try currentObject, path: path, key: NoCodingKey()) }
+    func decode(_ type: Double.Type) throws -> Double { try double(try currentObject, path: path, key: NoCodingKey()) }
+    func decode(_ type: Float.Type) throws -> Float { try float(try currentObject, path: path, key: NoCodingKey()) }
+    func decode(_ type: Int.Type) throws -> Int { try singleInteger() }
+    func decode(_ type: Int8.Type) throws -> Int8 { try singleInteger() }
+    func decode(_ type: Int16.Type) throws -> Int16 { try singleInteger() }
+    func decode(_ type: Int32.Type) throws -> Int32 { try singleInteger() }
+    func decode(_ type: Int64.Type) throws -> Int64 { try singleInteger() }
+    func decode(_ type: UInt.Type) throws -> UInt { try singleInteger() }
+    func decode(_ type: UInt8.Type) throws -> UInt8 { try singleInteger() }
+    func decode(_ type: UInt16.Type) throws -> UInt16 { try singleInteger() }
+    func decode(_ type: UInt32.Type) throws -> UInt32 { try singleInteger() }
+    func decode(_ type: UInt64.Type) throws -> UInt64 { try singleInteger() }
+
+    private func singleInteger<T: FixedWidthInteger>() throws -> T {
+        try integer(try currentObject, as: T.self, path: path, key: NoCodingKey())
+    }
+
+    func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        try decodeValue(T.self, at: current, path: path, key: NoCodingKey())
+    }
+}

@@ -1,0 +1,123 @@
+/// What a keyed container works on: one dictionary, its path, and where the last key was
+/// found (members are usually asked for in the order they were written).
+final class BPlistDictionary {
+    let impl: BPlistDecoderImpl
+    let object: BPlistObject
+    let path: CodingPath
+    var cursor = 0
+
+    init(impl: BPlistDecoderImpl, object: BPlistObject, path: CodingPath) {
+        self.impl = impl
+        self.object = object
+        self.path = path
+    }
+
+    /// The reference of the value for `name`, or `nil`.
+    func value(named name: String) -> Int? {
+        let document = impl.document, count = object.count
+        var index = cursor
+        for _ in 0..<count {
+            if index == count { index = 0 }
+            if let key = try? document.object(document.reference(at: object.payload, index: index)),
+               key.kind == .asciiString || key.kind == .utf16String, document.stringEquals(key, name) {
+                cursor = index + 1
+                return document.reference(at: object.payload, index: count + index)
+            }
+            index += 1
+        }
+        return nil
+    }
+}
+
+/// A keyed container over one dictionary of a ``BPlistDocument``.
+struct BPlistKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    let state: BPlistDictionary
+
+    var impl: BPlistDecoderImpl { state.impl }
+    var codingPath: [any CodingKey] { state.path.codingPath }
+
+    var allKeys: [Key] {
+        let document = impl.document
+        return (0..<state.object.count).compactMap { index in
+            guard let key = try? document.object(document.reference(at: state.object.payload, index: index)),
+                  let name = try? document.string(key) else { return nil }
+            return Key(stringValue: name)
+        }
+    }
+
+    func contains(_ key: Key) -> Bool { state.value(named: key.stringValue) != nil }
+
+    private func value<K: CodingKey>(_ key: K) throws -> Int {
+        guard let value = state.value(named: key.stringValue) else {
+            throw DecodingError.keyNotFound(key, DecodingError.Context(
+                codingPath: codingPath, debugDescription: "No value associated with key \(key) (\"\(key.stringValue)\")."))
+        }
+        return value
+    }
+
+    func decodeNil(forKey key: Key) throws -> Bool {
+        let object = try impl.object(try value(key), path: state.path, key: key)
+        return impl.document.isNull(object)
+    }
+
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try impl.bool(try object(key), path: state.path, key: key) }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try impl.string(try object(key), path: state.path, key: key) }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try impl.double(try object(key), path: state.path, key: key) }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try impl.float(try object(key), path: state.path, key: key) }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try integer(key) }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try integer(key) }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try integer(key) }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try integer(key) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try integer(key) }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try integer(key) }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try integer(key) }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try integer(key) }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try integer(key) }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try integer(key) }
+
+    private func object(_ key: Key) throws -> BPlistObject {
+        try impl.object(try value(key), path: state.path, key: key)
+    }
+
+    private func integer<T: FixedWidthInteger>(_ key: Key) throws -> T {
+        try impl.integer(try object(key), as: T.self, path: state.path, key: key)
+    }
+
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+        try impl.decodeValue(T.self, at: try value(key), path: state.path, key: key)
+    }
+
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
+        guard let reference = state.value(named: key.stringValue) else { return nil }
+        let object = try impl.object(reference, path: state.path, key: key)
+        if impl.document.isNull(object) { return nil }
+        return try impl.string(object, path: state.path, key: key)
+    }
+
+    func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        guard let reference = state.value(named: key.stringValue) else { return nil }
+        let object = try impl.object(reference, path: state.path, key: key)
+        if impl.document.isNull(object) { return nil }
+        return try impl.decodeValue(T.self, at: reference, path: state.path, key: key)
+    }
+
+    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
+        KeyedDecodingContainer(try impl.keyedContainer(keyedBy: type, at: try value(key), path: state.path.appending(codingKey: key)))
+    }
+
+    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+        try impl.unkeyedContainer(at: try value(key), path: state.path.appending(codingKey: key))
+    }
+
+    func superDecoder() throws -> any Decoder {
+        try decoder(at: StringCodingKey.super)
+    }
+
+    func superDecoder(forKey key: Key) throws -> any Decoder {
+        try decoder(at: key)
+    }
+
+    private func decoder<K: CodingKey>(at key: K) throws -> any Decoder {
+        BPlistDecoderImpl(document: impl.document, userInfo: impl.userInfo, current: try value(key), path: state.path.appending(codingKey: key))
+    }
+}
