@@ -40,8 +40,9 @@ public struct GenericSnapshot: Sendable {
     /// - Throws: ``GraphStoreError/damagedFile(path:offset:reason:)``,
     ///   ``GraphStoreError/unsupportedFormatVersion(path:found:supported:)``,
     ///   ``GraphStoreError/decompressedSizeLimitExceeded(path:limit:)``,
-    ///   ``GraphStoreError/fileOperationFailed(path:operation:reason:)`` (including a missing file).
-    /// - Complexity: O(file size).
+    ///   ``GraphStoreError/fileOperationFailed(path:operation:reason:)`` (including a missing file,
+    ///   and a journal beside the file that holds newer saves: see ``UnreplayedSaves``).
+    /// - Complexity: O(file size + journal size).
     public static func read(from url: URL, maxDecompressedBytes: Int = 4 << 30) throws -> GenericSnapshot {
         let raw: Data?
         do { raw = try FileReader.readFile(at: url) } catch { throw GraphStoreError(error, path: url.path) }
@@ -49,7 +50,11 @@ public struct GenericSnapshot: Sendable {
             throw GraphStoreError.fileOperationFailed(path: url.path, operation: "open", reason: "no such file")
         }
         let document = try SnapshotFileBackend.document(fromRaw: raw, path: url.path, limit: maxDecompressedBytes)
-        return try decode(document, compression: Gzip.isGzip(raw) ? .gzip : .none, path: url.path)
+        let snapshot = try decode(document, compression: Gzip.isGzip(raw) ? .gzip : .none, path: url.path)
+        if let saves = try UnreplayedSaves.find(forStoreAt: url, fileVersion: snapshot.header.storeVersion) {
+            throw saves.error(reading: url.path)
+        }
+        return snapshot
     }
 
     /// Decodes an uncompressed document.

@@ -144,7 +144,8 @@ public enum Migration {
     /// The file is opened read-only, in one read transaction, and never changed.
     ///
     /// - Throws: ``GraphStore/GraphStoreError/fileOperationFailed(path:operation:reason:)`` for
-    ///   a missing or unreadable file; ``GraphStore/GraphStoreError/damagedFile(path:offset:reason:)``
+    ///   a missing or unreadable file, and for a journal beside it that holds newer saves (see
+    ///   ``GraphStore/UnreplayedSaves``); ``GraphStore/GraphStoreError/damagedFile(path:offset:reason:)``
     ///   for an empty file, one that is not SQLite, is truncated or malformed, or is a SQLite
     ///   database without GraphStore's metadata, or whose tables disagree with it;
     ///   ``GraphStore/GraphStoreError/unsupportedFormatVersion(path:found:supported:)``;
@@ -167,6 +168,9 @@ public enum Migration {
                 modelVersion: contents.metadata.modelVersion, savedAt: Date(), storeVersion: contents.metadata.storeVersion,
                 counts: Dictionary(uniqueKeysWithValues: entities.map { ($0.name, $0.objects.count) }),
                 fieldTypes: fieldTypes.isEmpty ? nil : fieldTypes)
+            if let saves = try UnreplayedSaves.find(forStoreAt: source, fileVersion: header.storeVersion) {
+                throw saves.error(reading: source.path)
+            }
             // Its dates and data are native values, as a property list's are: no conversion by
             // field types is needed for either format.
             return GenericSnapshot(header: header, entities: entities, format: .binaryPropertyList, compression: .none)

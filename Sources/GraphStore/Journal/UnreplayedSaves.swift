@@ -1,0 +1,48 @@
+import Foundation
+
+/// Saves that a store's journal holds and its file does not yet: the store is open in a
+/// process now, or the last process that had it open ended without closing it.
+///
+/// Opening the store with a ``GraphContainer`` replays them (and closing it writes them into
+/// the file). A tool that reads the file alone, as `graphstore` does, would miss them, so it
+/// refuses with ``error(reading:)`` instead of reading a store older than what the app was told
+/// is saved.
+public struct UnreplayedSaves: Sendable, Equatable {
+    /// The journal's path: `<store>.journal`.
+    public var journalPath: String
+    /// How many saves (journal records) are newer than the file.
+    public var count: Int
+    /// The store version the file holds.
+    public var fileVersion: UInt64
+    /// The store version of the newest save in the journal.
+    public var newestVersion: UInt64
+
+    /// The saves in the journal beside the store at `url` that are newer than `fileVersion`, or
+    /// `nil` when there are none (no journal, an empty one, or only older records).
+    ///
+    /// - Throws: ``GraphStoreError/damagedFile(path:offset:reason:)`` naming the journal and
+    ///   the byte for a damaged journal (a torn last record is not damage: it was never
+    ///   acknowledged, and is not counted), ``GraphStoreError/unsupportedFormatVersion(path:found:supported:)``,
+    ///   ``GraphStoreError/fileOperationFailed(path:operation:reason:)`` when it cannot be read.
+    /// - Complexity: O(journal size); one `stat` when there is no journal.
+    public static func find(forStoreAt url: URL, fileVersion: UInt64) throws -> UnreplayedSaves? {
+        let path = JournalReplay.path(forStoreAt: url.path)
+        let contents: JournalContents?
+        do {
+            contents = try JournalReplay.read(path)
+        } catch let damage as JournalFormatV1.Damage {
+            throw GraphStoreError.damagedFile(path: path, offset: damage.offset, reason: damage.reason)
+        }
+        guard let contents else { return nil }
+        let newer = contents.scan.records.filter { $0.version > fileVersion }
+        guard let newest = newer.last else { return nil }
+        return UnreplayedSaves(journalPath: path, count: newer.count, fileVersion: fileVersion, newestVersion: newest.version)
+    }
+
+    /// The error a tool throws instead of reading `storePath` without these saves.
+    public func error(reading storePath: String) -> GraphStoreError {
+        .fileOperationFailed(
+            path: journalPath, operation: "read \(storePath) without its journal",
+            reason: "the journal holds \(count) save\(count == 1 ? "" : "s") newer than the file (store version \(fileVersion + 1 == newestVersion ? "\(newestVersion)" : "\(fileVersion + 1) to \(newestVersion)")): the store is open in a process, or its last process ended without closing it. Open it with the app's GraphContainer and close it, which writes them into the file, then read it again")
+    }
+}

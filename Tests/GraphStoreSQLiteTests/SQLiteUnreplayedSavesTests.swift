@@ -1,0 +1,53 @@
+import ExampleModel
+import Foundation
+import GraphStore
+import GraphStoreSQLite
+import GraphStoreTestSupport
+import Testing
+
+/// `graphstore` reads a SQLite store's database alone; while the journal beside it holds saves
+/// the database does not, it refuses instead of copying an older store.
+@Suite struct SQLiteUnreplayedSavesTests {
+    @Test func aCrashLeftStoreIsNotMigratedWithoutItsJournal() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.sqlite")
+        let gate = WriterGate()
+        var options = SQLiteStoreOptions(durability: .journaled)
+        options.beforeTransaction = { _ in gate.pass() }
+        let container = try SQLiteTestKit.open(url, options: options)
+        var events = container.storeEvents.makeAsyncIterator()
+        for index in 0..<3 { try SQLiteJournalTestKit.saveNote("written \(index)", in: container.mainContext) }
+        await SQLiteJournalTestKit.waitUntilWritten(3, events: &events)
+        gate.close()
+        for index in 0..<2 { try SQLiteJournalTestKit.saveNote("journaled \(index)", in: container.mainContext) }
+        await gate.waitUntilReached()
+        let crashed = try SQLiteJournalTestKit.crashCopy(of: url, to: directory.file("crashed"))
+        gate.open()
+        try await container.close()
+
+        // SQLite's shared-memory index (-shm) is made by any reader; the data files must not change.
+        func dataFiles() -> [String: Data] {
+            SQLiteJournalTestKit.snapshot(of: crashed.deletingLastPathComponent()).filter { !$0.key.hasSuffix("-shm") }
+        }
+        let before = dataFiles()
+        let destination = directory.file("out.json")
+        let error = try #require(throws: GraphStoreError.self) {
+            try Migration.sqliteToSnapshot(from: crashed, to: destination, format: .json, compression: .none)
+        }
+        guard case .fileOperationFailed(let path, _, let reason) = error else {
+            Issue.record("expected fileOperationFailed, got \(error)")
+            return
+        }
+        #expect(path == SQLiteJournalTestKit.journal(of: crashed).path)
+        #expect(reason.contains("2 saves"), "\(reason)")
+        #expect(!FileManager.default.fileExists(atPath: destination.path), "no destination is written")
+        #expect(dataFiles() == before, "no source file changed")
+        #expect(before.count == 3, "database, -wal and journal")
+
+        // Opened and closed once, the database holds every save and migrates.
+        try await SQLiteTestKit.open(crashed).close()
+        try Migration.sqliteToSnapshot(from: crashed, to: destination, format: .json, compression: .none)
+        #expect(try GenericSnapshot.read(from: destination).objects(of: "Note").count == 5)
+    }
+}

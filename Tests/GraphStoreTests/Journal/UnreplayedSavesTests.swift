@@ -1,0 +1,71 @@
+import ExampleModel
+import Foundation
+import GraphStoreTestSupport
+import Testing
+
+@testable import GraphStore
+
+/// Reading a store's file alone (what `graphstore` does) refuses while its journal holds saves
+/// the file does not: the reader would otherwise see, and copy, a store older than what the
+/// app was told is saved.
+@Suite struct UnreplayedSavesTests {
+    @Test func aCrashLeftStoreIsNotReadWithoutItsJournal() async throws {
+        let scratch = try TemporaryDirectory()
+        defer { scratch.remove() }
+        let (url, texts) = try await JournalStoreTests.crashedStore(notes: 3, in: scratch, snapshotFirst: true)
+        let journal = url.path + ".journal"
+        let before = JournalStoreTests.files(url)
+
+        let saves = try #require(try UnreplayedSaves.find(forStoreAt: url, fileVersion: 1))
+        #expect(saves == UnreplayedSaves(journalPath: journal, count: 3, fileVersion: 1, newestVersion: 4))
+        #expect(try UnreplayedSaves.find(forStoreAt: url, fileVersion: 4) == nil, "records the file holds are not counted")
+
+        let error = try #require(throws: GraphStoreError.self) { try GenericSnapshot.read(from: url) }
+        guard case .fileOperationFailed(let path, let operation, let reason) = error else {
+            Issue.record("expected fileOperationFailed, got \(error)")
+            return
+        }
+        #expect(path == journal)
+        #expect(operation.contains(url.path))
+        #expect(reason.contains("3 saves") && reason.contains("store version 2 to 4"), "\(reason)")
+        #expect(JournalStoreTests.files(url) == before, "reading changed no file")
+
+        // Opened once by the app and closed, the store's file holds every save and reads alone.
+        let container = try GraphContainer(for: exampleModel, store: .file(url))
+        try await container.close()
+        let snapshot = try GenericSnapshot.read(from: url)
+        #expect(snapshot.header.storeVersion == 4)
+        #expect(snapshot.objects(of: "Note").count == texts.count)
+    }
+
+    @Test func aStoreWithoutJournalOrWithAnEmptyOneReads() async throws {
+        let scratch = try TemporaryDirectory()
+        defer { scratch.remove() }
+        let url = scratch.file("store.json.gz")
+        let container = try GraphContainer(for: exampleModel, store: .file(url))
+        container.mainContext.insert(Note(text: "one", createdAt: Fixtures.epoch))
+        try container.mainContext.save()
+        try await container.close()
+        #expect(try UnreplayedSaves.find(forStoreAt: url, fileVersion: 1) == nil)
+        try Data().write(to: URL(fileURLWithPath: url.path + ".journal"))
+        #expect(try UnreplayedSaves.find(forStoreAt: url, fileVersion: 1) == nil)
+        #expect(try GenericSnapshot.read(from: url).objects(of: "Note").count == 1)
+    }
+
+    @Test func aDamagedJournalIsNamedWithItsByte() async throws {
+        let scratch = try TemporaryDirectory()
+        defer { scratch.remove() }
+        let (url, _) = try await JournalStoreTests.crashedStore(notes: 3, in: scratch, snapshotFirst: true)
+        let journal = URL(fileURLWithPath: url.path + ".journal")
+        var bytes = try Data(contentsOf: journal)
+        bytes[60] ^= 0x40  // inside the first record, which is followed by two more
+        try bytes.write(to: journal)
+        let error = try #require(throws: GraphStoreError.self) { try GenericSnapshot.read(from: url) }
+        guard case .damagedFile(let path, let offset, _) = error else {
+            Issue.record("expected damagedFile, got \(error)")
+            return
+        }
+        #expect(path == journal.path)
+        #expect(offset != nil)
+    }
+}
