@@ -147,4 +147,81 @@ import Testing
         let undeclared = #expect(throws: GraphStoreError.self) { try CoreDataImporter.snapshot(from: noFolderStore) }
         #expect(undeclared?.description.contains("Folder") == true && undeclared?.description.contains("does not declare") == true)
     }
+
+    /// A store and cache written by Python's `sqlite3`, `plistlib` (its own binary property
+    /// list writer, UIDs included) and `zlib`, so the reader is checked against an outside
+    /// writer as well as the test support's.
+    static let pythonStore = #"""
+        import plistlib, sqlite3, sys, zlib
+        UID = plistlib.UID
+        objects = ['$null']
+        def add(value):
+            objects.append(value)
+            return UID(len(objects) - 1)
+        classes = {}
+        def cls(name, *supers):
+            if name not in classes:
+                classes[name] = add({'$classname': name, '$classes': [name, *supers, 'NSObject']})
+            return classes[name]
+        def dictionary(entries):
+            return add({'$class': cls('NSMutableDictionary', 'NSDictionary'), 'NS.keys': [add(k) for k in entries], 'NS.objects': list(entries.values())})
+        def attribute(entity, name, code, **extra):
+            return add({'$class': cls('NSAttributeDescription', 'NSPropertyDescription'), 'NSPropertyName': add(name), 'NSEntity': entity,
+                        'NSAttributeType': code, **extra})
+        root, folder, note, notes, folder_rel = (add('$null') for _ in range(5))
+        name = attribute(folder, 'name', 700, NSDefaultValue=add('Inbox'), _P=1)
+        title = attribute(note, 'title', 700, NSIsOptional=True, _P=3)
+        created = attribute(note, 'createdAt', 900, _P=1)
+        done = attribute(note, 'isDone', 800, NSDefaultValue=False, _P=1)
+        relationship = cls('NSRelationshipDescription', 'NSPropertyDescription')
+        objects[notes.data] = {'$class': relationship, 'NSPropertyName': add('notes'), 'NSEntity': folder,
+                               'NSMaxCount': 0, 'NSDeleteRule': 2, 'NSDestinationEntity': note, 'NSInverseRelationship': folder_rel, '_P': 3 | 0x400}
+        objects[folder_rel.data] = {'$class': relationship, 'NSPropertyName': add('folder'), 'NSEntity': note,
+                                    'NSMaxCount': 1, 'NSDeleteRule': 1, 'NSDestinationEntity': folder, 'NSInverseRelationship': notes, '_P': 3}
+        objects[folder.data] = {'$class': cls('NSEntityDescription'), 'NSEntityName': add('Folder'), 'NSManagedObjectModel': root,
+                                'NSProperties': dictionary({'name': name, 'notes': notes}), 'NSUniqueTuples': add([add([add('name')])])}
+        objects[note.data] = {'$class': cls('NSEntityDescription'), 'NSEntityName': add('Note'), 'NSManagedObjectModel': root,
+                              'NSProperties': dictionary({'title': title, 'createdAt': created, 'isDone': done, 'folder': folder_rel})}
+        objects[root.data] = {'$class': cls('NSManagedObjectModel'), 'NSEntities': dictionary({'Folder': folder, 'Note': note})}
+        archive = plistlib.dumps({'$version': 100000, '$archiver': 'NSKeyedArchiver', '$top': {'root': root}, '$objects': objects},
+                                 fmt=plistlib.FMT_BINARY, sort_keys=False)
+        packer = zlib.compressobj(9, zlib.DEFLATED, -15)
+        db = sqlite3.connect(sys.argv[1])
+        db.executescript(
+            "CREATE TABLE ZFOLDER (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZNAME VARCHAR);"
+            "CREATE TABLE ZNOTE (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZISDONE INTEGER, ZFOLDER INTEGER,"
+            " Z_FOK_FOLDER INTEGER, ZCREATEDAT TIMESTAMP, ZTITLE VARCHAR);"
+            "CREATE INDEX ZNOTE_ZFOLDER_INDEX ON ZNOTE (ZFOLDER);"
+            "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER);"
+            "CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB);"
+            "INSERT INTO Z_PRIMARYKEY VALUES (1, 'Folder', 0, 1), (2, 'Note', 0, 2);"
+            "INSERT INTO ZFOLDER VALUES (1, 1, 1, 'Inbox');"
+            "INSERT INTO ZNOTE VALUES (1, 2, 1, 1, 1, 2, 700000000.0, 'second'), (2, 2, 1, 0, 1, 1, 700000001.0, 'first');")
+        db.execute('INSERT INTO Z_MODELCACHE VALUES (?)', (packer.compress(archive) + packer.flush(),))
+        db.commit()
+        """#
+
+    @Test func aCacheWrittenByAnOutsideToolIsRead() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = directory.file("Tasks.sqlite")
+        let result = try runPython(Self.pythonStore, [store.path])
+        try #require(result.status == 0, "python3 failed: \(result.standardError)")
+        let (snapshot, report) = try CoreDataImporter.snapshot(from: store)
+        let model = try #require(report.model)
+        #expect(model.entities.map(\.name) == ["Folder", "Note"])
+        #expect(model.entity("Folder")?.attributes.first?.defaultValue == "Inbox")
+        #expect(model.entity("Folder")?.uniqueConstraints == [["name"]])
+        #expect(Set(model.entity("Note")?.attributes.map(\.type) ?? []) == [.string, .date, .boolean])
+        #expect(model.entity("Note")?.attributes.first { $0.name == "isDone" }?.defaultValue == "NO")
+        #expect(model.entity("Note")?.attributes.first { $0.name == "title" }?.isOptional == true)
+        let notes = try #require(model.entity("Folder")?.relationships.first)
+        #expect(notes.isToMany && notes.isOrdered && notes.inverse == "folder" && notes.destination == "Note" && notes.deleteRule == .cascade)
+        let folder = try #require(model.entity("Note")?.relationships.first)
+        #expect(!folder.isToMany && folder.inverse == "notes" && folder.deleteRule == .nullify)
+        // Names, Booleans and the ordered relationship's order come out as the model says.
+        #expect(snapshot.objects(of: "Folder").first?["notes"] == .array([.integer(2), .integer(1)]))
+        #expect(snapshot.objects(of: "Note").first { $0["id"] == .integer(1) }?["isDone"] == .bool(true))
+        #expect(snapshot.objects(of: "Note").first { $0["id"] == .integer(2) }?["title"] == .string("first"))
+    }
 }
