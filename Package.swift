@@ -46,7 +46,9 @@ let package = Package(
             name: "GraphStoreSQLite",
             dependencies: [
                 "GraphStore",
+                "GraphStoreCoding",
                 "CGraphStoreSQLite",
+                "CZlib",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -55,7 +57,7 @@ let package = Package(
             dependencies: ["GraphStore"]),
         .target(
             name: "GraphStoreTestSupport",
-            dependencies: ["GraphStore", "GraphStoreSQLite", "ExampleModel"],
+            dependencies: ["GraphStore", "GraphStoreSQLite", "ExampleModel", "CZlib", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Tests/GraphStoreTestSupport"),
         .target(
             name: "DashboardCore",

@@ -7,14 +7,15 @@ struct Generate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print Swift Entity types for a Core Data or SwiftData store, ready to drop into an app.",
         discussion: """
-            Reads SOURCE with the app's model and prints one Entity struct per entity, named and typed \\
-            as in the model, with relationships as ids and their delete rules, unique constraints, and \\
+            Reads SOURCE with the app's model (--model, or else the model the store keeps of itself, \\
+            Z_MODELCACHE) and prints one Entity struct per entity, named and typed as in the model, \\
+            with relationships as ids and their delete rules, unique constraints, and \\
             `enum NAME { static let entities: [any Entity.Type] }`. The snapshot `graphstore migrate` \\
-            writes from the same SOURCE and --model opens with these types.
+            writes from the same SOURCE (and --model) opens with these types.
             """)
 
     @Argument(help: "A Core Data or SwiftData store.") var file: String
-    @Option(help: "The app's Core Data model (.xcdatamodeld or .xcdatamodel).") var model: String
+    @Option(help: "The app's Core Data model (.xcdatamodeld or .xcdatamodel); default: the store's model cache.") var model: String?
     @Option(help: "The name of the enum listing the entities.") var name = "Model"
     @Option(help: "What the file is: coredata or swiftdata (default: from its bytes and tables).") var from: StoreKind?
 
@@ -30,7 +31,9 @@ struct Generate: AsyncParsableCommand {
             guard let report = read.coreDataReport else {
                 throw ToolError("\(file) is a \(read.kind.displayName); generate reads Core Data and SwiftData stores")
             }
-            let description = try CoreDataModelDescription.read(from: URL(fileURLWithPath: model))
+            guard let description = report.model else {
+                throw ToolError("\(file) has no model cache (Z_MODELCACHE) to take names and types from; pass the app's model with --model App.xcdatamodeld")
+            }
             writeOut(EntitySourceGenerator.source(model: description, report: report, name: name))
         }
     }

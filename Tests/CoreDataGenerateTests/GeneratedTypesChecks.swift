@@ -1,5 +1,6 @@
 import Foundation
 import GraphStore
+import GraphStoreTestSupport
 import Testing
 
 extension CoreDataModelImportTests {

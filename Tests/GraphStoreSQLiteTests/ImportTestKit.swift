@@ -64,7 +64,8 @@ enum ImportTestKit {
     ///   `Comment.syncSession` → `SyncSession`;
     /// - `SyncSession`, SwiftData-style, with `id` a 16-byte UUID BLOB and a 16-byte `token`;
     /// - `Reminder`, empty;
-    /// - `Z_PRIMARYKEY`, `Z_METADATA` (a binary property list), `Z_MODELCACHE`, and the
+    /// - `Z_PRIMARYKEY`, `Z_METADATA` (a binary property list), `Z_MODELCACHE` without a row
+    ///   (so the import has no model and names fields after the columns), and the
     ///   persistent-history tables `ACHANGE`, `ATRANSACTION`, `ATRANSACTIONSTRING`.
     static func makeCoreDataStore(at url: URL, numbers n: EntityNumbers = .standard, upperCaseNames: Bool = false) throws {
         let queue = try DatabaseQueue(path: url.path)
@@ -150,7 +151,6 @@ enum ImportTestKit {
                 sql: "INSERT INTO Z_PRIMARYKEY VALUES (?, ?, ?, ?)", arguments: [number, upperCaseNames ? name.uppercased() : name, parent, max])
         }
         try db.execute(sql: "INSERT INTO Z_METADATA VALUES (1, ?, ?)", arguments: [storeUUID, try metadataPlist(entityNames: entities.prefix(8).map(\.1))])
-        try db.execute(sql: "INSERT INTO Z_MODELCACHE VALUES (?)", arguments: [Data((0..<512).map { UInt8(truncatingIfNeeded: $0 &* 37) })])
         try db.execute(sql: "INSERT INTO ATRANSACTIONSTRING VALUES (1, 16003, 1, 'NSCoreDataCoreSpotlightExporter'), (2, 16003, 1, 'app')")
         try db.execute(sql: "INSERT INTO ATRANSACTION (Z_PK, Z_ENT, Z_OPT, ZAUTHORTS, ZTIMESTAMP) VALUES (1, 16002, 1, 2, 785000000.5)")
         try db.execute(sql: "INSERT INTO ACHANGE VALUES (1, 16001, 1, 0, ?, 1, 1, NULL), (2, 16001, 1, 1, ?, 1, 1, X'01')", arguments: [n.note, n.tag])

@@ -1,11 +1,13 @@
 /// Choices for ``CoreDataImporter/snapshot(from:options:progress:)``: names, relationships, ids
 /// and value conversions the SQLite file cannot tell.
 ///
-/// Core Data stores names upper-cased (`ZCREATEDAT`), so by default a field is named by its
-/// column, lower-cased and without the `Z` (`createdat`). Give the names your Swift types use:
+/// With a model (``model``, or the store's own model cache, see ``usesModelCache``), names and
+/// types come from it. Without one, since Core Data stores names upper-cased (`ZCREATEDAT`), a
+/// field is named by its column, lower-cased and without the `Z` (`createdat`); give the names
+/// your Swift types use (with ``usesModelCache`` `false` when the store has a cache):
 ///
 /// ```swift
-/// var options = CoreDataImportOptions()
+/// var options = CoreDataImportOptions(usesModelCache: false)
 /// options.attributeNames = [
 ///     "Item": ["ZCREATEDAT": "createdAt"],                  // Item and its sub-entities
 ///     "Note": ["ZISARCHIVED": "isArchived", "ZFOLDER": "folderID", "ZTAGS": "tagIDs"],
@@ -54,16 +56,21 @@ public struct CoreDataImportOptions: Sendable {
     /// types (Booleans, dates, UUIDs), a NULL in a non-optional attribute takes its default,
     /// ordered to-many relationships become arrays in their order, and a store that does not
     /// match the model is refused. Then ``entityNames`` and ``idColumns`` still apply; the
-    /// per-column options do not.
+    /// per-column options do not. Default `nil`: the store's model cache, if it has one.
     public var model: CoreDataModelDescription?
+    /// Whether, without ``model``, the store's own model cache (`Z_MODELCACHE`, which Core Data
+    /// keeps in every store it writes) serves as the model. Default `true`; set it to `false`
+    /// to name the columns yourself with the per-column options.
+    public var usesModelCache: Bool
 
     public init(
         entityNames: [String: String] = [:], attributeNames: [String: [String: String]] = [:],
         relationships: [String: [String: String]] = [:], valueConversions: [String: [String: ValueConversion]] = [:],
         idColumns: [String: String] = [:], decodesUUIDBlobs: Bool = true, modelVersion: String = "1",
-        model: CoreDataModelDescription? = nil
+        model: CoreDataModelDescription? = nil, usesModelCache: Bool = true
     ) {
         self.model = model
+        self.usesModelCache = usesModelCache
         self.entityNames = entityNames
         self.attributeNames = attributeNames
         self.relationships = relationships

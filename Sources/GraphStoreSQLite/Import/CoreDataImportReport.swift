@@ -23,6 +23,10 @@ public struct CoreDataImportReport: Sendable, Hashable {
     /// or column, references to objects that do not exist (left out when the target's ids are
     /// not `Z_PK`), to-one targets that could not be found.
     public var warnings: [String]
+    /// The model the names and types came from: ``CoreDataImportOptions/model``, or else the
+    /// store's own model cache (its ``CoreDataModelDescription/origin`` is `.modelCache`);
+    /// `nil` when the import had neither and named fields after the columns.
+    public var model: CoreDataModelDescription?
 
     public init(entities: [ImportedEntity] = [], skippedTables: [SkippedTable] = [], skippedEntities: [String] = [], storeUUID: String? = nil, warnings: [String] = []) {
         self.entities = entities

@@ -2,20 +2,41 @@ import Foundation
 import GraphStore
 
 /// Reads a Core Data (or SwiftData) SQLite store into a ``GraphStore/GenericSnapshot``, without
-/// Core Data and without the app's model: every entity becomes a snapshot entity, every object
-/// one with its `Z_PK` as its id.
+/// Core Data: every entity becomes a snapshot entity, every object one with its `Z_PK` as its id.
 ///
 /// ```swift
 /// import GraphStoreSQLite
 ///
-/// var options = CoreDataImportOptions()
-/// options.attributeNames = ["Note": ["ZCREATEDAT": "createdAt", "ZFOLDER": "folderID", "ZTAGS": "tagIDs"]]
-/// let (snapshot, report) = try CoreDataImporter.snapshot(from: URL(fileURLWithPath: "Notes.sqlite"), options: options)
+/// // Names and types from the store's own model cache, or from the app's model file:
+/// let (snapshot, report) = try CoreDataImporter.snapshot(from: URL(fileURLWithPath: "Notes.sqlite"))
+/// // let model = try CoreDataModelDescription.read(from: URL(fileURLWithPath: "Notes.xcdatamodeld"))
+/// // let (snapshot, report) = try CoreDataImporter.snapshot(from: storeURL, options: CoreDataImportOptions(model: model))
 /// report.warnings.forEach { print("warning:", $0) }
 /// try snapshot.write(to: URL(fileURLWithPath: "notes.plist.gz"), format: .binaryPropertyList, compression: .gzip)
 /// ```
 ///
-/// What a store holds, and what becomes of it:
+/// **The model.** Names and types come from a model, the first of:
+///
+/// 1. ``CoreDataImportOptions/model``, the app's `.xcdatamodeld` read with
+///    ``CoreDataModelDescription/read(from:)``;
+/// 2. the store's own model cache: Core Data keeps the model it last wrote the store with in
+///    the table `Z_MODELCACHE` (a raw-deflated `NSKeyedArchiver` archive of the
+///    `NSManagedObjectModel`), read unless ``CoreDataImportOptions/usesModelCache`` is `false`.
+///    ``CoreDataImportReport/model`` says which one was used.
+///
+/// With a model, entities, fields and relationships are named as the model spells them;
+/// attributes take the model's types (Booleans become `true`/`false`, dates, UUIDs, and the
+/// rest as stored); a NULL in a non-optional attribute takes its default; ordered to-many
+/// relationships become arrays of ids in their order (`Z_FOK_…`), many-to-many ones arrays in
+/// ascending `Z_PK` order; one-to-many ones appear on their to-one side (GraphStore declares a
+/// relationship on the side that holds the reference); attributes that allow external storage
+/// are read from the store's support folder (`.<name>_SUPPORT/_EXTERNAL_DATA`) when it is
+/// beside the store. A store that does not match the model (an entity or a column missing) is
+/// refused, naming the entity and the field. ``CoreDataImportOptions/entityNames`` and
+/// ``CoreDataImportOptions/idColumns`` still apply; the per-column options do not.
+///
+/// **Without a model** (no option and no cache), fields are found from the schema and the
+/// values:
 ///
 /// - **Entities.** `Z_PRIMARYKEY` lists every entity: number (`Z_ENT`), name and parent. A
 ///   root entity's table is `Z` + its upper-cased name; its sub-entities' rows are in the same
@@ -23,12 +44,12 @@ import GraphStore
 ///   entity with only its own rows (an `Item` root with `Note` and `Photo` sub-entities gives
 ///   three entities; `Item` holds the rows that are neither). Names keep their case: `Z_NAME`
 ///   and the metadata's `NSStoreModelVersionHashes` have it (the metadata wins).
-///   ``CoreDataImportOptions/entityNames`` renames.
+///   ``CoreDataImportOptions/entityNames`` renames. (With a model, the same.)
 /// - **Ids.** An object's `id` is its `Z_PK`, an integer unique in its table. When the entity
 ///   has an attribute whose field is named `id` (SwiftData's `var id: UUID`), that attribute is
 ///   the id instead, or the column ``CoreDataImportOptions/idColumns`` names; references to the
 ///   entity then hold that id too. `Z_ENT` and `Z_OPT` (the optimistic-locking version) are
-///   dropped, as are Core Data's other `Z_…` columns (such as `Z_FOK_…` order keys).
+///   dropped, as are Core Data's other `Z_…` columns. (With a model, the same.)
 /// - **Field names.** Core Data upper-cases column names, so a field is named by its column
 ///   lower-cased without the `Z` (`ZCREATEDAT` → `createdat`) unless
 ///   ``CoreDataImportOptions/attributeNames`` names it.
@@ -41,7 +62,7 @@ import GraphStore
 ///   (see ``CoreDataImportOptions/decodesUUIDBlobs``) becomes UUID strings. INTEGER, FLOAT
 ///   and VARCHAR columns give integers, doubles and strings. Booleans are INTEGER 0/1 like any
 ///   integer and stay numbers unless ``CoreDataImportOptions/valueConversions`` says `.bool`.
-///   NULL leaves the key out.
+///   Externally stored values are kept as Core Data's reference. NULL leaves the key out.
 /// - **To-one relationships** are integer columns holding the target's `Z_PK`; the field (named
 ///   like any column: `ZFOLDER` → `folder`) holds the target's id. A column is taken for one
 ///   when ``CoreDataImportOptions/relationships`` says so; when a column `Z<digits><NAME>` beside
@@ -53,21 +74,17 @@ import GraphStore
 ///   comes out right, as an integer attribute holding the target's `Z_PK`, unless the target's
 ///   ids are not `Z_PK`.
 /// - **To-many relationships.** A one-to-many relationship is stored only as its inverse
-///   to-one column, so it appears there (GraphStore declares a relationship on the side that
-///   holds the reference). A many-to-many one is a join table `Z_<n><NAME>` (`Z_5TAGS`) with a
-///   column of the owner's and one of the targets' `Z_PK`s (`Z_5NOTES`, `Z_13TAGS`); the
-///   numbers are entity numbers, read from the names. The owner's objects, and its
-///   sub-entities', get the field `<name>` (`tags`) holding an array of the targets' ids, in
-///   ascending `Z_PK` order (empty when there are none). Order keys of ordered relationships
-///   are not read.
-/// - **Skipped tables**, listed in ``CoreDataImportReport/skippedTables``: `Z_PRIMARYKEY`,
-///   `Z_METADATA`, `Z_MODELCACHE`; the persistent-history and CloudKit tables of Core Data's own
-///   entities (`ACHANGE`, `ATRANSACTION`, `ATRANSACTIONSTRING`, `ANSCK…`); SQLite's tables; and
-///   any table the model does not use.
+///   to-one column, so it appears there. A many-to-many one is a join table `Z_<n><NAME>`
+///   (`Z_5TAGS`) with a column of the owner's and one of the targets' `Z_PK`s (`Z_5NOTES`,
+///   `Z_13TAGS`); the numbers are entity numbers, read from the names. The owner's objects, and
+///   its sub-entities', get the field `<name>` (`tags`) holding an array of the targets' ids, in
+///   ascending `Z_PK` order (empty when there are none). Without a model the order of ordered
+///   relationships is not known and not kept.
 ///
-/// Not covered: attributes stored in external files ("Allows External Storage": such a BLOB
-/// holds Core Data's marker byte and either the bytes or a file reference, and is imported as
-/// is), and the model's attribute types beyond what the declared column types say.
+/// **Skipped tables**, listed in ``CoreDataImportReport/skippedTables``: `Z_PRIMARYKEY`,
+/// `Z_METADATA`, `Z_MODELCACHE`; the persistent-history and CloudKit tables of Core Data's own
+/// entities (`ACHANGE`, `ATRANSACTION`, `ATRANSACTIONSTRING`, `ANSCK…`); SQLite's tables; and
+/// any table the model does not use.
 public enum CoreDataImporter {
     /// Reads the Core Data SQLite store at `url` into a snapshot, following the rules above.
     ///
@@ -94,15 +111,20 @@ public enum CoreDataImporter {
     /// - Throws: ``GraphStore/GraphStoreError/damagedFile(path:offset:reason:)`` for an empty
     ///   file, a file that is not a SQLite database or that SQLite finds truncated or malformed,
     ///   a SQLite database without `Z_PRIMARYKEY` (not a Core Data store), an unreadable
-    ///   `Z_METADATA` property list, an entity table without `Z_PK` or `Z_ENT`, or a row whose
-    ///   `Z_ENT` is no entity of its table;
+    ///   `Z_METADATA` property list, a model cache that does not inflate or is no keyed archive
+    ///   of a Core Data model (naming the store; pass a model to read the store without it), an
+    ///   entity table without `Z_PK` or `Z_ENT`, or a row whose `Z_ENT` is no entity of its
+    ///   table;
     ///   ``GraphStore/GraphStoreError/codingFailed(path:entity:id:reason:)`` when two columns
-    ///   would be one field, two entities one name, or an id column holds NULL or a duplicate;
+    ///   would be one field, two entities one name, an id column holds NULL or a duplicate, or
+    ///   the store does not match the model (naming the model file, or the store for its cache,
+    ///   and the entity and field);
     ///   ``GraphStore/GraphStoreError/fileOperationFailed(path:operation:reason:)`` for a missing
     ///   or unreadable file; ``GraphStore/GraphStoreError/storeLocked(path:)`` while another
     ///   connection holds the store locked. The file is left unchanged.
     /// - Complexity: O(rows + links + total size of the values), plus one pass per entity over
-    ///   the table it shares with its sub-entities; the snapshot is built in memory.
+    ///   the table it shares with its sub-entities, plus O(size of the model cache) to inflate
+    ///   and decode it; the snapshot is built in memory.
     public static func snapshot(
         from url: URL, options: CoreDataImportOptions = CoreDataImportOptions(),
         progress: (@Sendable (MigrationProgress) -> Void)? = nil

@@ -3,7 +3,8 @@ import GraphStore
 
 /// A Core Data model as the app declared it: entities, attributes with their types,
 /// optionality and defaults, relationships with their inverses and delete rules, and unique
-/// constraints. Read from the app's `.xcdatamodeld` / `.xcdatamodel` with ``read(from:)``.
+/// constraints. Read from the app's `.xcdatamodeld` / `.xcdatamodel` with ``read(from:)``, or
+/// by ``CoreDataImporter`` from the store's own model cache (see ``origin``).
 ///
 /// ```swift
 /// let model = try CoreDataModelDescription.read(from: URL(fileURLWithPath: "Notes.xcdatamodeld"))
@@ -55,10 +56,20 @@ public struct CoreDataModelDescription: Sendable, Hashable {
         public var uniqueConstraints: [[String]]
     }
 
-    /// The entities in the file's order.
+    /// Where a model was read from.
+    public enum Origin: Sendable, Hashable {
+        /// The app's model file: `.xcdatamodeld`, `.xcdatamodel` or `contents`.
+        case modelFile
+        /// The store's own copy of its model, `Z_MODELCACHE`.
+        case modelCache
+    }
+
+    /// The entities: in the file's order from a model file, by name from a model cache.
     public var entities: [Entity]
-    /// The `contents` file the model was read from.
+    /// The `contents` file the model was read from, or the store whose model cache it is.
     public var path: String
+    /// Where the model was read from.
+    public var origin: Origin = .modelFile
 
     /// The entity named `name`.
     public func entity(_ name: String) -> Entity? { entities.first { $0.name == name } }
@@ -108,6 +119,17 @@ public struct CoreDataModelDescription: Sendable, Hashable {
     ///   not parse, or an entity, attribute or relationship without a name, type or destination.
     public static func parse(_ data: Data, path: String) throws -> CoreDataModelDescription {
         try CoreDataModelXML.parse(data, path: path)
+    }
+
+    // MARK: - Internal
+
+    /// What to do about a store that does not match the model, for errors.
+    var mismatchAdvice: String {
+        switch origin {
+        case .modelFile: "pass the model the store was written with"
+        case .modelCache:
+            "the store's own model cache (Z_MODELCACHE) does not match its tables, so the store is damaged or was changed by hand; pass the app's model with --model (CoreDataImportOptions.model)"
+        }
     }
 
     // MARK: - Private

@@ -16,14 +16,14 @@ extension CoreDataPlanner {
         guard description.entity(entity.name) != nil else {
             throw GraphStoreError.codingFailed(
                 path: description.path, entity: entity.name, id: nil,
-                reason: "the store has the entity \(entity.name), which the model does not declare; pass the model the store was written with")
+                reason: "the store has the entity \(entity.name), which the model does not declare; \(description.mismatchAdvice)")
         }
         let columns = Dictionary(table.columns.enumerated().map { ($0.element.name.uppercased(), $0.offset) }, uniquingKeysWith: { first, _ in first })
         func column(_ property: String) throws -> Int {
             guard let index = columns["Z" + property.uppercased()] else {
                 throw GraphStoreError.codingFailed(
                     path: description.path, entity: entity.name, id: nil,
-                    reason: "the model's \(entity.name).\(property) has no column Z\(property.uppercased()) in the store's table \(table.name); pass the model the store was written with")
+                    reason: "the model's \(entity.name).\(property) has no column Z\(property.uppercased()) in the store's table \(table.name); \(description.mismatchAdvice)")
             }
             return index
         }

@@ -7,7 +7,9 @@ import GraphStore
 struct CoreDataReader {
     let db: Database
     let path: String
-    let options: CoreDataImportOptions
+    /// The caller's options, with ``CoreDataImportOptions/model`` set to the store's model
+    /// cache when the caller gave no model.
+    private(set) var options: CoreDataImportOptions
     let progress: (@Sendable (MigrationProgress) -> Void)?
 
     private var model = CoreDataModel()
@@ -31,6 +33,7 @@ struct CoreDataReader {
     mutating func read() throws -> (GenericSnapshot, CoreDataImportReport) {
         let tables = try ForeignDatabase.tables(in: db)
         model = try CoreDataModel.read(db, tables: tables, path: path, options: options)
+        if options.model == nil, options.usesModelCache { options.model = try CoreDataModelCache.read(db, tables: tables, path: path) }
         if let description = options.model { try checkEntities(against: description) }
         var entityTables: [String: CoreDataTable] = [:]
         for name in Set(model.entities.values.map(\.table)).sorted() {
@@ -61,6 +64,7 @@ struct CoreDataReader {
         var entities: [(name: String, objects: [SnapshotValue])] = []
         var fieldTypes: [String: [String: String]] = [:]
         var report = CoreDataImportReport(skippedEntities: model.skippedEntities, storeUUID: model.storeUUID)
+        report.model = options.model
         for plan in plans {
             let (objects, types) = try readObjects(plan, total: counts[plan.entity.number] ?? 0, links: links)
             entities.append((plan.entity.snapshotName, objects))
@@ -98,7 +102,7 @@ struct CoreDataReader {
         for entity in description.entities where !stored.contains(entity.name) {
             throw GraphStoreError.codingFailed(
                 path: description.path, entity: entity.name, id: nil,
-                reason: "the model declares the entity \(entity.name), which the store \(path) does not have (no Z_PRIMARYKEY row or no table); pass the model the store was written with")
+                reason: "the model declares the entity \(entity.name), which the store \(path) does not have (no Z_PRIMARYKEY row or no table); \(description.mismatchAdvice)")
         }
     }
 

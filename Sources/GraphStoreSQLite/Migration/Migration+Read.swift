@@ -25,7 +25,8 @@ extension Migration {
     ///
     /// - Parameters:
     ///   - model: The app's Core Data model, used for a Core Data or SwiftData store. Without
-    ///     it, such a store's names are its columns' lower-cased, and a note says so.
+    ///     it, the store's own model cache (`Z_MODELCACHE`) serves; without either, such a
+    ///     store's names are its columns' lower-cased, and a note says so.
     /// - Throws: what ``StoreKind/detect(at:)``, `GenericSnapshot.read(from:)`,
     ///   ``readSQLite(from:progress:)``, ``CoreDataImporter/snapshot(from:options:progress:)``
     ///   and ``PlainSQLiteImporter/snapshot(from:options:progress:)`` throw. Nothing is written.
@@ -43,7 +44,9 @@ extension Migration {
         case .coreData, .swiftData:
             let (snapshot, report) = try CoreDataImporter.snapshot(from: url, options: CoreDataImportOptions(model: model), progress: progress)
             var notes = report.skippedTables.map { "skipped table \($0)" } + report.skippedEntities.map { "skipped entity \($0)" } + report.warnings
-            if model == nil {
+            if report.model?.origin == .modelCache {
+                notes.append("names and types from the store's own model cache (Z_MODELCACHE)")
+            } else if report.model == nil {
                 notes.append(
                     "warning: names are the columns' lower-cased and values as SQLite keeps them; pass the app's model (--model App.xcdatamodeld, or CoreDataImportOptions.model) to keep its names, types and ordered relationships")
             }

@@ -8,8 +8,8 @@ import GraphStoreSQLite
 /// - `Item` (every attribute type; `image` allows external storage) with the sub-entity
 ///   `Note`; `Note.folder` ↔ `Folder.notes`, ordered, cascading from the folder;
 ///   `Note.tags` ↔ `Tag.notes`, many-to-many; `Folder.name` and `Tag.name` unique.
-enum CoreDataModelTestKit {
-    static let contents = """
+public enum CoreDataModelTestKit {
+    public static let contents = """
         <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
         <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0" systemVersion="22A380" minimumToolsVersion="Automatic" sourceLanguage="Swift" userDefinedModelVersionIdentifier="">
             <entity name="Folder" representedClassName="Folder" syncable="YES" codeGenerationType="class">
@@ -54,15 +54,15 @@ enum CoreDataModelTestKit {
         </model>
         """
 
-    static let noteUUID = UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!
+    public static let noteUUID = UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!
     /// The bytes of the externally stored image, and of the inline one.
-    static let externalImage = Data((0..<300).map { UInt8(truncatingIfNeeded: $0 * 7) })
-    static let inlineImage = Data([9, 8, 7])
-    static let externalFileName = "0B3F8A2C-9D4E-4F1A-8B7C-6D5E4F3A2B1C"
+    public static let externalImage = Data((0..<300).map { UInt8(truncatingIfNeeded: $0 * 7) })
+    public static let inlineImage = Data([9, 8, 7])
+    public static let externalFileName = "0B3F8A2C-9D4E-4F1A-8B7C-6D5E4F3A2B1C"
 
     /// Writes `Notes.xcdatamodeld` (one version, current per `.xccurrentversion`) into
     /// `directory` and returns its URL; `contents` replaces the model's XML.
-    static func writeModel(in directory: URL, contents: String = contents) throws -> URL {
+    public static func writeModel(in directory: URL, contents: String = contents) throws -> URL {
         let bundle = directory.appendingPathComponent("Notes.xcdatamodeld")
         let version = bundle.appendingPathComponent("Notes 2.xcdatamodel")
         try FileManager.default.createDirectory(at: version, withIntermediateDirectories: true)
@@ -75,7 +75,7 @@ enum CoreDataModelTestKit {
     }
 
     /// Writes the app's store, `Notes.sqlite`, with its external-data folder, into `directory`.
-    static func writeStore(in directory: URL, dropColumn: Bool = false) throws -> URL {
+    public static func writeStore(in directory: URL, dropColumn: Bool = false) throws -> URL {
         let url = directory.appendingPathComponent("Notes.sqlite")
         let queue = try DatabaseQueue(path: url.path)
         try queue.write { db in
@@ -114,5 +114,24 @@ enum CoreDataModelTestKit {
         try FileManager.default.createDirectory(at: support, withIntermediateDirectories: true)
         try externalImage.write(to: support.appendingPathComponent(externalFileName))
         return url
+    }
+
+    /// The Notes model as Core Data keeps it in the store (`Z_MODELCACHE`): the keyed archive
+    /// of ``contents`` (with `Item.draft`, the transient attribute the model file has) deflated,
+    /// leaving out the entities in `omitting`; `contents` replaces the model's XML.
+    public static func modelCache(
+        contents: String = contents, inherited: CoreDataModelCacheWriter.Inherited = .proxies, omitting: Set<String> = [], zlibWrapper: Bool = false
+    ) throws -> Data {
+        let model = try CoreDataModelDescription.parse(Data(contents.utf8), path: "Notes.xcdatamodel/contents")
+        let archive = CoreDataModelCacheWriter.archive(of: model, inherited: inherited, transients: ["Item": ["draft"]], omitting: omitting)
+        return CoreDataModelCacheWriter.deflate(archive, zlibWrapper: zlibWrapper)
+    }
+
+    /// Writes the app's store, as ``writeStore(in:dropColumn:)``, with `modelCache` as its
+    /// `Z_MODELCACHE`.
+    public static func writeStore(in directory: URL, modelCache: Data, dropColumn: Bool = false) throws -> URL {
+        let store = try writeStore(in: directory, dropColumn: dropColumn)
+        try CoreDataModelCacheWriter.install(modelCache, in: store)
+        return store
     }
 }
