@@ -4,18 +4,9 @@ import Foundation
 extension FastJSONEncoderImpl {
     // MARK: - Floating point
 
-    /// A double as `JSONEncoder` writes it; non-finite ones as the strategy's strings.
+    /// A double or float as `JSONEncoder` writes it; non-finite ones as the strategy's strings.
     @inline(__always)
-    func writeDouble(_ value: Double) {
-        if _fastPath(value.isFinite) {
-            out.appendFinite(value)
-        } else {
-            writeNonConforming(isNaN: value.isNaN, isNegative: value < 0)
-        }
-    }
-
-    @inline(__always)
-    func writeFloat(_ value: Float) {
+    func writeFloatingPoint<F: BinaryFloatingPoint & TextOutputStreamable>(_ value: F) {
         if _fastPath(value.isFinite) {
             out.appendFinite(value)
         } else {
@@ -40,7 +31,7 @@ extension FastJSONEncoderImpl {
     func writeSpecial<T: Encodable, Key: CodingKey>(_ value: T, path: CodingPath, key: Key) throws -> Bool {
         if T.self == Date.self {
             // `.deferredToDate`: `Date.encode(to:)`, a double of seconds since 2001.
-            writeDouble(unsafeBitCast(value, to: Date.self).timeIntervalSinceReferenceDate)
+            writeFloatingPoint(unsafeBitCast(value, to: Date.self).timeIntervalSinceReferenceDate)
         } else if T.self == UUID.self {
             out.appendUUID(unsafeBitCast(value, to: UUID.self))
         } else if T.self == String.self {
@@ -50,7 +41,7 @@ extension FastJSONEncoderImpl {
         } else if T.self == Int.self {
             out.appendInteger(unsafeBitCast(value, to: Int.self))
         } else if T.self == Double.self {
-            writeDouble(unsafeBitCast(value, to: Double.self))
+            writeFloatingPoint(unsafeBitCast(value, to: Double.self))
         } else if T.self == Bool.self {
             out.appendBool(unsafeBitCast(value, to: Bool.self))
         } else if T.self == Int64.self {
@@ -96,20 +87,26 @@ extension FastJSONEncoderImpl {
     func encodeNil() throws { try single(Optional<Any>.none as Any); out.append("null") }
     func encode(_ value: Bool) throws { try single(value); out.appendBool(value) }
     func encode(_ value: String) throws { try single(value); out.appendString(value) }
-    func encode(_ value: Double) throws { try single(value); writeDouble(value) }
-    func encode(_ value: Float) throws { try single(value); writeFloat(value) }
-    func encode(_ value: Int) throws { try single(value); out.appendInteger(value) }
-    func encode(_ value: Int8) throws { try single(value); out.appendInteger(value) }
-    func encode(_ value: Int16) throws { try single(value); out.appendInteger(value) }
-    func encode(_ value: Int32) throws { try single(value); out.appendInteger(value) }
-    func encode(_ value: Int64) throws { try single(value); out.appendInteger(value) }
-    func encode(_ value: Int128) throws { try single(value); out.appendInteger(value) }
-    func encode(_ value: UInt) throws { try single(value); out.appendInteger(value) }
-    func encode(_ value: UInt8) throws { try single(value); out.appendInteger(value) }
-    func encode(_ value: UInt16) throws { try single(value); out.appendInteger(value) }
-    func encode(_ value: UInt32) throws { try single(value); out.appendInteger(value) }
-    func encode(_ value: UInt64) throws { try single(value); out.appendInteger(value) }
-    func encode(_ value: UInt128) throws { try single(value); out.appendInteger(value) }
+    func encode(_ value: Double) throws { try single(value); writeFloatingPoint(value) }
+    func encode(_ value: Float) throws { try single(value); writeFloatingPoint(value) }
+    func encode(_ value: Int) throws { try encodeInteger(value) }
+    func encode(_ value: Int8) throws { try encodeInteger(value) }
+    func encode(_ value: Int16) throws { try encodeInteger(value) }
+    func encode(_ value: Int32) throws { try encodeInteger(value) }
+    func encode(_ value: Int64) throws { try encodeInteger(value) }
+    func encode(_ value: Int128) throws { try encodeInteger(value) }
+    func encode(_ value: UInt) throws { try encodeInteger(value) }
+    func encode(_ value: UInt8) throws { try encodeInteger(value) }
+    func encode(_ value: UInt16) throws { try encodeInteger(value) }
+    func encode(_ value: UInt32) throws { try encodeInteger(value) }
+    func encode(_ value: UInt64) throws { try encodeInteger(value) }
+    func encode(_ value: UInt128) throws { try encodeInteger(value) }
+
+    @inline(__always)
+    private func encodeInteger<T: FixedWidthInteger>(_ value: T) throws {
+        try single(value)
+        out.appendInteger(value)
+    }
 
     func encode<T: Encodable>(_ value: T) throws {
         try encodeSingle(value, at: slot, path: path)
