@@ -75,20 +75,38 @@ extension FastJSONEncoderImpl {
         }
         out.appendASCII(value.description)
     }
+}
 
-    // MARK: - SingleValueEncodingContainer
+// MARK: - SingleValueEncodingContainer
 
-    /// Readies this encoder's slot for a single value.
+/// A single-value container writing into one value slot: the encoder itself (its current slot)
+/// or the encoder `superEncoder()` returns (a slot of its own).
+protocol FastJSONSlotEncoder: SingleValueEncodingContainer {
+    var impl: FastJSONEncoderImpl { get }
+    /// The slot written into.
+    var slotID: FastJSONFrameID { get }
+    /// The slot's coding path.
+    var slotPath: CodingPath { get }
+}
+
+extension FastJSONEncoderImpl: FastJSONSlotEncoder {
+    var impl: FastJSONEncoderImpl { self }
+    var slotID: FastJSONFrameID { slot }
+    var slotPath: CodingPath { path }
+}
+
+extension FastJSONSlotEncoder {
+    /// Readies the slot for a single value.
     @inline(__always)
     private func single(_ value: @autoclosure () -> Any) throws {
-        guard beginSingle(slot) else { throw outOfOrder(value(), at: path.codingPath) }
+        guard impl.beginSingle(slotID) else { throw impl.outOfOrder(value(), at: slotPath.codingPath) }
     }
 
-    func encodeNil() throws { try single(Optional<Any>.none as Any); out.append("null") }
-    func encode(_ value: Bool) throws { try single(value); out.appendBool(value) }
-    func encode(_ value: String) throws { try single(value); out.appendString(value) }
-    func encode(_ value: Double) throws { try single(value); writeFloatingPoint(value) }
-    func encode(_ value: Float) throws { try single(value); writeFloatingPoint(value) }
+    func encodeNil() throws { try single(Optional<Any>.none as Any); impl.out.append("null") }
+    func encode(_ value: Bool) throws { try single(value); impl.out.appendBool(value) }
+    func encode(_ value: String) throws { try single(value); impl.out.appendString(value) }
+    func encode(_ value: Double) throws { try single(value); impl.writeFloatingPoint(value) }
+    func encode(_ value: Float) throws { try single(value); impl.writeFloatingPoint(value) }
     func encode(_ value: Int) throws { try encodeInteger(value) }
     func encode(_ value: Int8) throws { try encodeInteger(value) }
     func encode(_ value: Int16) throws { try encodeInteger(value) }
@@ -105,10 +123,10 @@ extension FastJSONEncoderImpl {
     @inline(__always)
     private func encodeInteger<T: FixedWidthInteger>(_ value: T) throws {
         try single(value)
-        out.appendInteger(value)
+        impl.out.appendInteger(value)
     }
 
     func encode<T: Encodable>(_ value: T) throws {
-        try encodeSingle(value, at: slot, path: path)
+        try impl.encodeSingle(value, at: slotID, path: slotPath)
     }
 }
