@@ -24,11 +24,6 @@ package struct FileStatus: Sendable, Equatable {
     package var size: Int
     /// Whether the descriptor refers to a directory.
     package var isDirectory: Bool
-
-    package init(size: Int, isDirectory: Bool) {
-        self.size = size
-        self.isDirectory = isDirectory
-    }
 }
 
 // MARK: - FileSystem
@@ -173,61 +168,14 @@ package struct PosixFileSystem: FileSystem {
 
 // MARK: - C library entry points
 
-// The protocol's method names shadow the C functions inside conforming
-// types, so the C functions are reached through these aliases.
+// The protocol's method names shadow the C functions inside conforming types, so the C
+// functions are reached through these aliases. At file scope the names are the C library's,
+// whichever module (Glibc or Darwin) supplies them.
 
-private func systemOpen(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 {
-    #if canImport(Glibc)
-    Glibc.open(path, flags, mode)
-    #else
-    Darwin.open(path, flags, mode)
-    #endif
-}
-
-private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
-    #if canImport(Glibc)
-    Glibc.read(descriptor, buffer, count)
-    #else
-    Darwin.read(descriptor, buffer, count)
-    #endif
-}
-
-private func systemWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int {
-    #if canImport(Glibc)
-    Glibc.write(descriptor, buffer, count)
-    #else
-    Darwin.write(descriptor, buffer, count)
-    #endif
-}
-
-private func systemFsync(_ descriptor: Int32) -> Int32 {
-    #if canImport(Glibc)
-    Glibc.fsync(descriptor)
-    #else
-    Darwin.fsync(descriptor)
-    #endif
-}
-
-private func systemClose(_ descriptor: Int32) -> Int32 {
-    #if canImport(Glibc)
-    Glibc.close(descriptor)
-    #else
-    Darwin.close(descriptor)
-    #endif
-}
-
-private func systemRename(_ source: String, _ destination: String) -> Int32 {
-    #if canImport(Glibc)
-    Glibc.rename(source, destination)
-    #else
-    Darwin.rename(source, destination)
-    #endif
-}
-
-private func systemUnlink(_ path: String) -> Int32 {
-    #if canImport(Glibc)
-    Glibc.unlink(path)
-    #else
-    Darwin.unlink(path)
-    #endif
-}
+private func systemOpen(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 { open(path, flags, mode) }
+private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int { read(descriptor, buffer, count) }
+private func systemWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int { write(descriptor, buffer, count) }
+private func systemFsync(_ descriptor: Int32) -> Int32 { fsync(descriptor) }
+private func systemClose(_ descriptor: Int32) -> Int32 { close(descriptor) }
+private func systemRename(_ source: String, _ destination: String) -> Int32 { rename(source, destination) }
+private func systemUnlink(_ path: String) -> Int32 { unlink(path) }

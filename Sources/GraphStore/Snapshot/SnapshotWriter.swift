@@ -19,33 +19,27 @@ final class SnapshotWriter: Sendable {
     private let beforeWrite: (@Sendable () -> Void)?
     /// The serial queue every write runs on. Internal so that tests can wait for it to drain.
     let queue = DispatchQueue(label: "GraphStore.SnapshotWriter", qos: .utility)
-    private let state: Guarded<State>
+    private let state: Guarded<StoreWriterState<Own>>
     private let logger = Logger(label: "GraphStore.SnapshotWriter")
     private let broadcaster = Broadcaster<StoreEvent>()
 
-    private struct State {
-        var newest: GraphVersion
-        var isWriting = false
-        var timerArmed = false
-        var timerGeneration = 0
+    /// What this writer keeps under its lock beside every writer's state; the timer is the
+    /// coalescing delay before the next write.
+    private struct Own: Sendable {
         var lastWriteStart: Duration?
-        var consecutiveFailures = 0
-        var waiters = FlushWaiters()
-        var status = StoreStatus()
-        var isClosed = false
         /// The store's lineage, written into every snapshot header.
         var lineage: UUID?
         var journal: StoreJournal?
     }
+
+    private typealias State = StoreWriterState<Own>
 
     init(target: SnapshotTarget, opened: GraphVersion, interval: Duration, clock: any WriterClock, beforeWrite: (@Sendable () -> Void)?) {
         self.target = target
         self.interval = interval
         self.clock = clock
         self.beforeWrite = beforeWrite
-        var initial = State(newest: opened)
-        initial.status.durableVersion = opened.number
-        state = Guarded(initial)
+        state = Guarded(State(opened: opened, own: Own()))
     }
 
     /// Sets the version the store opened with (before any commit), the version its snapshot
@@ -54,8 +48,8 @@ final class SnapshotWriter: Sendable {
         state.withLock { state in
             state.newest = opened
             state.status.durableVersion = snapshotVersion
-            state.lineage = lineage
-            state.journal = journal
+            state.own.lineage = lineage
+            state.own.journal = journal
         }
         // The replayed records are not in the snapshot yet: write one soon.
         if opened.number > snapshotVersion { didCommit(opened, force: true) }
@@ -70,7 +64,7 @@ final class SnapshotWriter: Sendable {
         state.withLock { state in
             guard version.number > state.newest.number || (force && version.number > state.status.durableVersion) else { return }
             state.newest = version
-            if !state.isWriting && !state.timerArmed && !state.isClosed {
+            if !state.isWriting && !state.timer.isArmed && !state.isClosed {
                 arm(&state, at: clock.now + interval)
             }
         }
@@ -81,14 +75,7 @@ final class SnapshotWriter: Sendable {
     ///
     /// - Throws: the error of the write that was meant to cover this flush.
     func flush() async throws {
-        try await awaitFlush { continuation in
-            state.withLock { state in
-                let decision = state.waiters.admit(
-                    continuation, newest: state.newest.number, durable: state.status.durableVersion, isClosed: state.isClosed)
-                if case .waiting = decision, !state.isWriting { startWrite(&state) }
-                return decision
-            }
-        }
+        try await flushStoreWriter(state) { startWrite(&$0) }
     }
 
     /// Flushes, then stops scheduling writes and ends the event streams.
@@ -97,14 +84,7 @@ final class SnapshotWriter: Sendable {
     func close() async throws {
         let flushed = await closeStoreWriter(
             flush: flush,
-            stop: {
-                state.withLock { state in
-                    state.isClosed = true
-                    state.timerArmed = false
-                    state.timerGeneration += 1
-                }
-            },
-            queue: queue, events: broadcaster)
+            stop: { state.withLock { $0.close() } }, queue: queue, events: broadcaster)
         try flushed.get()
     }
 
@@ -119,16 +99,13 @@ final class SnapshotWriter: Sendable {
     // MARK: - Scheduling (called with the state locked)
 
     private func arm(_ state: inout State, at deadline: Duration) {
-        state.timerArmed = true
-        state.timerGeneration += 1
-        let generation = state.timerGeneration
+        let generation = state.timer.arm()
         clock.schedule(at: deadline) { [weak self] in self?.timerFired(generation) }
     }
 
     private func timerFired(_ generation: Int) {
         state.withLock { state in
-            guard state.timerArmed, state.timerGeneration == generation else { return }
-            state.timerArmed = false
+            guard state.timer.fire(generation) else { return }
             if !state.isWriting && state.newest.number > state.status.durableVersion {
                 startWrite(&state)
             }
@@ -136,12 +113,10 @@ final class SnapshotWriter: Sendable {
     }
 
     private func startWrite(_ state: inout State) {
-        state.isWriting = true
-        state.timerArmed = false
-        state.timerGeneration += 1
-        state.lastWriteStart = clock.now
+        state.beginWrite()
+        state.own.lastWriteStart = clock.now
         let version = state.newest
-        let lineage = state.lineage
+        let lineage = state.own.lineage
         queue.async { [self] in write(version, lineage: lineage) }
     }
 
@@ -157,31 +132,21 @@ final class SnapshotWriter: Sendable {
             var journalCut: (StoreJournal, UInt64)?
             var finished: [CheckedContinuation<Void, any Error>]
             var failedError: GraphStoreError?
-            state.isWriting = false
             switch result {
             case .success(let bytes):
-                state.consecutiveFailures = 0
-                if let journal = state.journal { journalCut = (journal, state.status.durableVersion) }
-                state.status.writesCompleted += 1
-                state.status.lastWriteDuration = duration
-                state.status.lastWriteBytes = bytes
-                state.status.durableVersion = version.number
-                state.status.lastError = nil
-                finished = state.waiters.takeCovered(by: version.number)
+                if let journal = state.own.journal { journalCut = (journal, state.status.durableVersion) }
+                finished = state.recordWrite(of: version.number, bytes: bytes, duration: duration)
                 event = .wrote(version: version.number, bytes: bytes, duration: duration)
                 if state.newest.number > version.number && !state.isClosed {
                     if state.waiters.isEmpty {
-                        arm(&state, at: max(clock.now, (state.lastWriteStart ?? clock.now) + interval))
+                        arm(&state, at: max(clock.now, (state.own.lastWriteStart ?? clock.now) + interval))
                     } else {
                         startWrite(&state)
                     }
                 }
             case .failure(let error):
                 let error = error as? GraphStoreError ?? .fileOperationFailed(path: target.url.path, operation: "write snapshot", reason: "\(error)")
-                state.consecutiveFailures += 1
-                state.status.failedWrites += 1
-                state.status.lastError = error
-                finished = state.waiters.takeAll()
+                finished = state.recordFailure(error)
                 failedError = error
                 let delay = storeWriteRetryDelay(afterFailures: state.consecutiveFailures, minimum: interval)
                 event = .writeFailed(error, retryIn: delay)

@@ -121,3 +121,109 @@ package func storeWriteRetryDelay(afterFailures failures: Int, minimum: Duration
     let factor = 1 << min(max(failures - 1, 0), 8)
     return min(base * factor, .seconds(60))
 }
+
+// MARK: - Writer state
+
+/// What every background store writer keeps under its lock: the newest version, whether a write
+/// runs, the one timer that may start the next write (the snapshot writer's coalescing delay, the
+/// SQLite writer's retry), the `flush()` calls waiting, and the status; beside it, in `own`, what
+/// only that writer needs.
+package struct StoreWriterState<Own: Sendable>: Sendable {
+    package var newest: GraphVersion
+    package var isWriting = false
+    package var isClosed = false
+    package var timer = WriterTimer()
+    package var consecutiveFailures = 0
+    package var waiters = FlushWaiters()
+    package var status = StoreStatus()
+    /// What only this writer keeps.
+    package var own: Own
+
+    /// A writer whose store opened at `opened`, which is durable.
+    package init(opened: GraphVersion, own: Own) {
+        newest = opened
+        status.durableVersion = opened.number
+        self.own = own
+    }
+
+    /// Marks the writer closed and cancels its timer: `stop` for ``closeStoreWriter(flush:stop:queue:events:)``.
+    package mutating func close() {
+        isClosed = true
+        timer.cancel()
+    }
+
+    /// Marks a write as running and cancels the timer (the write covers what it was for).
+    package mutating func beginWrite() {
+        isWriting = true
+        timer.cancel()
+    }
+
+    /// Records a write that made `version` durable; returns the flushes it covers.
+    package mutating func recordWrite(of version: UInt64, bytes: Int, duration: Duration) -> [CheckedContinuation<Void, any Error>] {
+        isWriting = false
+        consecutiveFailures = 0
+        status.writesCompleted += 1
+        status.lastWriteDuration = duration
+        status.lastWriteBytes = bytes
+        status.durableVersion = version
+        status.lastError = nil
+        return waiters.takeCovered(by: version)
+    }
+
+    /// Records a failed write; returns every waiting flush, each to throw `error`.
+    package mutating func recordFailure(_ error: GraphStoreError) -> [CheckedContinuation<Void, any Error>] {
+        isWriting = false
+        consecutiveFailures += 1
+        status.failedWrites += 1
+        status.lastError = error
+        return waiters.takeAll()
+    }
+}
+
+/// A writer's one pending timer: whether it is armed, and a generation that tells the armed
+/// timer's firing from a stale one (of a timer since cancelled or armed again).
+package struct WriterTimer: Sendable {
+    package private(set) var isArmed = false
+    private var generation = 0
+
+    package init() {}
+
+    /// Arms the timer, replacing any armed one; returns the generation its firing presents.
+    package mutating func arm() -> Int {
+        isArmed = true
+        generation += 1
+        return generation
+    }
+
+    /// Disarms the timer: a firing already scheduled is ignored.
+    package mutating func cancel() {
+        isArmed = false
+        generation += 1
+    }
+
+    /// Whether a firing of `generation` is the armed timer's; disarms it if so.
+    package mutating func fire(_ generation: Int) -> Bool {
+        guard isArmed, generation == self.generation else { return false }
+        isArmed = false
+        return true
+    }
+}
+
+/// `flush()` of a writer whose state `state` guards: returns when every version committed
+/// before the call is durable, and starts a write at once (`startWrite`, under the lock) if one
+/// is needed and none runs.
+///
+/// - Throws: ``GraphStoreError/containerClosed`` once the writer is closed; the error of the
+///   write that was meant to cover this flush.
+package func flushStoreWriter<Own>(
+    _ state: Guarded<StoreWriterState<Own>>, startWrite: (inout StoreWriterState<Own>) -> Void
+) async throws {
+    try await awaitFlush { continuation in
+        state.withLock { state in
+            let decision = state.waiters.admit(
+                continuation, newest: state.newest.number, durable: state.status.durableVersion, isClosed: state.isClosed)
+            if case .waiting = decision, !state.isWriting { startWrite(&state) }
+            return decision
+        }
+    }
+}

@@ -93,6 +93,16 @@ final class FastJSONDecoderImpl: Decoder, SingleValueDecodingContainer {
         return try T(from: self)
     }
 
+    /// A `T` from the value at `value`, the member or element `key` of `path`: read directly
+    /// when ``isSpecial(_:)`` says so, otherwise through its `init(from:)` at `nestedPath`.
+    @inline(__always)
+    func unwrapValue<T: Decodable, Key: CodingKey>(
+        _ value: Int, as type: T.Type, path: CodingPath, key: Key, nestedPath: @autoclosure () -> CodingPath
+    ) throws -> T {
+        if isSpecial(T.self) { return try unwrapSpecial(value, as: T.self, path: path, key: key) }
+        return try decodeNested(T.self, at: value, path: nestedPath())
+    }
+
     /// Whether `T` is read here directly rather than through its `init(from:)`: the types
     /// `JSONDecoder` decodes by itself (`Date`, `Data`, `URL`, `Decimal`), `UUID` and `[UUID]`
     /// (read without making `String`s), and the common primitives (whose `init(from:)` only

@@ -61,17 +61,7 @@ package enum FastJSONEncoder {
     package static func encode<T: Encodable>(
         _ value: T, into buffer: inout FastJSONBuffer, userInfo: [CodingUserInfoKey: any Sendable], path: CodingPath
     ) throws {
-        try buffer.withOutput { output in
-            let start = output.count
-            let impl = FastJSONEncoderImpl(output: output, userInfo: userInfo, floats: .snapshot, path: path)
-            defer { output = impl.out }
-            do {
-                try impl.encodeRoot(value)
-            } catch {
-                impl.out.count = start
-                throw error
-            }
-        }
+        try withEncoder(into: &buffer, userInfo: userInfo, path: path) { try $0.encodeRoot(value) }
     }
 
     /// Appends the elements `body` encodes through an unkeyed container, as the elements from
@@ -85,12 +75,24 @@ package enum FastJSONEncoder {
         into buffer: inout FastJSONBuffer, userInfo: [CodingUserInfoKey: any Sendable] = [:], path: CodingPath, startIndex: Int,
         _ body: (inout FastJSONUnkeyedEncodingContainer) throws -> Void
     ) throws {
+        try withEncoder(into: &buffer, userInfo: userInfo, path: path) { try $0.encodeElements(startIndex: startIndex, body) }
+    }
+
+    // MARK: - Private
+
+    /// Runs `body` with an encoder writing at the end of `buffer` at `path`; on error, takes
+    /// back what `body` wrote, so the buffer is left as it was.
+    @inline(__always)
+    private static func withEncoder(
+        into buffer: inout FastJSONBuffer, userInfo: [CodingUserInfoKey: any Sendable], path: CodingPath,
+        _ body: (FastJSONEncoderImpl) throws -> Void
+    ) throws {
         try buffer.withOutput { output in
             let start = output.count
             let impl = FastJSONEncoderImpl(output: output, userInfo: userInfo, floats: .snapshot, path: path)
             defer { output = impl.out }
             do {
-                try impl.encodeElements(startIndex: startIndex, body)
+                try body(impl)
             } catch {
                 impl.out.count = start
                 throw error

@@ -4,18 +4,9 @@ import Foundation
 extension FastJSONEncoderImpl {
     // MARK: - Floating point
 
-    /// A double as `JSONEncoder` writes it; non-finite ones as the strategy's strings.
+    /// A double or float as `JSONEncoder` writes it; non-finite ones as the strategy's strings.
     @inline(__always)
-    func writeDouble(_ value: Double) {
-        if _fastPath(value.isFinite) {
-            out.appendFinite(value)
-        } else {
-            writeNonConforming(isNaN: value.isNaN, isNegative: value < 0)
-        }
-    }
-
-    @inline(__always)
-    func writeFloat(_ value: Float) {
+    func writeFloatingPoint<F: BinaryFloatingPoint & TextOutputStreamable>(_ value: F) {
         if _fastPath(value.isFinite) {
             out.appendFinite(value)
         } else {
@@ -40,7 +31,7 @@ extension FastJSONEncoderImpl {
     func writeSpecial<T: Encodable, Key: CodingKey>(_ value: T, path: CodingPath, key: Key) throws -> Bool {
         if T.self == Date.self {
             // `.deferredToDate`: `Date.encode(to:)`, a double of seconds since 2001.
-            writeDouble(unsafeBitCast(value, to: Date.self).timeIntervalSinceReferenceDate)
+            writeFloatingPoint(unsafeBitCast(value, to: Date.self).timeIntervalSinceReferenceDate)
         } else if T.self == UUID.self {
             out.appendUUID(unsafeBitCast(value, to: UUID.self))
         } else if T.self == String.self {
@@ -50,7 +41,7 @@ extension FastJSONEncoderImpl {
         } else if T.self == Int.self {
             out.appendInteger(unsafeBitCast(value, to: Int.self))
         } else if T.self == Double.self {
-            writeDouble(unsafeBitCast(value, to: Double.self))
+            writeFloatingPoint(unsafeBitCast(value, to: Double.self))
         } else if T.self == Bool.self {
             out.appendBool(unsafeBitCast(value, to: Bool.self))
         } else if T.self == Int64.self {
@@ -84,34 +75,58 @@ extension FastJSONEncoderImpl {
         }
         out.appendASCII(value.description)
     }
+}
 
-    // MARK: - SingleValueEncodingContainer
+// MARK: - SingleValueEncodingContainer
 
-    /// Readies this encoder's slot for a single value.
+/// A single-value container writing into one value slot: the encoder itself (its current slot)
+/// or the encoder `superEncoder()` returns (a slot of its own).
+protocol FastJSONSlotEncoder: SingleValueEncodingContainer {
+    var impl: FastJSONEncoderImpl { get }
+    /// The slot written into.
+    var slotID: FastJSONFrameID { get }
+    /// The slot's coding path.
+    var slotPath: CodingPath { get }
+}
+
+extension FastJSONEncoderImpl: FastJSONSlotEncoder {
+    var impl: FastJSONEncoderImpl { self }
+    var slotID: FastJSONFrameID { slot }
+    var slotPath: CodingPath { path }
+}
+
+extension FastJSONSlotEncoder {
+    /// Readies the slot for a single value.
     @inline(__always)
     private func single(_ value: @autoclosure () -> Any) throws {
-        guard beginSingle(slot) else { throw outOfOrder(value(), at: path.codingPath) }
+        guard impl.beginSingle(slotID) else { throw impl.outOfOrder(value(), at: slotPath.codingPath) }
     }
 
-    func encodeNil() throws { try single(Optional<Any>.none as Any); out.append("null") }
-    func encode(_ value: Bool) throws { try single(value); out.appendBool(value) }
-    func encode(_ value: String) throws { try single(value); out.appendString(value) }
-    func encode(_ value: Double) throws { try single(value); writeDouble(value) }
-    func encode(_ value: Float) throws { try single(value); writeFloat(value) }
-    func encode(_ value: Int) throws { try single(value); out.appendInteger(value) }
-    func encode(_ value: Int8) throws { try single(value); out.appendInteger(value) }
-    func encode(_ value: Int16) throws { try single(value); out.appendInteger(value) }
-    func encode(_ value: Int32) throws { try single(value); out.appendInteger(value) }
-    func encode(_ value: Int64) throws { try single(value); out.appendInteger(value) }
-    func encode(_ value: Int128) throws { try single(value); out.appendInteger(value) }
-    func encode(_ value: UInt) throws { try single(value); out.appendInteger(value) }
-    func encode(_ value: UInt8) throws { try single(value); out.appendInteger(value) }
-    func encode(_ value: UInt16) throws { try single(value); out.appendInteger(value) }
-    func encode(_ value: UInt32) throws { try single(value); out.appendInteger(value) }
-    func encode(_ value: UInt64) throws { try single(value); out.appendInteger(value) }
-    func encode(_ value: UInt128) throws { try single(value); out.appendInteger(value) }
+    func encodeNil() throws { try single(Optional<Any>.none as Any); impl.out.append("null") }
+    func encode(_ value: Bool) throws { try single(value); impl.out.appendBool(value) }
+    func encode(_ value: String) throws { try single(value); impl.out.appendString(value) }
+    func encode(_ value: Double) throws { try single(value); impl.writeFloatingPoint(value) }
+    func encode(_ value: Float) throws { try single(value); impl.writeFloatingPoint(value) }
+    func encode(_ value: Int) throws { try encodeInteger(value) }
+    func encode(_ value: Int8) throws { try encodeInteger(value) }
+    func encode(_ value: Int16) throws { try encodeInteger(value) }
+    func encode(_ value: Int32) throws { try encodeInteger(value) }
+    func encode(_ value: Int64) throws { try encodeInteger(value) }
+    func encode(_ value: Int128) throws { try encodeInteger(value) }
+    func encode(_ value: UInt) throws { try encodeInteger(value) }
+    func encode(_ value: UInt8) throws { try encodeInteger(value) }
+    func encode(_ value: UInt16) throws { try encodeInteger(value) }
+    func encode(_ value: UInt32) throws { try encodeInteger(value) }
+    func encode(_ value: UInt64) throws { try encodeInteger(value) }
+    func encode(_ value: UInt128) throws { try encodeInteger(value) }
+
+    @inline(__always)
+    private func encodeInteger<T: FixedWidthInteger>(_ value: T) throws {
+        try single(value)
+        impl.out.appendInteger(value)
+    }
 
     func encode<T: Encodable>(_ value: T) throws {
-        try encodeSingle(value, at: slot, path: path)
+        try impl.encodeSingle(value, at: slotID, path: slotPath)
     }
 }

@@ -139,16 +139,23 @@ final class FastJSONEncoderImpl: Encoder, SingleValueEncodingContainer {
     /// new slot at `nestedPath`; closes what it opened, or writes `{}` if it wrote nothing.
     func encodeNested<T: Encodable>(_ value: T, path nestedPath: CodingPath) throws {
         let nested = frames.push(.pending)
+        try moved(to: nested, path: nestedPath) { try value.encode(to: self) }
+        closeFrames(from: nested.level)
+    }
+
+    /// Runs `body` with this encoder moved to the slot `id` at `slotPath`, then moves it back
+    /// (the paths are swapped, not copied), as the decoder's `decodeNested` does.
+    @inline(__always)
+    private func moved(to id: FastJSONFrameID, path slotPath: CodingPath, _ body: () throws -> Void) rethrows {
         let outerSlot = slot
-        var outerPath = nestedPath
+        var outerPath = slotPath
         swap(&outerPath, &path)
-        slot = nested
+        slot = id
         defer {
             slot = outerSlot
             swap(&outerPath, &path)
         }
-        try value.encode(to: self)
-        closeFrames(from: nested.level)
+        try body()
     }
 
     // MARK: - Containers of a slot
@@ -205,15 +212,7 @@ final class FastJSONEncoderImpl: Encoder, SingleValueEncodingContainer {
             return
         }
         // The value's own encoder is this slot, at the same path (as in `JSONEncoder`).
-        let outerSlot = slot
-        var outerPath = slotPath
-        swap(&outerPath, &path)
-        slot = id
-        defer {
-            slot = outerSlot
-            swap(&outerPath, &path)
-        }
-        try value.encode(to: self)
+        try moved(to: id, path: slotPath) { try value.encode(to: self) }
         if frames.isOpen(id) && frames[id.level].kind == .pending {
             out.append(UInt8(ascii: "{"), UInt8(ascii: "}"))
             frames[id.level].kind = .done

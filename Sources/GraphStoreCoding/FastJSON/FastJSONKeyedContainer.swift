@@ -76,43 +76,39 @@ struct FastJSONKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func decode(_ type: String.Type, forKey key: Key) throws -> String { try impl.unwrapString(try value(key), path: state.path, key: key) }
     func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try impl.unwrapDouble(try value(key), path: state.path, key: key) }
     func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try impl.unwrapFloat(try value(key), path: state.path, key: key) }
-    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try impl.unwrapInteger(try value(key), as: type, path: state.path, key: key) }
-    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try impl.unwrapInteger(try value(key), as: type, path: state.path, key: key) }
-    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try impl.unwrapInteger(try value(key), as: type, path: state.path, key: key) }
-    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try impl.unwrapInteger(try value(key), as: type, path: state.path, key: key) }
-    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try impl.unwrapInteger(try value(key), as: type, path: state.path, key: key) }
-    func decode(_ type: Int128.Type, forKey key: Key) throws -> Int128 { try impl.unwrapInteger(try value(key), as: type, path: state.path, key: key) }
-    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try impl.unwrapInteger(try value(key), as: type, path: state.path, key: key) }
-    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try impl.unwrapInteger(try value(key), as: type, path: state.path, key: key) }
-    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try impl.unwrapInteger(try value(key), as: type, path: state.path, key: key) }
-    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try impl.unwrapInteger(try value(key), as: type, path: state.path, key: key) }
-    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try impl.unwrapInteger(try value(key), as: type, path: state.path, key: key) }
-    func decode(_ type: UInt128.Type, forKey key: Key) throws -> UInt128 { try impl.unwrapInteger(try value(key), as: type, path: state.path, key: key) }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try integer(key) }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try integer(key) }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try integer(key) }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try integer(key) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try integer(key) }
+    func decode(_ type: Int128.Type, forKey key: Key) throws -> Int128 { try integer(key) }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try integer(key) }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try integer(key) }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try integer(key) }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try integer(key) }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try integer(key) }
+    func decode(_ type: UInt128.Type, forKey key: Key) throws -> UInt128 { try integer(key) }
+
+    @inline(__always) private func integer<T: FixedWidthInteger>(_ key: Key) throws -> T {
+        try impl.unwrapInteger(try value(key), as: T.self, path: state.path, key: key)
+    }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        let value = try value(key)
-        if impl.isSpecial(T.self) { return try impl.unwrapSpecial(value, as: T.self, path: state.path, key: key) }
-        return try impl.decodeNested(T.self, at: value, path: state.path.appending(.key(key)))
+        try impl.unwrapValue(try value(key), as: T.self, path: state.path, key: key, nestedPath: state.path.appending(.key(key)))
     }
 
     // MARK: Optionals: a missing key or null is nil
 
-    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
+    /// `unwrap` of the value token for `key`, or `nil` when it is missing or `null`.
+    @inline(__always) private func scalarIfPresent<T>(_ key: Key, _ unwrap: (Int) throws -> T) rethrows -> T? {
         guard let value = nonNullValue(key) else { return nil }
-        return try impl.unwrapBool(value, path: state.path, key: key)
+        return try unwrap(value)
     }
-    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
-        guard let value = nonNullValue(key) else { return nil }
-        return try impl.unwrapString(value, path: state.path, key: key)
-    }
-    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
-        guard let value = nonNullValue(key) else { return nil }
-        return try impl.unwrapDouble(value, path: state.path, key: key)
-    }
-    func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? {
-        guard let value = nonNullValue(key) else { return nil }
-        return try impl.unwrapFloat(value, path: state.path, key: key)
-    }
+
+    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try scalarIfPresent(key) { try impl.unwrapBool($0, path: state.path, key: key) } }
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try scalarIfPresent(key) { try impl.unwrapString($0, path: state.path, key: key) } }
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try scalarIfPresent(key) { try impl.unwrapDouble($0, path: state.path, key: key) } }
+    func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { try scalarIfPresent(key) { try impl.unwrapFloat($0, path: state.path, key: key) } }
     func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try integerIfPresent(key) }
     func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try integerIfPresent(key) }
     func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { try integerIfPresent(key) }
@@ -126,15 +122,12 @@ struct FastJSONKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func decodeIfPresent(_ type: UInt64.Type, forKey key: Key) throws -> UInt64? { try integerIfPresent(key) }
     func decodeIfPresent(_ type: UInt128.Type, forKey key: Key) throws -> UInt128? { try integerIfPresent(key) }
 
-    @inline(__always) func integerIfPresent<T: FixedWidthInteger>(_ key: Key) throws -> T? {
-        guard let value = nonNullValue(key) else { return nil }
-        return try impl.unwrapInteger(value, as: T.self, path: state.path, key: key)
+    @inline(__always) private func integerIfPresent<T: FixedWidthInteger>(_ key: Key) throws -> T? {
+        try scalarIfPresent(key) { try impl.unwrapInteger($0, as: T.self, path: state.path, key: key) }
     }
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-        guard let value = nonNullValue(key) else { return nil }
-        if impl.isSpecial(T.self) { return try impl.unwrapSpecial(value, as: T.self, path: state.path, key: key) }
-        return try impl.decodeNested(T.self, at: value, path: state.path.appending(.key(key)))
+        try scalarIfPresent(key) { try impl.unwrapValue($0, as: T.self, path: state.path, key: key, nestedPath: state.path.appending(.key(key))) }
     }
 
     // MARK: Nesting

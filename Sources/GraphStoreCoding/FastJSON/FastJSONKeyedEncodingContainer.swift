@@ -18,20 +18,26 @@ struct FastJSONKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerPro
     mutating func encodeNil(forKey key: Key) throws { try begin(key, Optional<Any>.none as Any); impl.out.append("null") }
     mutating func encode(_ value: Bool, forKey key: Key) throws { try begin(key, value); impl.out.appendBool(value) }
     mutating func encode(_ value: String, forKey key: Key) throws { try begin(key, value); impl.out.appendString(value) }
-    mutating func encode(_ value: Double, forKey key: Key) throws { try begin(key, value); impl.writeDouble(value) }
-    mutating func encode(_ value: Float, forKey key: Key) throws { try begin(key, value); impl.writeFloat(value) }
-    mutating func encode(_ value: Int, forKey key: Key) throws { try begin(key, value); impl.out.appendInteger(value) }
-    mutating func encode(_ value: Int8, forKey key: Key) throws { try begin(key, value); impl.out.appendInteger(value) }
-    mutating func encode(_ value: Int16, forKey key: Key) throws { try begin(key, value); impl.out.appendInteger(value) }
-    mutating func encode(_ value: Int32, forKey key: Key) throws { try begin(key, value); impl.out.appendInteger(value) }
-    mutating func encode(_ value: Int64, forKey key: Key) throws { try begin(key, value); impl.out.appendInteger(value) }
-    mutating func encode(_ value: Int128, forKey key: Key) throws { try begin(key, value); impl.out.appendInteger(value) }
-    mutating func encode(_ value: UInt, forKey key: Key) throws { try begin(key, value); impl.out.appendInteger(value) }
-    mutating func encode(_ value: UInt8, forKey key: Key) throws { try begin(key, value); impl.out.appendInteger(value) }
-    mutating func encode(_ value: UInt16, forKey key: Key) throws { try begin(key, value); impl.out.appendInteger(value) }
-    mutating func encode(_ value: UInt32, forKey key: Key) throws { try begin(key, value); impl.out.appendInteger(value) }
-    mutating func encode(_ value: UInt64, forKey key: Key) throws { try begin(key, value); impl.out.appendInteger(value) }
-    mutating func encode(_ value: UInt128, forKey key: Key) throws { try begin(key, value); impl.out.appendInteger(value) }
+    mutating func encode(_ value: Double, forKey key: Key) throws { try begin(key, value); impl.writeFloatingPoint(value) }
+    mutating func encode(_ value: Float, forKey key: Key) throws { try begin(key, value); impl.writeFloatingPoint(value) }
+    mutating func encode(_ value: Int, forKey key: Key) throws { try encodeInteger(value, forKey: key) }
+    mutating func encode(_ value: Int8, forKey key: Key) throws { try encodeInteger(value, forKey: key) }
+    mutating func encode(_ value: Int16, forKey key: Key) throws { try encodeInteger(value, forKey: key) }
+    mutating func encode(_ value: Int32, forKey key: Key) throws { try encodeInteger(value, forKey: key) }
+    mutating func encode(_ value: Int64, forKey key: Key) throws { try encodeInteger(value, forKey: key) }
+    mutating func encode(_ value: Int128, forKey key: Key) throws { try encodeInteger(value, forKey: key) }
+    mutating func encode(_ value: UInt, forKey key: Key) throws { try encodeInteger(value, forKey: key) }
+    mutating func encode(_ value: UInt8, forKey key: Key) throws { try encodeInteger(value, forKey: key) }
+    mutating func encode(_ value: UInt16, forKey key: Key) throws { try encodeInteger(value, forKey: key) }
+    mutating func encode(_ value: UInt32, forKey key: Key) throws { try encodeInteger(value, forKey: key) }
+    mutating func encode(_ value: UInt64, forKey key: Key) throws { try encodeInteger(value, forKey: key) }
+    mutating func encode(_ value: UInt128, forKey key: Key) throws { try encodeInteger(value, forKey: key) }
+
+    @inline(__always)
+    private func encodeInteger<T: FixedWidthInteger>(_ value: T, forKey key: Key) throws {
+        try begin(key, value)
+        impl.out.appendInteger(value)
+    }
 
     // MARK: - Any value
 
@@ -86,7 +92,7 @@ struct FastJSONKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerPro
 
 /// The encoder `superEncoder()` returns: a value slot of its own, written when it is used (or
 /// as `{}` if it is not, as `JSONEncoder` does).
-final class FastJSONReferencingEncoder: Encoder, SingleValueEncodingContainer {
+final class FastJSONReferencingEncoder: Encoder, FastJSONSlotEncoder {
     let impl: FastJSONEncoderImpl
     let frame: FastJSONFrameID
     let path: CodingPath
@@ -99,6 +105,8 @@ final class FastJSONReferencingEncoder: Encoder, SingleValueEncodingContainer {
 
     var codingPath: [any CodingKey] { path.codingPath }
     var userInfo: [CodingUserInfoKey: Any] { impl.userInfo }
+    var slotID: FastJSONFrameID { frame }
+    var slotPath: CodingPath { path }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         impl.keyedContainer(at: frame, path: path)
@@ -109,30 +117,4 @@ final class FastJSONReferencingEncoder: Encoder, SingleValueEncodingContainer {
     }
 
     func singleValueContainer() -> any SingleValueEncodingContainer { self }
-
-    private func single(_ value: @autoclosure () -> Any) throws {
-        guard impl.beginSingle(frame) else { throw impl.outOfOrder(value(), at: path.codingPath) }
-    }
-
-    func encodeNil() throws { try single(Optional<Any>.none as Any); impl.out.append("null") }
-    func encode(_ value: Bool) throws { try single(value); impl.out.appendBool(value) }
-    func encode(_ value: String) throws { try single(value); impl.out.appendString(value) }
-    func encode(_ value: Double) throws { try single(value); impl.writeDouble(value) }
-    func encode(_ value: Float) throws { try single(value); impl.writeFloat(value) }
-    func encode(_ value: Int) throws { try single(value); impl.out.appendInteger(value) }
-    func encode(_ value: Int8) throws { try single(value); impl.out.appendInteger(value) }
-    func encode(_ value: Int16) throws { try single(value); impl.out.appendInteger(value) }
-    func encode(_ value: Int32) throws { try single(value); impl.out.appendInteger(value) }
-    func encode(_ value: Int64) throws { try single(value); impl.out.appendInteger(value) }
-    func encode(_ value: Int128) throws { try single(value); impl.out.appendInteger(value) }
-    func encode(_ value: UInt) throws { try single(value); impl.out.appendInteger(value) }
-    func encode(_ value: UInt8) throws { try single(value); impl.out.appendInteger(value) }
-    func encode(_ value: UInt16) throws { try single(value); impl.out.appendInteger(value) }
-    func encode(_ value: UInt32) throws { try single(value); impl.out.appendInteger(value) }
-    func encode(_ value: UInt64) throws { try single(value); impl.out.appendInteger(value) }
-    func encode(_ value: UInt128) throws { try single(value); impl.out.appendInteger(value) }
-
-    func encode<T: Encodable>(_ value: T) throws {
-        try impl.encodeSingle(value, at: frame, path: path)
-    }
 }

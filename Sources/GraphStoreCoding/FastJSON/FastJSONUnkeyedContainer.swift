@@ -141,13 +141,7 @@ final class FastJSONUnkeyedContainer: UnkeyedDecodingContainer {
         } else if currentIndex == 0 && impl.parallel {
             speculate(T.self)
         }
-        let value = try next(type)
-        let result: T
-        if impl.isSpecial(T.self) {
-            result = try impl.unwrapSpecial(value, as: T.self, path: path, key: indexKey)
-        } else {
-            result = try impl.decodeNested(T.self, at: value, path: elementPath)
-        }
+        let result = try impl.unwrapValue(try next(type), as: T.self, path: path, key: indexKey, nestedPath: elementPath)
         advance()
         return result
     }
@@ -183,17 +177,7 @@ final class FastJSONUnkeyedContainer: UnkeyedDecodingContainer {
     }
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type) throws -> T? {
-        settle()
-        var result: T?
-        if let value = nextNonNull() {
-            if impl.isSpecial(T.self) {
-                result = try impl.unwrapSpecial(value, as: T.self, path: path, key: indexKey)
-            } else {
-                result = try impl.decodeNested(T.self, at: value, path: elementPath)
-            }
-        }
-        advance()
-        return result
+        try scalarIfPresent { try impl.unwrapValue($0, as: T.self, path: path, key: $1, nestedPath: elementPath) }
     }
 
     // MARK: Nesting

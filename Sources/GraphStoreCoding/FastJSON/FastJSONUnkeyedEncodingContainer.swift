@@ -21,20 +21,26 @@ package struct FastJSONUnkeyedEncodingContainer: UnkeyedEncodingContainer {
     package mutating func encodeNil() throws { try begin(Optional<Any>.none as Any); impl.out.append("null") }
     package mutating func encode(_ value: Bool) throws { try begin(value); impl.out.appendBool(value) }
     package mutating func encode(_ value: String) throws { try begin(value); impl.out.appendString(value) }
-    package mutating func encode(_ value: Double) throws { try begin(value); impl.writeDouble(value) }
-    package mutating func encode(_ value: Float) throws { try begin(value); impl.writeFloat(value) }
-    package mutating func encode(_ value: Int) throws { try begin(value); impl.out.appendInteger(value) }
-    package mutating func encode(_ value: Int8) throws { try begin(value); impl.out.appendInteger(value) }
-    package mutating func encode(_ value: Int16) throws { try begin(value); impl.out.appendInteger(value) }
-    package mutating func encode(_ value: Int32) throws { try begin(value); impl.out.appendInteger(value) }
-    package mutating func encode(_ value: Int64) throws { try begin(value); impl.out.appendInteger(value) }
-    package mutating func encode(_ value: Int128) throws { try begin(value); impl.out.appendInteger(value) }
-    package mutating func encode(_ value: UInt) throws { try begin(value); impl.out.appendInteger(value) }
-    package mutating func encode(_ value: UInt8) throws { try begin(value); impl.out.appendInteger(value) }
-    package mutating func encode(_ value: UInt16) throws { try begin(value); impl.out.appendInteger(value) }
-    package mutating func encode(_ value: UInt32) throws { try begin(value); impl.out.appendInteger(value) }
-    package mutating func encode(_ value: UInt64) throws { try begin(value); impl.out.appendInteger(value) }
-    package mutating func encode(_ value: UInt128) throws { try begin(value); impl.out.appendInteger(value) }
+    package mutating func encode(_ value: Double) throws { try begin(value); impl.writeFloatingPoint(value) }
+    package mutating func encode(_ value: Float) throws { try begin(value); impl.writeFloatingPoint(value) }
+    package mutating func encode(_ value: Int) throws { try encodeInteger(value) }
+    package mutating func encode(_ value: Int8) throws { try encodeInteger(value) }
+    package mutating func encode(_ value: Int16) throws { try encodeInteger(value) }
+    package mutating func encode(_ value: Int32) throws { try encodeInteger(value) }
+    package mutating func encode(_ value: Int64) throws { try encodeInteger(value) }
+    package mutating func encode(_ value: Int128) throws { try encodeInteger(value) }
+    package mutating func encode(_ value: UInt) throws { try encodeInteger(value) }
+    package mutating func encode(_ value: UInt8) throws { try encodeInteger(value) }
+    package mutating func encode(_ value: UInt16) throws { try encodeInteger(value) }
+    package mutating func encode(_ value: UInt32) throws { try encodeInteger(value) }
+    package mutating func encode(_ value: UInt64) throws { try encodeInteger(value) }
+    package mutating func encode(_ value: UInt128) throws { try encodeInteger(value) }
+
+    @inline(__always)
+    private func encodeInteger<T: FixedWidthInteger>(_ value: T) throws {
+        try begin(value)
+        impl.out.appendInteger(value)
+    }
 
     // MARK: - Any value
 

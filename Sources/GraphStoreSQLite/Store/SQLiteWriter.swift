@@ -28,7 +28,7 @@ final class SQLiteWriter: Sendable {
     /// The journal beside the database, whose covered records a write drops.
     private let journal: StoreJournal?
     private let queue = DispatchQueue(label: "GraphStoreSQLite.SQLiteWriter", qos: .utility)
-    private let state: Guarded<State>
+    private let state: Guarded<StoreWriterState<Own>>
     /// The tables as they are on disk. Read and replaced only by writes on `queue`, so the
     /// lock is never contended; it makes the sharing visible to the compiler.
     private let layout: Guarded<StoreLayout>
@@ -41,22 +41,18 @@ final class SQLiteWriter: Sendable {
         let changes: [GraphChange]
     }
 
-    private struct State: Sendable {
-        var newest: GraphVersion
+    /// What this writer keeps under its lock beside every writer's state; the timer is the
+    /// retry after a failed write.
+    private struct Own: Sendable {
         /// The changes of the commits after the last successful write, not being written now.
         var pending: [GraphChange] = []
-        var isWriting = false
-        var retryArmed = false
-        var retryGeneration = 0
-        var consecutiveFailures = 0
-        var waiters = FlushWaiters()
-        var status = StoreStatus()
-        var isClosed = false
         /// When the journal last dropped its covered records (`nil`: not yet).
         var lastDrop: Duration?
         /// A write error that retrying cannot fix: the timer stops retrying.
         var permanentError: GraphStoreError?
     }
+
+    private typealias State = StoreWriterState<Own>
 
     /// The least time between two drops of the journal's covered records: each drop rewrites
     /// the journal's newer records into a new file and fsyncs it, so a stream of small saves,
@@ -76,9 +72,7 @@ final class SQLiteWriter: Sendable {
         modelVersion = schema.model.label(option: options.modelVersion)
         clock = options.clock
         beforeTransaction = options.beforeTransaction
-        var initial = State(newest: opened)
-        initial.status.durableVersion = opened.number
-        state = Guarded(initial)
+        state = Guarded(State(opened: opened, own: Own()))
         self.layout = Guarded(layout)
     }
 
@@ -92,8 +86,8 @@ final class SQLiteWriter: Sendable {
         state.withLock { state in
             guard !state.isClosed, version.number > state.newest.number else { return }
             state.newest = version
-            state.pending.append(change)
-            if !state.isWriting && !state.retryArmed && state.permanentError == nil { startWrite(&state) }
+            state.own.pending.append(change)
+            if !state.isWriting && !state.timer.isArmed && state.own.permanentError == nil { startWrite(&state) }
         }
     }
 
@@ -102,14 +96,7 @@ final class SQLiteWriter: Sendable {
     ///
     /// - Throws: the error of the write that was meant to cover this flush.
     func flush() async throws {
-        try await awaitFlush { continuation in
-            state.withLock { state in
-                let decision = state.waiters.admit(
-                    continuation, newest: state.newest.number, durable: state.status.durableVersion, isClosed: state.isClosed)
-                if case .waiting = decision, !state.isWriting { startWrite(&state) }
-                return decision
-            }
-        }
+        try await flushStoreWriter(state) { startWrite(&$0) }
     }
 
     /// Flushes, stops writing, ends the event streams, runs `beforeReleasing` with the flush's
@@ -121,14 +108,7 @@ final class SQLiteWriter: Sendable {
     func close(beforeReleasing: (Result<Void, any Error>) throws -> Void = { _ in }) async throws {
         let flushed = await closeStoreWriter(
             flush: flush,
-            stop: {
-                state.withLock { state in
-                    state.isClosed = true
-                    state.retryArmed = false
-                    state.retryGeneration += 1
-                }
-            },
-            queue: queue, events: broadcaster)
+            stop: { state.withLock { $0.close() } }, queue: queue, events: broadcaster)
         let finished = Result { try beforeReleasing(flushed) }
         do {
             try database.close()
@@ -147,7 +127,7 @@ final class SQLiteWriter: Sendable {
 
     /// The write error retrying cannot fix, if a write met one (see the type's description).
     var permanentError: GraphStoreError? {
-        state.withLock { $0.permanentError }
+        state.withLock { $0.own.permanentError }
     }
 
     func events() -> AsyncStream<StoreEvent> {
@@ -157,26 +137,21 @@ final class SQLiteWriter: Sendable {
     // MARK: - Scheduling (called with the state locked)
 
     private func startWrite(_ state: inout State) {
-        state.isWriting = true
-        state.retryArmed = false
-        state.retryGeneration += 1
-        let batch = Batch(version: state.newest, changes: state.pending)
-        state.pending = []
+        state.beginWrite()
+        let batch = Batch(version: state.newest, changes: state.own.pending)
+        state.own.pending = []
         queue.async { [self] in write(batch) }
     }
 
     private func armRetry(_ state: inout State, after delay: Duration) {
-        state.retryArmed = true
-        state.retryGeneration += 1
-        let generation = state.retryGeneration
+        let generation = state.timer.arm()
         clock.schedule(at: clock.now + delay) { [weak self] in self?.retryFired(generation) }
     }
 
     private func retryFired(_ generation: Int) {
         state.withLock { state in
-            guard state.retryArmed, state.retryGeneration == generation else { return }
-            state.retryArmed = false
-            if !state.isWriting && !state.isClosed && state.permanentError == nil && state.newest.number > state.status.durableVersion {
+            guard state.timer.fire(generation) else { return }
+            if !state.isWriting && !state.isClosed && state.own.permanentError == nil && state.newest.number > state.status.durableVersion {
                 startWrite(&state)
             }
         }
@@ -190,38 +165,29 @@ final class SQLiteWriter: Sendable {
         let duration = ContinuousClock.now - started
         var dropThrough: UInt64?
         let (event, finished, failure) = state.withLock { state -> (StoreEvent, [CheckedContinuation<Void, any Error>], GraphStoreError?) in
-            state.isWriting = false
             switch result {
             case .success(let bytes):
-                state.consecutiveFailures = 0
-                state.status.writesCompleted += 1
-                state.status.lastWriteDuration = duration
-                state.status.lastWriteBytes = bytes
-                state.status.durableVersion = batch.version.number
-                state.status.lastError = nil
-                state.permanentError = nil
-                let finished = state.waiters.takeCovered(by: batch.version.number)
-                if !state.pending.isEmpty && !state.isClosed && !state.retryArmed { startWrite(&state) }
+                let finished = state.recordWrite(of: batch.version.number, bytes: bytes, duration: duration)
+                state.own.permanentError = nil
+                if !state.own.pending.isEmpty && !state.isClosed && !state.timer.isArmed { startWrite(&state) }
                 let now = clock.now
-                if state.lastDrop.map({ now - $0 >= dropInterval }) ?? true {
-                    state.lastDrop = now
+                if state.own.lastDrop.map({ now - $0 >= dropInterval }) ?? true {
+                    state.own.lastDrop = now
                     dropThrough = batch.version.number
                 }
                 return (.wrote(version: batch.version.number, bytes: bytes, duration: duration), finished, nil)
             case .failure(let error):
-                state.consecutiveFailures += 1
-                state.status.failedWrites += 1
-                state.status.lastError = error
+                let finished = state.recordFailure(error)
                 // The failed commits go back in front of the newer ones, in order.
-                state.pending = batch.changes + state.pending
+                state.own.pending = batch.changes + state.own.pending
                 if case .codingFailed = error {
                     // Retrying writes the same objects again: only a new model can fix it.
-                    state.permanentError = error
-                    return (.writeFailed(error, retryIn: .zero), state.waiters.takeAll(), error)
+                    state.own.permanentError = error
+                    return (.writeFailed(error, retryIn: .zero), finished, error)
                 }
                 let delay = storeWriteRetryDelay(afterFailures: state.consecutiveFailures, minimum: .zero)
                 if !state.isClosed { armRetry(&state, after: delay) }
-                return (.writeFailed(error, retryIn: delay), state.waiters.takeAll(), error)
+                return (.writeFailed(error, retryIn: delay), finished, error)
             }
         }
         // Announce before resuming the flushes this write covers: once `flush()` returns, the
