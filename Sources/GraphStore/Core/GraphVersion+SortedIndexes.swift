@@ -17,7 +17,7 @@ extension GraphVersion {
                 let oldKey = index.key(old.value)
                 // Same indexed values: the entry keeps its place, only the object changes.
                 if let newEntry, IndexKey.compare(oldKey, newEntry.key) == 0, sorted[entity][position].replace(newEntry) { continue }
-                sorted[entity][position].remove(IndexTree.Entry(key: oldKey, id: key, object: old))
+                sorted[entity][position].remove(key: oldKey, id: key)
             }
             if let newEntry { sorted[entity][position].insert(newEntry) }
         }
