@@ -156,7 +156,7 @@ struct IndexDescription: Sendable {
     let key: @Sendable (any Entity) -> IndexKey
 
     func entry(_ key: ObjectKey, _ object: StoredObject) -> IndexTree.Entry {
-        IndexTree.Entry(key: self.key(object.value), id: key, object: object)
+        IndexTree.Entry(key: self.key(object.value), id: key)
     }
 }
 

@@ -6,25 +6,19 @@
 /// priority is a hash of its id, so the shape does not depend on insertion order. Entries are
 /// ordered by key, then by id (``ObjectKey/indexOrder(_:_:)``), so no two compare equal.
 struct IndexTree: Sendable {
-    /// One object's place in an index: its indexed values, its id and the object itself (so a
-    /// walk needs no table lookup).
+    /// One object's place in an index: its indexed values and its id. The object itself is
+    /// read from the table of the same version, so a commit that changes no indexed value of an
+    /// object leaves every index as it was, and a node stays small (112 bytes as allocated for
+    /// the common key types).
     ///
-    /// A class, so that the nodes a change copies along its path share the entry with one
-    /// reference instead of copying about 100 bytes and retaining the key, the id and the object
-    /// in every copy: a commit copies some 20 nodes per index for each object it moves.
-    final class Entry: Sendable {
+    /// Held inline in its node, so that a walk down a path reads one object per level: the
+    /// walk that finds the entry to remove reads a path of nodes that are mostly not in the
+    /// cache, and a second object per level doubled those misses.
+    struct Entry: Sendable {
         let key: IndexKey
         let id: ObjectKey
-        let object: StoredObject
-
-        init(key: IndexKey, id: ObjectKey, object: StoredObject) {
-            self.key = key
-            self.id = id
-            self.object = object
-        }
 
         static func compare(_ a: Entry, _ b: Entry) -> Int {
-            if a === b { return 0 }
             let order = IndexKey.compare(a.key, b.key)
             return order != 0 ? order : ObjectKey.indexOrder(a.id, b.id)
         }
@@ -45,8 +39,24 @@ struct IndexTree: Sendable {
             count = 1 + (left?.count ?? 0) + (right?.count ?? 0)
         }
 
+        /// A node whose subtree count is known (one more or one fewer than the node it copies),
+        /// so building it reads neither child: on a path copy the child not on the path is
+        /// usually not in the cache.
+        init(_ entry: Entry, priority: Int, left: Node?, right: Node?, count: Int) {
+            self.entry = entry
+            self.priority = priority
+            self.left = left
+            self.right = right
+            self.count = count
+        }
+
         func with(left: Node?, right: Node?) -> Node {
             Node(entry, priority: priority, left: left, right: right)
+        }
+
+        /// A copy with new children whose entries number `count - self.count` more.
+        func with(left: Node?, right: Node?, countChange: Int) -> Node {
+            Node(entry, priority: priority, left: left, right: right, count: count + countChange)
         }
     }
 
@@ -89,32 +99,6 @@ struct IndexTree: Sendable {
         return found
     }
 
-    /// Puts `entry` in place of the entry with the same key and id (a new version of the
-    /// same object whose indexed values did not change); returns whether there was one.
-    ///
-    /// - Complexity: O(log n) expected: one path copied, no rebalancing.
-    @discardableResult
-    mutating func replace(_ entry: Entry) -> Bool {
-        var found = false
-        root = Self.replacing(entry, in: root, found: &found)
-        return found
-    }
-
-    private static func replacing(_ entry: Entry, in node: Node?, found: inout Bool) -> Node? {
-        guard let node else { return nil }
-        let order = Entry.compare(entry, node.entry)
-        if order == 0 {
-            found = true
-            return Node(entry, priority: node.priority, left: node.left, right: node.right)
-        }
-        if order < 0 {
-            let left = replacing(entry, in: node.left, found: &found)
-            return found ? node.with(left: left, right: node.right) : node
-        }
-        let right = replacing(entry, in: node.right, found: &found)
-        return found ? node.with(left: node.left, right: right) : node
-    }
-
     private static func inserting(_ leaf: Node, into node: Node?) -> Node {
         guard let node else { return leaf }
         if leaf.priority > node.priority {
@@ -122,9 +106,9 @@ struct IndexTree: Sendable {
             return leaf.with(left: less, right: greater)
         }
         if Entry.compare(leaf.entry, node.entry) < 0 {
-            return node.with(left: inserting(leaf, into: node.left), right: node.right)
+            return node.with(left: inserting(leaf, into: node.left), right: node.right, countChange: 1)
         }
-        return node.with(left: node.left, right: inserting(leaf, into: node.right))
+        return node.with(left: node.left, right: inserting(leaf, into: node.right), countChange: 1)
     }
 
     /// The entries of `node` before and after `entry` (which it does not contain).
@@ -148,10 +132,10 @@ struct IndexTree: Sendable {
         }
         if order < 0 {
             let left = removing(key: key, id: id, from: node.left, found: &found)
-            return found ? node.with(left: left, right: node.right) : node
+            return found ? node.with(left: left, right: node.right, countChange: -1) : node
         }
         let right = removing(key: key, id: id, from: node.right, found: &found)
-        return found ? node.with(left: node.left, right: right) : node
+        return found ? node.with(left: node.left, right: right, countChange: -1) : node
     }
 
     /// Joins two trees whose every entry of `a` precedes every entry of `b`.
@@ -160,6 +144,24 @@ struct IndexTree: Sendable {
         guard let b else { return a }
         if a.priority > b.priority { return a.with(left: a.left, right: join(a.right, b)) }
         return b.with(left: join(a, b.left), right: b.right)
+    }
+
+    /// Adds every entry of `other`, none of which may be present.
+    ///
+    /// Cheaper than inserting them one by one for a batch: each node of the result is built
+    /// once, where k inserts copy their k paths and most of the upper nodes again and again.
+    ///
+    /// - Complexity: O(k log(n / k + 1)) expected, for k entries in `other`.
+    mutating func formUnion(_ other: IndexTree) {
+        root = Self.union(root, other.root)
+    }
+
+    private static func union(_ a: Node?, _ b: Node?) -> Node? {
+        guard let a else { return b }
+        guard let b else { return a }
+        if a.priority < b.priority { return union(b, a) }
+        let (less, greater) = split(b, at: a.entry)
+        return a.with(left: union(a.left, less), right: union(a.right, greater))
     }
 
     /// A tree of `entries`, which must be sorted and distinct.
