@@ -513,6 +513,9 @@ struct Scenarios {
 /// `--memory-probe graphstore|sqlite PATH`: opens the store, holds every post, prints peak RSS in KiB.
 func memoryProbe(_ kind: String, _ path: String) async throws {
     switch kind {
+    case "graphstore-indexed", "graphstore-plain":
+        try await indexMemoryProbe(kind, path)
+        return
     case "graphstore":
         let container = try GraphContainer(for: benchModel, store: .file(URL(fileURLWithPath: path)))
         let posts = try container.mainContext.fetch(FetchDescriptor<Post>())

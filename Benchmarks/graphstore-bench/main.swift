@@ -35,7 +35,7 @@ try await run(6, "coalescing") { try await scenarios.coalescing() }
 try await run(7, "size and memory") { try await scenarios.sizeAndMemory(executable: CommandLine.arguments[0]) }
 try await run(8, "snapshot files") { try await scenarios.snapshotFiles() }
 try await run(9, "durability") { try await scenarios.durability() }
-try await run(10, "saves with sorted indexes") { try scenarios.indexedSaves() }
+try await run(10, "saves with sorted indexes") { try scenarios.indexedSaves() + (try await scenarios.indexMemory(executable: CommandLine.arguments[0])) }
 
 print(markdown(rows))
 if let path = option("--json") {

@@ -25,7 +25,8 @@ extension GraphContext {
         if stopsAt != 0 {
             try tree.forEach(in: plan.range(in: tree), reversed: plan.isReversed) { entry in
                 if !overlay.isEmpty, overlay[entry.id] != nil { return true }
-                let object = entry.object.value as! E
+                guard let stored = table[entry.id] else { preconditionFailure("GraphStore: index \(plan.index) of \(E.entityName) holds \(entry.id), which its table does not") }
+                let object = stored.value as! E
                 if !plan.isExact, try !Self.matches(object, descriptor.predicate) { return true }
                 walked.append(object)
                 return stopsAt.map { walked.count < $0 } ?? true
@@ -71,7 +72,7 @@ extension GraphContext {
             } else {
                 count = 0
                 try tree.forEach(in: range) { entry in
-                    if overlay.isEmpty || overlay[entry.id] == nil, try Self.matches(entry.object.value as! E, descriptor.predicate) { count += 1 }
+                    if overlay.isEmpty || overlay[entry.id] == nil, let stored = table[entry.id], try Self.matches(stored.value as! E, descriptor.predicate) { count += 1 }
                     return true
                 }
             }

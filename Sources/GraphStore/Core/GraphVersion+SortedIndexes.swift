@@ -15,9 +15,9 @@ extension GraphVersion {
             let newEntry = new.map { index.entry(key, $0) }
             if let old {
                 let oldKey = index.key(old.value)
-                // Same indexed values: the entry keeps its place, only the object changes.
-                if let newEntry, IndexKey.compare(oldKey, newEntry.key) == 0, sorted[entity][position].replace(newEntry) { continue }
-                sorted[entity][position].remove(IndexTree.Entry(key: oldKey, id: key, object: old))
+                // Same indexed values: the entry stays as it is (it does not hold the object).
+                if let newEntry, IndexKey.compare(oldKey, newEntry.key) == 0 { continue }
+                sorted[entity][position].remove(key: oldKey, id: key)
             }
             if let newEntry { sorted[entity][position].insert(newEntry) }
         }
@@ -26,10 +26,12 @@ extension GraphVersion {
     /// Brings the sorted indexes of every entity a commit changed from `base` in step with the
     /// tables of this version.
     ///
-    /// An entity whose table was empty before is indexed in one sorted build; otherwise each
-    /// changed object moves on its own.
+    /// An entity whose table was empty before is indexed in one sorted build; a batch of new
+    /// objects is sorted and joined to each index as one tree; otherwise each changed object
+    /// moves on its own.
     ///
-    /// - Complexity: O(indexes × k log n) for k changed objects.
+    /// - Complexity: O(indexes × k log n) for k changed objects; O(indexes × k log(n / k + 1))
+    ///   plus the sort for a batch of k new ones.
     mutating func resortChanged(from base: GraphVersion, change: GraphChange, schema: Schema) {
         for entity in schema.entities where !entity.indexes.isEmpty {
             let name = entity.name
@@ -43,7 +45,23 @@ extension GraphVersion {
             let before = base.tables[entity.index]
             // An id listed twice (which a change never does today) must still move once.
             var seen: Set<ObjectKey>? = keyLists.filter { !($0?.isEmpty ?? true) }.count > 1 ? [] : nil
-            for keys in keyLists {
+            var lists = keyLists
+            if let inserted = change.inserted[name], inserted.count >= Self.batchInsertThreshold {
+                // A batch of new objects joins each index as one sorted tree.
+                let added = inserted.compactMap { key in before[key] == nil ? table[key].map { (key, $0) } : nil }
+                let batches = added.count == inserted.count ? entity.indexes.map { index in
+                    added.map { index.entry($0.0, $0.1) }.sorted { IndexTree.Entry.compare($0, $1) < 0 }
+                } : []
+                // Distinct ids (the sorted build needs distinct entries); otherwise one by one.
+                if let first = batches.first, zip(first, first.dropFirst()).allSatisfy({ $0.id != $1.id }) {
+                    for (position, entries) in batches.enumerated() {
+                        sorted[entity.index][position].formUnion(IndexTree(sorted: entries))
+                    }
+                    if seen != nil { seen!.formUnion(inserted) }
+                    lists[0] = nil
+                }
+            }
+            for keys in lists {
                 for key in keys ?? [] {
                     if seen != nil, !seen!.insert(key).inserted { continue }
                     resort(entity: entity.index, key: key, old: before[key], new: table[key], schema: schema)
@@ -51,6 +69,10 @@ extension GraphVersion {
             }
         }
     }
+
+    /// From how many new objects of one entity a commit adds them to each index as one sorted
+    /// tree (``IndexTree/formUnion(_:)``) instead of one insert each.
+    static var batchInsertThreshold: Int { 32 }
 
     /// Builds the sorted indexes again if a store's loading path left any out of step with its
     /// table (counts differ); every path through ``loaded(_:number:schema:)`` and journal
@@ -106,7 +128,7 @@ extension GraphVersion {
                 let expected = Self.sortedIndex(of: tables[entity.index], index: index).entries
                 let actual = tree.entries
                 guard expected.count == actual.count,
-                      zip(expected, actual).allSatisfy({ IndexTree.Entry.compare($0, $1) == 0 && $0.object.version == $1.object.version })
+                      zip(expected, actual).allSatisfy({ IndexTree.Entry.compare($0, $1) == 0 })
                 else {
                     throw GraphStoreError.invariantViolation("sorted index \(entity.name).\(index.name) differs from a rebuild (\(actual.count) entries, rebuilt \(expected.count))")
                 }

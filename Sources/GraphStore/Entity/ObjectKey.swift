@@ -64,6 +64,30 @@ package struct ObjectKey: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Three-way order of two ids of the same common type (numbers by value, UUIDs by their
+    /// bytes, strings by `<`), read from the storage without boxing; `nil` for any other pair.
+    /// Sorted indexes break ties between equal values with this on every comparison.
+    func unboxedOrder(_ other: ObjectKey) -> Int? {
+        switch storage {
+        case .int64(let x):
+            if case .int64(let y) = other.storage { return x < y ? -1 : (x == y ? 0 : 1) }
+        case .int(let x):
+            if case .int(let y) = other.storage { return x < y ? -1 : (x == y ? 0 : 1) }
+        case .int32(let x):
+            if case .int32(let y) = other.storage { return x < y ? -1 : (x == y ? 0 : 1) }
+        case .uuid(let x):
+            if case .uuid(let y) = other.storage {
+                let order = withUnsafeBytes(of: x.uuid) { p in withUnsafeBytes(of: y.uuid) { q in memcmp(p.baseAddress!, q.baseAddress!, 16) } }
+                return order < 0 ? -1 : (order == 0 ? 0 : 1)
+            }
+        case .string(let x):
+            if case .string(let y) = other.storage { return x == y ? 0 : (x < y ? -1 : 1) }
+        case .other:
+            return nil
+        }
+        return nil
+    }
+
     /// The wrapped value.
     package var base: any Hashable & Sendable {
         switch storage {

@@ -8,13 +8,8 @@ import GraphStoreTestSupport
 /// The persistent treap behind sorted indexes: random inserts and removals against a sorted
 /// array, with every invariant checked, ranks of prefixes, and old versions left untouched.
 @Suite struct IndexTreeTests {
-    struct Model: Entity {
-        var id: Int
-        var value: Int?
-    }
-
     static func entry(_ id: Int, _ value: Int?) -> IndexTree.Entry {
-        IndexTree.Entry(key: IndexKey([IndexValue(value)]), id: ObjectKey(id), object: StoredObject(value: Model(id: id, value: value), version: 1))
+        IndexTree.Entry(key: IndexKey([IndexValue(value)]), id: ObjectKey(id))
     }
 
     @Test func randomChangesKeepOrderCountsAndOldVersions() async {
@@ -94,18 +89,26 @@ import GraphStoreTestSupport
         #expect(built.root?.entry.id == inserted.root?.entry.id)
     }
 
-    @Test func replacingKeepsThePlaceAndOldVersions() {
-        var tree = IndexTree(sorted: (0..<50).map { Self.entry($0, $0 / 5) })
-        let before = tree
-        let updated = IndexTree.Entry(key: IndexKey([.int(3)]), id: ObjectKey(17), object: StoredObject(value: Model(id: 17, value: 3), version: 2))
-        let replaced = tree.replace(updated)
-        #expect(replaced)
-        tree.checkInvariants()
-        #expect(tree.entries.map(\.id) == before.entries.map(\.id))
-        #expect(tree.entries[17].object.version == 2)
-        #expect(before.entries[17].object.version == 1)
-        let missing = tree.replace(Self.entry(99, 3))
-        #expect(!missing)
+    @Test func unionEqualsInsertionsAndKeepsBothOperands() async {
+        await propertyCheck(count: 40, input: Gen<UInt64>.bitSet) { seed in
+            var random = SplitMix64(seed: seed)
+            let ids = Array(0..<Int.random(in: 0..<400, using: &random)).shuffled(using: &random)
+            let split = ids.isEmpty ? 0 : Int.random(in: 0...ids.count, using: &random)
+            let entries = ids.map { Self.entry($0, Int.random(in: 0..<6, using: &random) == 0 ? nil : Int.random(in: 0..<30, using: &random)) }
+            var base = IndexTree()
+            for entry in entries[..<split] { base.insert(entry) }
+            let batch = IndexTree(sorted: entries[split...].sorted { IndexTree.Entry.compare($0, $1) < 0 })
+            let baseIDs = base.entries.map(\.id), batchIDs = batch.entries.map(\.id)
+            var union = base
+            union.formUnion(batch)
+            var inserted = base
+            for entry in entries[split...] { inserted.insert(entry) }
+            union.checkInvariants()
+            #expect(union.entries.map(\.id) == inserted.entries.map(\.id))
+            #expect(union.root?.entry.id == inserted.root?.entry.id, "the shape depends only on the entries")
+            #expect(base.entries.map(\.id) == baseIDs)
+            #expect(batch.entries.map(\.id) == batchIDs)
+        }
     }
 
     @Test func walkStopsWhenAsked() {
