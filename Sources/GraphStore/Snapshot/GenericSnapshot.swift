@@ -177,7 +177,7 @@ public struct GenericSnapshot: Sendable {
     public func write(to url: URL, format: SnapshotFormat, compression: Compression) throws {
         let document = try encoded(as: format)
         do {
-            let bytes = compression == .gzip ? try Gzip.compress(document) : document
+            let bytes = compression == .gzip ? try Gzip.compress(document, level: SnapshotTarget.compressionLevel) : document
             try AtomicFile.write(bytes, to: url)
         } catch {
             throw GraphStoreError(error, path: url.path)
