@@ -1,0 +1,36 @@
+import Foundation
+
+/// The first steps of opening a snapshot file, one at a time, so that the benchmark can set
+/// the floor (read the bytes, gunzip, parse) beside the whole open (which also decodes the
+/// objects, builds the tables and indexes, and fetches).
+package enum SnapshotOpeningFloor {
+    /// The document inside the gzip bytes `raw`, with the CRC and length checked: what opening
+    /// does before parsing.
+    ///
+    /// - Throws: ``GraphStoreError/damagedFile(path:offset:reason:)`` for bytes that are not
+    ///   gzip, or damaged.
+    /// - Complexity: O(size of the document).
+    package static func gunzip(_ raw: Data) throws -> Data {
+        try SnapshotFileBackend.document(fromRaw: raw, path: "", limit: .max)
+    }
+
+    /// Parses the uncompressed `document` without decoding any object: JSON into the token
+    /// tape the decoders read; a binary property list into its object table, every object's
+    /// marker and bounds checked as the decoder checks them. Returns the number of tokens or
+    /// objects.
+    ///
+    /// - Throws: the parsers' syntax errors.
+    /// - Complexity: O(size of the document).
+    package static func parse(_ document: Data, format: SnapshotFormat) throws -> Int {
+        switch format {
+        case .json:
+            return try FastJSONDecoder.withUTF8Representation(of: document) { bytes in
+                try FastJSONParser.parse(bytes).tokenCount
+            }
+        case .binaryPropertyList:
+            let table = try BPlistDocument(document)
+            for reference in 0..<table.objectCount { _ = try table.object(reference) }
+            return table.objectCount
+        }
+    }
+}
