@@ -180,11 +180,11 @@ struct Scenarios {
     /// parsing alone (JSON into the token tape, a property list into its checked object
     /// table, no object decoded), each on one thread, beside SQLite's open + fetch `sqlite`.
     private func floorRows(of url: URL, format: SnapshotFormat, scenario: String, name: String, sqlite: Double) throws -> [Row] {
-        let raw = try Data(contentsOf: url)
+        let raw = try SnapshotOpeningFloor.read(url)
         let document = try SnapshotOpeningFloor.gunzip(raw)
         let read = try harness.single {
             try time {
-                let bytes = try Data(contentsOf: url)
+                let bytes = try SnapshotOpeningFloor.read(url)
                 precondition(bytes.count == raw.count)
             }
         }

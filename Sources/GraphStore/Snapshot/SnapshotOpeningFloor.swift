@@ -1,9 +1,22 @@
 import Foundation
+internal import GraphStoreCoding
 
 /// The first steps of opening a snapshot file, one at a time, so that the benchmark can set
 /// the floor (read the bytes, gunzip, parse) beside the whole open (which also decodes the
 /// objects, builds the tables and indexes, and fetches).
 package enum SnapshotOpeningFloor {
+    /// The bytes of the file at `url`, read as opening reads them (into memory, not mapped).
+    ///
+    /// - Throws: ``GraphStoreError/fileOperationFailed(path:operation:reason:)``, also for a
+    ///   missing file.
+    /// - Complexity: O(size of the file).
+    package static func read(_ url: URL) throws -> Data {
+        let raw: Data?
+        do { raw = try FileReader.readFile(at: url) } catch { throw GraphStoreError(error, path: url.path) }
+        guard let raw else { throw GraphStoreError.fileOperationFailed(path: url.path, operation: "open", reason: "no such file") }
+        return raw
+    }
+
     /// The document inside the gzip bytes `raw`, with the CRC and length checked: what opening
     /// does before parsing.
     ///
