@@ -88,7 +88,7 @@ let package = Package(
             dependencies: ["GraphStore", "GraphStoreSQLite", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .executableTarget(
             name: "graphstore-bench",
-            dependencies: ["GraphStore", "ExampleModel", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["GraphStore", "GraphStoreSQLite", "ExampleModel", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Benchmarks/graphstore-bench"),
         .executableTarget(
             name: "graphstore-crash-helper",

@@ -104,6 +104,13 @@ func threadCPUTime() -> Double {
     return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
 }
 
+/// The CPU time of every thread of this process, in seconds.
+func processCPUTime() -> Double {
+    var spec = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &spec)
+    return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
+}
+
 func timeAsync(_ body: () async throws -> Void) async rethrows -> Double {
     let start = ContinuousClock.now
     try await body()

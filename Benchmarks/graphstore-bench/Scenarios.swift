@@ -124,9 +124,88 @@ struct Scenarios {
                     precondition(all.count == count && !links.isEmpty)
                 }
             })
-            rows.append(Row(scenario: "2. cold open \(count) posts → first fetch", variant: format == .json ? "JSON+gzip" : "plist+gzip", graphStore: gs, sqlite: sq, note: "SQLite: open + fetch all posts and post–tag rows"))
+            let name = format == .json ? "JSON+gzip" : "plist+gzip"
+            rows.append(Row(scenario: "2. cold open \(count) posts → first fetch", variant: name, graphStore: gs, sqlite: sq, note: "SQLite: open + fetch all posts and post–tag rows"))
+            rows += try floorRows(of: url, format: format, scenario: "2. cold open \(count) posts → first fetch", name: name, sqlite: sq)
+        }
+        rows += try await coldOpenItems()
+        return rows
+    }
+
+    /// The cold open of scenario 1's `Item` table of 50,000 items to all of them fetched,
+    /// against SQLite's open and fetch of all rows, with the floor beside it.
+    private func coldOpenItems() async throws -> [Row] {
+        let count = n(50_000)
+        let directory = scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let values = items(count)
+        let sqliteURL = directory.appendingPathComponent("items.sqlite")
+        let queue = try makeItemDatabase(sqliteURL)
+        try syncWrite(queue) { db in for item in values { try ItemRecord(id: item.id, title: item.title).insert(db) } }
+        try queue.close()
+        var rows: [Row] = []
+        for format in [SnapshotFormat.json, .binaryPropertyList] {
+            let url = directory.appendingPathComponent("items.\(format.fileExtension).gz")
+            let container = try GraphContainer(for: benchModel, store: .file(url, format: format, durability: .coalesced))
+            let context = container.newBackgroundContext()
+            context.insert(contentsOf: values)
+            try context.save()
+            try await container.close()
+            let (gs, sq) = try await harness.compareAsync({
+                var opened: GraphContainer?
+                let elapsed = try time {
+                    let container = try GraphContainer(for: benchModel, store: .file(url, format: format))
+                    let all = try container.mainContext.fetch(FetchDescriptor<Item>())
+                    precondition(all.count == count)
+                    opened = container
+                }
+                try await opened?.close()
+                return elapsed
+            }, {
+                try time {
+                    let queue = try DatabaseQueue(path: sqliteURL.path)
+                    let all = try queue.read { db in try ItemRecord.fetchAll(db) }
+                    precondition(all.count == count)
+                }
+            })
+            let name = format == .json ? "JSON+gzip" : "plist+gzip"
+            let scenario = "2. cold open \(count) items → all fetched"
+            rows.append(Row(scenario: scenario, variant: name, graphStore: gs, sqlite: sq, note: "Item{id: Int32, title: String}; SQLite: open + fetch all rows"))
+            rows += try floorRows(of: url, format: format, scenario: scenario, name: name, sqlite: sq)
         }
         return rows
+    }
+
+    /// The floor of opening the snapshot at `url`: reading its bytes, gunzip alone, and
+    /// parsing alone (JSON into the token tape, a property list into its checked object
+    /// table, no object decoded), each on one thread, beside SQLite's open + fetch `sqlite`.
+    private func floorRows(of url: URL, format: SnapshotFormat, scenario: String, name: String, sqlite: Double) throws -> [Row] {
+        let raw = try SnapshotOpeningFloor.read(url)
+        let document = try SnapshotOpeningFloor.gunzip(raw)
+        let read = try harness.single {
+            try time {
+                let bytes = try SnapshotOpeningFloor.read(url)
+                precondition(bytes.count == raw.count)
+            }
+        }
+        let gunzip = try harness.single {
+            try time {
+                let unzipped = try SnapshotOpeningFloor.gunzip(raw)
+                precondition(unzipped.count == document.count)
+            }
+        }
+        let parse = try harness.single {
+            try time {
+                let parsed = try SnapshotOpeningFloor.parse(document, format: format)
+                precondition(parsed > 0)
+            }
+        }
+        let sizes = String(format: "%.0f KiB → %.0f KiB", Double(raw.count) / 1024, Double(document.count) / 1024)
+        return [
+            Row(scenario: scenario, variant: "\(name): floor, read the file", graphStore: read, sqlite: sqlite, note: sizes),
+            Row(scenario: scenario, variant: "\(name): floor, gunzip alone", graphStore: gunzip, sqlite: sqlite, note: "CRC and length checked"),
+            Row(scenario: scenario, variant: "\(name): floor, parse alone", graphStore: parse, sqlite: sqlite, note: format == .json ? "token tape, no object decoded" : "object table checked, no object decoded"),
+        ]
     }
 
     // MARK: - 3. Fetch

@@ -1,6 +1,6 @@
 // graphstore-bench: GraphStore side by side with raw SQLite (GRDB) in one process run.
 //
-//   swift run -c release graphstore-bench [--json PATH] [--scale X] [--repetitions N] [--only 1,2,...] [--cpu-time]
+//   swift run -c release graphstore-bench [--json PATH] [--scale X] [--repetitions N] [--only 1,2,...,11] [--cpu-time]
 import Foundation
 
 var arguments = Array(CommandLine.arguments.dropFirst())
@@ -16,7 +16,7 @@ if let index = arguments.firstIndex(of: "--memory-probe") {
 
 let scale = option("--scale").flatMap(Double.init) ?? 1
 let repetitions = option("--repetitions").flatMap(Int.init) ?? 5
-let only = Set((option("--only") ?? "1,2,3,4,5,6,7,8,9,10").split(separator: ",").compactMap { Int($0) })
+let only = Set((option("--only") ?? "1,2,3,4,5,6,7,8,9,10,11").split(separator: ",").compactMap { Int($0) })
 let scenarios = Scenarios(harness: Harness(repetitions: repetitions, warmups: 1), scale: scale)
 var rows: [Row] = []
 
@@ -36,6 +36,7 @@ try await run(7, "size and memory") { try await scenarios.sizeAndMemory(executab
 try await run(8, "snapshot files") { try await scenarios.snapshotFiles() }
 try await run(9, "durability") { try await scenarios.durability() }
 try await run(10, "saves with sorted indexes") { try scenarios.indexedSaves() + (try await scenarios.indexMemory(executable: CommandLine.arguments[0])) }
+try await run(11, "migration") { try await scenarios.migration() }
 
 print(markdown(rows))
 if let path = option("--json") {

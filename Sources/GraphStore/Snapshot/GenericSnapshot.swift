@@ -134,15 +134,13 @@ public struct GenericSnapshot: Sendable {
     public func encoded(as format: SnapshotFormat) throws -> Data {
         var header = self.header
         header.counts = Dictionary(uniqueKeysWithValues: entities.map { ($0.name, $0.objects.count) })
-        var entityFields: [String: SnapshotValue] = [:]
-        for (name, objects) in entities {
-            // A JSON document's dates are numbers and its data strings: a property list holds
-            // them natively, where the header says they are.
-            if format == .binaryPropertyList, self.format == .json, let types = header.fieldTypes?[name], !types.isEmpty {
-                entityFields[name] = .array(objects.map { $0.typed(by: types) })
-            } else {
-                entityFields[name] = .array(objects)
+        // A JSON document's dates are numbers and its data strings: a property list holds
+        // them natively, where the header says they are.
+        let entities: [(name: String, objects: [SnapshotValue])] = self.entities.map { entity in
+            if format == .binaryPropertyList, self.format == .json, let types = header.fieldTypes?[entity.name], !types.isEmpty {
+                return (entity.name, entity.objects.map { $0.typed(by: types) })
             }
+            return entity
         }
         let headerValue: SnapshotValue
         do {
@@ -153,15 +151,12 @@ public struct GenericSnapshot: Sendable {
         var headerFields: [String: SnapshotValue] = [:]
         if case .object(let fields) = headerValue { headerFields = fields }
         if format == .binaryPropertyList { headerFields["savedAt"] = .date(header.savedAt) }
-        let root = SnapshotValue.object(["header": .object(headerFields), "entities": .object(entityFields)])
         do {
             // The writers a store uses: the same text as `JSONEncoder` writes, and a lossless
             // binary property list.
             switch format {
-            case .json: return try FastJSONEncoder.encode(root)
-            case .binaryPropertyList:
-                let table = BPlistObjectTable(expectedObjects: 1_024)
-                return table.serialized(top: table.add(root))
+            case .json: return try Self.jsonDocument(header: .object(headerFields), entities: entities)
+            case .binaryPropertyList: return Self.propertyListDocument(header: .object(headerFields), entities: entities)
             }
         } catch {
             throw GraphStoreError.codingFailed(path: nil, entity: "document", id: nil, reason: "\(error)")
@@ -177,7 +172,7 @@ public struct GenericSnapshot: Sendable {
     public func write(to url: URL, format: SnapshotFormat, compression: Compression) throws {
         let document = try encoded(as: format)
         do {
-            let bytes = compression == .gzip ? try Gzip.compress(document) : document
+            let bytes = compression == .gzip ? try Gzip.compress(document, level: SnapshotTarget.compressionLevel) : document
             try AtomicFile.write(bytes, to: url)
         } catch {
             throw GraphStoreError(error, path: url.path)

@@ -24,7 +24,7 @@ extension SnapshotValue {
     ///
     /// - Throws: ``ReadingFailure``.
     /// - Complexity: O(size of the document).
-    static func readJSON(_ data: Data) throws -> SnapshotValue {
+    package static func readJSON(_ data: Data) throws -> SnapshotValue {
         do {
             return try FastJSONDecoder.withUTF8Representation(of: data) { bytes in
                 let document: FastJSONDocument

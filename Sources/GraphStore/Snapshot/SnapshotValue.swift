@@ -94,10 +94,33 @@ extension SnapshotValue: Codable {
         switch self {
         case .array(let values):
             var container = encoder.unkeyedContainer()
-            for value in values { try container.encode(value) }
+            // Scalars through the container's own methods: the same text, without a nested
+            // encoder per element.
+            for value in values {
+                switch value {
+                case .null: try container.encodeNil()
+                case .bool(let value): try container.encode(value)
+                case .integer(let value): try container.encode(value)
+                case .unsigned(let value): try container.encode(value)
+                case .double(let value): try container.encode(value)
+                case .string(let value): try container.encode(value)
+                case .data, .date, .array, .object: try container.encode(value)
+                }
+            }
         case .object(let fields):
             var container = encoder.container(keyedBy: AnyKey.self)
-            for (key, value) in fields { try container.encode(value, forKey: AnyKey(key)) }
+            for (key, value) in fields {
+                let key = AnyKey(key)
+                switch value {
+                case .null: try container.encodeNil(forKey: key)
+                case .bool(let value): try container.encode(value, forKey: key)
+                case .integer(let value): try container.encode(value, forKey: key)
+                case .unsigned(let value): try container.encode(value, forKey: key)
+                case .double(let value): try container.encode(value, forKey: key)
+                case .string(let value): try container.encode(value, forKey: key)
+                case .data, .date, .array, .object: try container.encode(value, forKey: key)
+                }
+            }
         default:
             var container = encoder.singleValueContainer()
             switch self {

@@ -55,7 +55,7 @@ package final class BPlistDocument: Sendable {
     let byteCount: Int
     private let offsetSize: Int
     let referenceSize: Int
-    let objectCount: Int
+    package let objectCount: Int
     package let topObject: Int
     /// Where the offset table starts: every object lies before it.
     private let tableOffset: Int

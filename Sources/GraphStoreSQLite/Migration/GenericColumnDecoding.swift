@@ -7,8 +7,9 @@ import GraphStore
 ///
 /// Dates become ``GraphStore/SnapshotValue/date(_:)`` and BLOBs
 /// ``GraphStore/SnapshotValue/data(_:)``: a JSON snapshot writes them as seconds since 2001
-/// and Base64, a property list natively. A `json` column is parsed with the snapshot's JSON
-/// strategies, so its dates and data stay numbers and Base64 strings, as in a JSON snapshot.
+/// and Base64, a property list natively. A `json` column is read by the parser that reads JSON
+/// snapshots (``GraphStore/SnapshotValue/readJSON(_:)``), so its dates and data stay numbers
+/// and Base64 strings, as in a JSON snapshot.
 enum GenericColumnDecoding {
     /// Why a stored value does not fit its column; the caller names the entity and id.
     struct Mismatch: Error {
@@ -20,7 +21,7 @@ enum GenericColumnDecoding {
     ///
     /// - Throws: ``Mismatch`` when the stored value is not one the kind allows.
     /// - Complexity: O(size of the value).
-    static func decode(_ value: DatabaseValue, kind: ColumnKind, json: JSONDecoder) throws -> SnapshotValue? {
+    static func decode(_ value: DatabaseValue, kind: ColumnKind) throws -> SnapshotValue? {
         switch (kind, value.storage) {
         case (_, .null):
             return nil
@@ -48,7 +49,7 @@ enum GenericColumnDecoding {
             return .data(bytes)
         case (.json, .string(let text)):
             do {
-                return try json.decode(SnapshotValue.self, from: Data(text.utf8))
+                return try SnapshotValue.readJSON(Data(text.utf8))
             } catch {
                 throw Mismatch(reason: "its json column does not hold JSON: \(error)")
             }

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import GraphStore
+import GraphStoreCoding
 
 /// Chooses the ``ColumnKind`` of one top-level key from the generic values an entity's objects
 /// hold there, so a snapshot becomes the table the typed store would have written.
@@ -90,14 +91,18 @@ enum GenericColumnEncoding {
 
     /// The column value for `value` in a column of `kind`.
     ///
+    /// A `json` column's text is what the snapshot's `JSONEncoder` writes with sorted keys,
+    /// written by ``FastJSONEncoder``.
+    ///
     /// - Throws: ``Mismatch`` when the value cannot be stored as `kind` (a string that is not
     ///   Base64 in a `blob` column, text in a `date` column); the JSON encoder's errors.
     /// - Complexity: O(size of the value).
-    static func encode(_ value: SnapshotValue, as kind: ColumnKind, json: JSONEncoder) throws -> ColumnValue {
+    static func encode(_ value: SnapshotValue, as kind: ColumnKind) throws -> ColumnValue {
         if case .null = value { return .null }
         switch (kind, value) {
         case (.json, _):
-            return try ColumnEncoding.jsonValue(value, json: json)
+            let text = String(decoding: try FastJSONEncoder.encode(SortedKeys(value: value)), as: UTF8.self)
+            return ColumnValue(value: text.databaseValue, kind: .json)
         case (.integer, .integer(let number)):
             return .integer(number)
         case (.integer, .unsigned(let number)):
@@ -162,5 +167,31 @@ enum GenericColumnEncoding {
         case .array: "an array"
         case .object: "an object"
         }
+    }
+}
+
+/// A value whose objects encode their members sorted by key, as `JSONEncoder` does with
+/// `.sortedKeys`; everything else as ``GraphStore/SnapshotValue`` encodes it.
+private struct SortedKeys: Encodable {
+    let value: SnapshotValue
+
+    func encode(to encoder: any Encoder) throws {
+        switch value {
+        case .array(let values):
+            var container = encoder.unkeyedContainer()
+            for value in values { try container.encode(SortedKeys(value: value)) }
+        case .object(let fields):
+            var container = encoder.container(keyedBy: Key.self)
+            for key in fields.keys.sorted() { try container.encode(SortedKeys(value: fields[key]!), forKey: Key(stringValue: key)) }
+        default:
+            try value.encode(to: encoder)
+        }
+    }
+
+    private struct Key: CodingKey {
+        let stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
     }
 }

@@ -158,10 +158,9 @@ public enum Migration {
         defer { database.close() }
         return try database.read { db in
             let contents = try SQLiteStoreContents.read(db, path: database.path)
-            let json = SQLiteJSON.makeDecoder()
             var entities: [(name: String, objects: [SnapshotValue])] = []
             for table in contents.tables {
-                entities.append((table.name, try SQLiteStoreContents.objects(of: table, in: db, path: database.path, json: json, progress: progress)))
+                entities.append((table.name, try SQLiteStoreContents.objects(of: table, in: db, path: database.path, progress: progress)))
             }
             let fieldTypes = contents.fieldTypes
             let header = SnapshotHeaderV1(

@@ -48,8 +48,7 @@ struct SQLiteStoreContents {
     ///   row whose value does not fit its column's kind; SQLite's errors.
     /// - Complexity: O(rows × their size).
     static func objects(
-        of table: TableLayout, in db: Database, path: String, json: JSONDecoder,
-        progress: (@Sendable (MigrationProgress) -> Void)?
+        of table: TableLayout, in db: Database, path: String, progress: (@Sendable (MigrationProgress) -> Void)?
     ) throws -> [SnapshotValue] {
         let total = try rowCount(of: table, in: db)
         var reporter = ProgressReporter(entity: table.name, total: total, callback: progress)
@@ -58,14 +57,17 @@ struct SQLiteStoreContents {
         let columns = table.columns
         let kinds = table.kinds
         let idIndex = table.index(of: SQLiteFormatV1.idColumn)
-        let rows = try Row.fetchCursor(db, sql: table.selectSQL)
+        // The statement's columns are read by index, without GRDB's generic row decoding.
+        let statement = try db.makeStatement(sql: table.selectSQL)
+        let sqliteStatement = statement.sqliteStatement
+        let rows = try Row.fetchCursor(statement)
         while let row = try rows.next() {
             var fields: [String: SnapshotValue] = [:]
             fields.reserveCapacity(columns.count)
             for index in columns.indices {
-                let stored: DatabaseValue = row[index]
+                let stored = DatabaseValue(sqliteStatement: sqliteStatement, index: CInt(index))
                 do {
-                    if let value = try GenericColumnDecoding.decode(stored, kind: kinds[index], json: json) {
+                    if let value = try GenericColumnDecoding.decode(stored, kind: kinds[index]) {
                         fields[columns[index]] = value
                     }
                 } catch let mismatch as GenericColumnDecoding.Mismatch {

@@ -80,8 +80,6 @@ struct SQLiteTablePlan {
                     try db.inTransaction(.exclusive) {
                         try SQLiteFormatV1.create(in: db, modelVersion: modelVersion)
                         try SQLiteFormatV1.setMetadata(.storeVersion, to: Int64(truncatingIfNeeded: snapshot.header.storeVersion), in: db)
-                        let json = SQLiteJSON.makeEncoder()
-                        json.outputFormatting = [.sortedKeys]
                         var remaining = plans[...]
                         for (index, entity) in snapshot.entities.enumerated() {
                             guard let plan = remaining.first, plan.entityIndex == index else {
@@ -90,7 +88,7 @@ struct SQLiteTablePlan {
                                 continue
                             }
                             remaining = remaining.dropFirst()
-                            try plan.write(entity.objects, in: db, path: path, json: json, progress: progress)
+                            try plan.write(entity.objects, in: db, path: path, progress: progress)
                         }
                         return .commit
                     }
@@ -110,8 +108,7 @@ struct SQLiteTablePlan {
 
     /// Creates the table, records its columns' kinds and inserts one row per object.
     private func write(
-        _ objects: [SnapshotValue], in db: Database, path: String, json: JSONEncoder,
-        progress: (@Sendable (MigrationProgress) -> Void)?
+        _ objects: [SnapshotValue], in db: Database, path: String, progress: (@Sendable (MigrationProgress) -> Void)?
     ) throws {
         try db.execute(sql: table.createSQL)
         for (column, kind) in zip(table.columns, table.kinds) {
@@ -126,7 +123,7 @@ struct SQLiteTablePlan {
             for (key, value) in fields {
                 guard let index = table.index(of: key) else { continue }
                 do {
-                    values[index] = try GenericColumnEncoding.encode(value, as: table.kinds[index], json: json).value
+                    values[index] = try GenericColumnEncoding.encode(value, as: table.kinds[index]).value
                 } catch let mismatch as GenericColumnEncoding.Mismatch {
                     throw GraphStoreError.codingFailed(path: path, entity: table.name, id: Self.idText(fields), reason: "\(key): \(mismatch.reason)")
                 } catch {

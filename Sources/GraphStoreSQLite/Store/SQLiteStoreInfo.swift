@@ -97,12 +97,11 @@ public struct SQLiteStoreInfo: Sendable, Hashable {
             }
             let contents = try SQLiteStoreContents.read(db, path: path)
             let sizes = tableSizes(db)
-            let json = SQLiteJSON.makeDecoder()
             var entities: [Entity] = []
             for table in contents.tables {
                 let rows: Int
                 if verifying {
-                    rows = try SQLiteStoreContents.objects(of: table, in: db, path: path, json: json, progress: progress).count
+                    rows = try SQLiteStoreContents.objects(of: table, in: db, path: path, progress: progress).count
                 } else {
                     rows = try SQLiteStoreContents.rowCount(of: table, in: db)
                 }

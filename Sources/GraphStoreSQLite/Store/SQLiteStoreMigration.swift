@@ -51,10 +51,9 @@ enum SQLiteStoreMigration {
     ) throws -> SQLiteStoreReader.Stored {
         let target = schema.model.version
         let contents = try SQLiteStoreContents.read(db, path: path)
-        let json = SQLiteJSON.makeDecoder()
         var entities: [(name: String, objects: [SnapshotValue])] = []
         for table in contents.tables {
-            entities.append((table.name, try SQLiteStoreContents.objects(of: table, in: db, path: path, json: json, progress: nil)))
+            entities.append((table.name, try SQLiteStoreContents.objects(of: table, in: db, path: path, progress: nil)))
         }
         let migrated = try OlderStoreMigration.migrate(
             MigratingStore(conventional: entities), from: stored, storeVersion: metadata.storeVersion, lineage: metadata.lineage,

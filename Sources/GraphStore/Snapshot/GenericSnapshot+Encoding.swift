@@ -1,0 +1,115 @@
+import Foundation
+internal import GraphStoreCoding
+
+/// A generic snapshot's document written as a store writes its own: header, then one array per
+/// entity, with ``FastJSONEncoder`` or a ``BPlistObjectTable``, and large entities encoded in
+/// parts on several threads, joined in order.
+extension GenericSnapshot {
+    /// `{"header":…,"entities":{…}}`, the entities in the order given.
+    ///
+    /// - Complexity: O(size of the document), on up to `activeProcessorCount` threads for
+    ///   entities of ``SnapshotCodec/parallelEncodingThreshold`` objects or more.
+    static func jsonDocument(header: SnapshotValue, entities: [(name: String, objects: [SnapshotValue])]) throws -> Data {
+        let objectCount = entities.reduce(0) { $0 + $1.objects.count }
+        var buffer = FastJSONBuffer(capacity: 4_096 + objectCount * 256)
+        buffer.append(contentsOf: "{\"header\":")
+        try FastJSONEncoder.encode(header, into: &buffer)
+        buffer.append(contentsOf: ",\"entities\":{")
+        for (position, entity) in entities.enumerated() {
+            if position > 0 { buffer.append(UInt8(ascii: ",")) }
+            buffer.appendString(entity.name)
+            buffer.append(contentsOf: ":[")
+            let parts = partCount(entity.objects.count)
+            if parts > 1 {
+                for part in try jsonParts(entity.objects, parts: parts) { buffer.append(contentsOf: part) }
+            } else {
+                try encodeJSON(entity.objects[...], startIndex: 0, into: &buffer)
+            }
+            buffer.append(UInt8(ascii: "]"))
+        }
+        buffer.append(contentsOf: "}}")
+        return buffer.takeData()
+    }
+
+    /// `{header: …, entities: {…}}` as a binary property list, the entities in the order given.
+    ///
+    /// - Complexity: as ``jsonDocument(header:entities:)``.
+    static func propertyListDocument(header: SnapshotValue, entities: [(name: String, objects: [SnapshotValue])]) -> Data {
+        let table = BPlistObjectTable(expectedObjects: 1_024)
+        let headerReference = table.add(header)
+        var names: [UInt32] = [], arrays: [UInt32] = []
+        for entity in entities {
+            var elements: [UInt32] = []
+            elements.reserveCapacity(entity.objects.count)
+            for part in propertyListParts(entity.objects, parts: partCount(entity.objects.count)) {
+                let base = table.append(part.table)
+                elements.append(contentsOf: part.elements.lazy.map { $0 + base })
+            }
+            names.append(table.string(entity.name))
+            arrays.append(table.array(elements))
+        }
+        let entitiesReference = table.dictionary(keys: names, values: arrays)
+        let root = table.dictionary(keys: [table.string("header"), table.string("entities")], values: [headerReference, entitiesReference])
+        return table.serialized(top: root)
+    }
+
+    // MARK: - Private
+
+    /// How many parts to encode `count` objects in: one per core (at most 8) for a large
+    /// entity, as for a store's tables.
+    private static func partCount(_ count: Int) -> Int {
+        count >= SnapshotCodec.parallelEncodingThreshold ? min(ProcessInfo.processInfo.activeProcessorCount, 8) : 1
+    }
+
+    /// Appends `objects` as the elements from `startIndex` on of an array.
+    private static func encodeJSON(_ objects: ArraySlice<SnapshotValue>, startIndex: Int, into buffer: inout FastJSONBuffer) throws {
+        try FastJSONEncoder.encodeElements(into: &buffer, path: .root, startIndex: startIndex) { array in
+            for object in objects { try array.encode(object) }
+        }
+    }
+
+    /// `objects` in `parts` consecutive runs, each encoded on its own thread.
+    private static func jsonParts(_ objects: [SnapshotValue], parts: Int) throws -> [Data] {
+        let count = objects.count
+        let results = Guarded<[Result<Data, any Error>?]>(Array(repeating: nil, count: parts))
+        DispatchQueue.concurrentPerform(iterations: parts) { part in
+            let range = count * part / parts..<count * (part + 1) / parts
+            var buffer = FastJSONBuffer(capacity: 4_096 + range.count * 256)
+            let result = Result<Data, any Error> {
+                try encodeJSON(objects[range], startIndex: range.lowerBound, into: &buffer)
+                return buffer.takeData()
+            }
+            results.withLock { $0[part] = result }
+        }
+        return try results.withLock { $0 }.map { try $0!.get() }
+    }
+
+    /// `objects` in `parts` consecutive runs, each added to an object table of its own (on its
+    /// own thread when there are several).
+    private static func propertyListParts(_ objects: [SnapshotValue], parts: Int) -> [TablePart] {
+        let count = objects.count
+        if parts <= 1 { return [propertyListRun(objects[...])] }
+        // Each run's table is made, filled and handed back by one thread; the lock orders the
+        // hand-over.
+        let results = Guarded<[TablePart?]>(Array(repeating: nil, count: parts))
+        DispatchQueue.concurrentPerform(iterations: parts) { part in
+            let made = propertyListRun(objects[count * part / parts..<count * (part + 1) / parts])
+            results.withLock { $0[part] = made }
+        }
+        return results.withLock { $0 }.map { $0! }
+    }
+
+    /// `objects` added to an object table of their own.
+    private static func propertyListRun(_ objects: ArraySlice<SnapshotValue>) -> TablePart {
+        let table = BPlistObjectTable(expectedObjects: objects.count * 16)
+        return TablePart(table: table, elements: objects.map(table.add))
+    }
+}
+
+/// One run's object table, handed from the thread that made it to the one that joins the
+/// runs. `@unchecked`: the table is written only by the thread that made it, before the
+/// hand-over under `Guarded`'s lock, and only read after it.
+private struct TablePart: @unchecked Sendable {
+    let table: BPlistObjectTable
+    let elements: [UInt32]
+}
