@@ -109,8 +109,14 @@ struct CoreDataReader {
     /// Owner `Z_PK` → target `Z_PK`s of an ordered one-to-many relationship, in their order.
     private func readLinks(_ ordered: CoreDataEntityPlan.OrderedToMany) throws -> [Int64: [Int64]] {
         let owner = ordered.inverseColumn.quotedDatabaseIdentifier
-        let rows = try Row.fetchCursor(
-            db, sql: "SELECT \(owner), Z_PK FROM \(ordered.targetTable.quotedDatabaseIdentifier) WHERE \(owner) IS NOT NULL ORDER BY \(owner), \(ordered.orderColumn.quotedDatabaseIdentifier), Z_PK")
+        return try links(
+            sql: "SELECT \(owner), Z_PK FROM \(ordered.targetTable.quotedDatabaseIdentifier) WHERE \(owner) IS NOT NULL ORDER BY \(owner), \(ordered.orderColumn.quotedDatabaseIdentifier), Z_PK")
+    }
+
+    /// Owner `Z_PK` → target `Z_PK`s from the (owner, target) rows `sql` selects, in their
+    /// order; rows whose keys are not integers are skipped.
+    private func links(sql: String) throws -> [Int64: [Int64]] {
+        let rows = try Row.fetchCursor(db, sql: sql)
         var links: [Int64: [Int64]] = [:]
         while let row = try rows.next() {
             let ownerValue: DatabaseValue = row[0]
@@ -207,16 +213,8 @@ struct CoreDataReader {
     private func readLinks(_ join: CoreDataJoinTable) throws -> [Int64: [Int64]] {
         let owner = join.ownerColumn.quotedDatabaseIdentifier
         let target = join.targetColumn.quotedDatabaseIdentifier
-        var links: [Int64: [Int64]] = [:]
         let order = join.orderColumn.map { "\($0.quotedDatabaseIdentifier), " } ?? ""
-        let rows = try Row.fetchCursor(db, sql: "SELECT \(owner), \(target) FROM \(join.name.quotedDatabaseIdentifier) ORDER BY \(owner), \(order)\(target)")
-        while let row = try rows.next() {
-            let ownerValue: DatabaseValue = row[0]
-            let targetValue: DatabaseValue = row[1]
-            guard case .int64(let ownerPK) = ownerValue.storage, case .int64(let targetPK) = targetValue.storage else { continue }
-            links[ownerPK, default: []].append(targetPK)
-        }
-        return links
+        return try links(sql: "SELECT \(owner), \(target) FROM \(join.name.quotedDatabaseIdentifier) ORDER BY \(owner), \(order)\(target)")
     }
 
     private mutating func readObjects(_ plan: CoreDataEntityPlan, total: Int, links: [String: [Int64: [Int64]]]) throws -> ([SnapshotValue], [String: String]) {
