@@ -1,0 +1,110 @@
+import ExampleModel
+import Foundation
+import GRDB
+import GraphStore
+
+extension Scenarios {
+    // MARK: - 7. Size and memory
+
+    func sizeAndMemory(executable: String) async throws -> [Row] {
+        let count = n(100_000)
+        let directory = scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let posts = benchPosts(count)
+        let sqliteURL = directory.appendingPathComponent("posts.sqlite")
+        try fillPostDatabase(try makePostDatabase(sqliteURL), posts: posts)
+        var rows: [Row] = []
+        var snapshotURL = directory
+        for (format, compression) in [(SnapshotFormat.json, Compression.gzip), (.binaryPropertyList, .gzip), (.json, .none)] {
+            let url = directory.appendingPathComponent("posts.\(format.fileExtension)\(compression == .gzip ? ".gz" : "")")
+            let container = try GraphContainer(for: benchModel, store: .file(url, format: format, compression: compression))
+            try fillContainer(container, posts: posts)
+            try await container.close()
+            if format == .json && compression == .gzip { snapshotURL = url }
+            rows.append(Row(scenario: "7. file size, \(count) posts", variant: "\(format.rawValue)+\(compression.rawValue)", graphStore: Double(fileSize(url)) / 1024, sqlite: Double(fileSize(sqliteURL)) / 1024, unit: "KiB"))
+        }
+        let gsMemory = try probe(executable, ["--memory-probe", "graphstore", snapshotURL.path])
+        let sqMemory = try probe(executable, ["--memory-probe", "sqlite", sqliteURL.path])
+        rows.append(Row(scenario: "7. peak resident memory, \(count) posts", variant: "open + hold all", graphStore: Double(gsMemory) / 1024, sqlite: Double(sqMemory) / 1024, unit: "MiB", note: "separate processes; SQLite fetches all rows into structs"))
+        return rows
+    }
+
+    func probe(_ executable: String, _ arguments: [String]) throws -> Int {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Int(String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+    }
+}
+
+/// `--memory-probe graphstore|sqlite PATH`: opens the store, holds every post, prints peak RSS in KiB.
+func memoryProbe(_ kind: String, _ path: String) async throws {
+    switch kind {
+    case "graphstore-indexed", "graphstore-plain":
+        try await indexMemoryProbe(kind, path)
+        return
+    case "graphstore":
+        let container = try GraphContainer(for: benchModel, store: .file(URL(fileURLWithPath: path)))
+        let posts = try container.mainContext.fetch(FetchDescriptor<Post>())
+        precondition(!posts.isEmpty)
+        try await container.close()
+    default:
+        let queue = try DatabaseQueue(path: path)
+        let posts = try syncRead(queue) { db in try PostRecord.fetchAll(db) }
+        let links = try syncRead(queue) { db in try PostTagRecord.fetchAll(db) }
+        precondition(!posts.isEmpty && !links.isEmpty)
+    }
+    print(peakResidentKiB())
+}
+
+extension Scenarios {
+    // MARK: - 8. Snapshot files of 50,000 posts
+
+    /// For every format × compression: the writer's encode+compress+write time, the file size,
+    /// and the time to open the file (until the first fetch returns).
+    func snapshotFiles() async throws -> [Row] {
+        let count = n(50_000)
+        let posts = benchPosts(count)
+        var rows: [Row] = []
+        for format in [SnapshotFormat.json, .binaryPropertyList] {
+            for compression in [Compression.gzip, .none] {
+                let directory = scratchDirectory()
+                defer { try? FileManager.default.removeItem(at: directory) }
+                let url = directory.appendingPathComponent("posts.\(format.fileExtension)\(compression == .gzip ? ".gz" : "")")
+                var writes: [Double] = [], opens: [Double] = []
+                for repetition in 0..<(harness.warmups + harness.repetitions) {
+                    try? FileManager.default.removeItem(at: url)
+                    // Coalesced, so that flush() writes the snapshot this row times (a journaled
+                    // store's flush only syncs its journal).
+                    let container = try GraphContainer(
+                        for: benchModel, store: .file(url, format: format, compression: compression, durability: .coalesced))
+                    try fillContainer(container, posts: posts)
+                    try await container.flush()
+                    let written = container.storeStatus.lastWriteDuration.map(milliseconds) ?? .nan
+                    try await container.close()
+                    var opened: GraphContainer?
+                    let open = try time {
+                        let container = try GraphContainer(for: benchModel, store: .file(url, format: format, compression: compression))
+                        _ = try container.mainContext.fetch(FetchDescriptor<Post>(sortBy: [SortDescriptor(\.date, order: .reverse)], fetchLimit: 20))
+                        opened = container
+                    }
+                    try await opened?.close()
+                    if repetition >= harness.warmups {
+                        writes.append(written)
+                        opens.append(open)
+                    }
+                }
+                let name = "\(format == .json ? "JSON" : "plist")+\(compression.rawValue)"
+                rows.append(Row(scenario: "8. snapshot of \(count) posts: encode+compress+write", variant: name, graphStore: median(writes), sqlite: nil))
+                rows.append(Row(scenario: "8. snapshot of \(count) posts: file size", variant: name, graphStore: Double(fileSize(url)) / 1024, sqlite: nil, unit: "KiB"))
+                rows.append(Row(scenario: "8. snapshot of \(count) posts: open to first fetch", variant: name, graphStore: median(opens), sqlite: nil))
+            }
+        }
+        return rows
+    }
+}
