@@ -59,21 +59,15 @@ extension JournalRecord {
             }
             return
         }
-        let count = objects.count
-        let results = Guarded<[Result<Data, any Error>?]>(Array(repeating: nil, count: runs))
-        DispatchQueue.concurrentPerform(iterations: runs) { run in
-            let range = (count * run / runs)..<(count * (run + 1) / runs)
-            var buffer = FastJSONBuffer(capacity: 4_096 + range.count * 128)
-            let result = Result<Data, any Error> {
-                try FastJSONEncoder.encodeElements(into: &buffer, path: upsertPath(entity), startIndex: range.lowerBound) { array in
-                    for object in objects[range] { try array.encode(object) }
-                }
-                return buffer.takeData()
-            }
-            results.withLock { $0[run] = result }
-        }
         // The first run that failed holds the first object (in order) that cannot be encoded.
-        for result in results.withLock({ $0 }) { json.append(contentsOf: try result!.get()) }
+        let encoded = try inConsecutiveParts(count: objects.count, parts: runs) { (_, range) throws(any Error) -> Data in
+            var buffer = FastJSONBuffer(capacity: 4_096 + range.count * 128)
+            try FastJSONEncoder.encodeElements(into: &buffer, path: upsertPath(entity), startIndex: range.lowerBound) { array in
+                for object in objects[range] { try array.encode(object) }
+            }
+            return buffer.takeData()
+        }
+        for part in encoded { json.append(contentsOf: part) }
     }
 
     /// `<entity>.upsert`, as one shared node, so that paths inside objects rarely allocate.

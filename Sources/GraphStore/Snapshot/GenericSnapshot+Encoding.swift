@@ -71,17 +71,11 @@ extension GenericSnapshot {
     /// `objects` in `parts` consecutive runs, each encoded on its own thread.
     private static func jsonParts(_ objects: [SnapshotValue], parts: Int) throws -> [Data] {
         let count = objects.count
-        let results = Guarded<[Result<Data, any Error>?]>(Array(repeating: nil, count: parts))
-        DispatchQueue.concurrentPerform(iterations: parts) { part in
-            let range = count * part / parts..<count * (part + 1) / parts
+        return try inConsecutiveParts(count: count, parts: parts) { (_, range) throws(any Error) -> Data in
             var buffer = FastJSONBuffer(capacity: 4_096 + range.count * 256)
-            let result = Result<Data, any Error> {
-                try encodeJSON(objects[range], startIndex: range.lowerBound, into: &buffer)
-                return buffer.takeData()
-            }
-            results.withLock { $0[part] = result }
+            try encodeJSON(objects[range], startIndex: range.lowerBound, into: &buffer)
+            return buffer.takeData()
         }
-        return try results.withLock { $0 }.map { try $0!.get() }
     }
 
     /// `objects` in `parts` consecutive runs, each added to an object table of its own (on its
@@ -91,12 +85,7 @@ extension GenericSnapshot {
         if parts <= 1 { return [propertyListRun(objects[...])] }
         // Each run's table is made, filled and handed back by one thread; the lock orders the
         // hand-over.
-        let results = Guarded<[TablePart?]>(Array(repeating: nil, count: parts))
-        DispatchQueue.concurrentPerform(iterations: parts) { part in
-            let made = propertyListRun(objects[count * part / parts..<count * (part + 1) / parts])
-            results.withLock { $0[part] = made }
-        }
-        return results.withLock { $0 }.map { $0! }
+        return inConsecutiveParts(count: count, parts: parts) { (_, range) -> TablePart in propertyListRun(objects[range]) }
     }
 
     /// `objects` added to an object table of their own.

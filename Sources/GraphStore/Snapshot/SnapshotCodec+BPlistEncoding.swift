@@ -48,12 +48,9 @@ extension SnapshotCodec {
         let bounds = (0...parts).map { part in objects.index(objects.startIndex, offsetBy: count * part / parts) }
         // Each run's table is made, filled and handed back by one thread; the lock orders the
         // hand-over.
-        let results = Guarded<[UncheckedPart?]>(Array(repeating: nil, count: parts))
-        DispatchQueue.concurrentPerform(iterations: parts) { part in
-            let result = Result { try encodePlistRun(objects[bounds[part]..<bounds[part + 1]], startIndex: count * part / parts, entity: entity) }
-            results.withLock { $0[part] = UncheckedPart(result: result) }
-        }
-        return try results.withLock { $0 }.map { try $0!.result.get() }
+        return try inConsecutiveParts(count: count, parts: parts) { (part, range) throws(any Error) -> UncheckedPart in
+            UncheckedPart(run: try encodePlistRun(objects[bounds[part]..<bounds[part + 1]], startIndex: range.lowerBound, entity: entity))
+        }.map(\.run)
     }
 
     /// `run`, elements `startIndex…` of the array of `entity`, in a table of its own.
@@ -79,5 +76,5 @@ extension SnapshotCodec {
 /// `@unchecked`: the table is written only by the thread that made it, before the hand-over
 /// under `Guarded`'s lock, and only read after it.
 private struct UncheckedPart: @unchecked Sendable {
-    let result: Result<(table: BPlistObjectTable, elements: [UInt32]), any Error>
+    let run: (table: BPlistObjectTable, elements: [UInt32])
 }

@@ -59,16 +59,10 @@ extension SnapshotCodec {
     private static func encodeInParts(_ table: TreeDictionary<ObjectKey, StoredObject>, parts: Int, entity: String) throws -> [Data] {
         let count = table.count
         let bounds = (0...parts).map { part in table.index(table.startIndex, offsetBy: count * part / parts) }
-        let results = Guarded<[Result<Data, any Error>?]>(Array(repeating: nil, count: parts))
-        DispatchQueue.concurrentPerform(iterations: parts) { part in
-            let startIndex = count * part / parts
+        return try inConsecutiveParts(count: count, parts: parts) { (part, range) throws(any Error) -> Data in
             var buffer = FastJSONBuffer(capacity: 4_096 + (count / parts) * 256)
-            let result = Result<Data, any Error> {
-                try encodeObjects(table[bounds[part]..<bounds[part + 1]], startIndex: startIndex, entity: entity, into: &buffer)
-                return buffer.takeData()
-            }
-            results.withLock { $0[part] = result }
+            try encodeObjects(table[bounds[part]..<bounds[part + 1]], startIndex: range.lowerBound, entity: entity, into: &buffer)
+            return buffer.takeData()
         }
-        return try results.withLock { $0 }.map { try $0!.get() }
     }
 }
