@@ -40,7 +40,6 @@ package enum OlderStoreMigration {
             journalAt: JournalReplay.path(forStoreAt: path), onto: &store, storeVersion: storeVersion, lineage: lineage, storePath: path)
         do { try ModelMigrator.run(chain, on: &store) } catch { throw error.error(path: path) }
         let version = try decode(store, storeVersion: replayed.storeVersion, schema: schema, path: path, from: stored, to: target)
-        try checkNothingDropped(store, schema: schema, path: path, from: stored, to: target)
         return Migrated(version: version, lineage: replayed.lineage ?? UUID(), journal: replayed.journal)
     }
 
@@ -101,8 +100,9 @@ package enum OlderStoreMigration {
         } catch let error as GraphStoreError {
             throw MigrationFailure(from: from, to: to, reason: "the migrated store does not encode: \(error)").error(path: path)
         }
+        let decoded: (header: SnapshotHeaderV1, version: GraphVersion, unkept: [UnkeptFields.Candidate])
         do {
-            return try SnapshotCodec.decode(json, schema: schema, path: path, reportingPositions: true).1
+            decoded = try SnapshotCodec.decodeSurveying(json, schema: schema, path: path, reportingPositions: true, survey: true)
         } catch let failure as TypedDecodingFailure {
             let id = failure.index.flatMap { index in store[failure.entity].indices.contains(index) ? store[failure.entity][index]["id"] : nil }
             throw MigrationFailure(
@@ -118,39 +118,12 @@ package enum OlderStoreMigration {
                 throw error
             }
         }
-    }
-
-    /// Refuses a migrated store holding a field the app's type does not keep: its values
-    /// would be dropped at the next write (a renamed optional field reads as nil).
-    private static func checkNothingDropped(_ store: MigratingStore, schema: Schema, path: String, from: Int, to: Int) throws {
-        let encoder = SnapshotCodec.makeJSONEncoder()
-        let decoder = SnapshotCodec.makeJSONDecoder()
-        for entity in schema.entities {
-            var checked: Set<String> = ["id"]
-            for object in store[entity.name] {
-                let unchecked = object.filter { !checked.contains($0.key) && $0.value != .null }
-                guard !unchecked.isEmpty else { continue }
-                let kept: Set<String>
-                do {
-                    let data = try encoder.encode(SnapshotValue.object(object))
-                    kept = try keys(afterRoundTrip: data, as: entity.type, decoder: decoder, encoder: encoder)
-                } catch {
-                    continue
-                }
-                for field in unchecked.keys.sorted() where !kept.contains(field) {
-                    throw MigrationFailure(
-                        from: from, to: to, entity: entity.name, field: field, id: object["id"].map(ModelMigrator.idText),
-                        reason: "the migrated store holds \(entity.name).\(field), which the app's \(entity.name) does not keep: its values would be lost at the next save; add .removeField(\"\(field)\", in: \"\(entity.name)\") or .renameField(\"\(field)\", to: …, in: \"\(entity.name)\")").error(path: path)
-                }
-                checked.formUnion(unchecked.keys)
-            }
+        if let lost = UnkeptFields.lost(decoded.unkept, stored: store, schema: schema) {
+            throw MigrationFailure(
+                from: from, to: to, entity: lost.entity, field: lost.field, id: store[lost.entity][lost.index]["id"].map(ModelMigrator.idText),
+                reason: "after the migrations, " + UnkeptFields.reason(lost)).error(path: path)
         }
-    }
-
-    private static func keys<E: Entity>(afterRoundTrip data: Data, as type: E.Type, decoder: JSONDecoder, encoder: JSONEncoder) throws -> Set<String> {
-        let value = try decoder.decode(E.self, from: data)
-        let object = try JSONSerialization.jsonObject(with: encoder.encode(value)) as? [String: Any] ?? [:]
-        return Set(object.keys)
+        return decoded.version
     }
 }
 

@@ -102,8 +102,21 @@ package enum SnapshotCodec {
     static func decode(
         _ data: Data, schema: Schema, path: String, modelVersion: String? = nil, reportingPositions: Bool = false
     ) throws -> (SnapshotHeaderV1, GraphVersion) {
+        let decoded = try decodeSurveying(data, schema: schema, path: path, modelVersion: modelVersion, reportingPositions: reportingPositions, survey: false)
+        return (decoded.header, decoded.version)
+    }
+
+    /// As ``decode(_:schema:path:modelVersion:reportingPositions:)``; with `survey`, also the
+    /// stored fields the app's types may not keep (``UnkeptFields/candidates(_:objects:schema:)``),
+    /// for the caller to confirm against the stored objects.
+    ///
+    /// - Complexity: O(size of the document); the survey adds a comparison of each object's
+    ///   keys with the previous object's, and one encoding per distinct set of fields.
+    static func decodeSurveying(
+        _ data: Data, schema: Schema, path: String, modelVersion: String? = nil, reportingPositions: Bool = false, survey: Bool
+    ) throws -> (header: SnapshotHeaderV1, version: GraphVersion, unkept: [UnkeptFields.Candidate]) {
         let format = try SnapshotHeaderCheck.format(of: data, path: path)
-        let context = DecodingContext(schema: schema, modelVersion: modelVersion)
+        let context = DecodingContext(schema: schema, modelVersion: modelVersion, surveysMembers: survey)
         let document: DecodableDocument
         do {
             switch format {
@@ -132,9 +145,10 @@ package enum SnapshotCodec {
         } catch {
             throw GraphStoreError.damagedFile(path: path, offset: nil, reason: "\(error)")
         }
+        let unkept = survey ? UnkeptFields.candidates(document.memberNames, objects: document.objects, schema: schema) : []
         do {
             let version = try GraphVersion.loaded(document.objects, number: document.header.storeVersion, schema: schema)
-            return (document.header, version)
+            return (document.header, version, unkept)
         } catch {
             throw GraphStoreError.damagedFile(path: path, offset: nil, reason: error.description)
         }
@@ -249,9 +263,12 @@ final class DecodingContext: Sendable {
     let schema: Schema
     /// The model version the app reads (`nil`: any).
     let modelVersion: String?
-    init(schema: Schema, modelVersion: String? = nil) {
+    /// Whether the document reports each entity's distinct sets of stored field names.
+    let surveysMembers: Bool
+    init(schema: Schema, modelVersion: String? = nil, surveysMembers: Bool = false) {
         self.schema = schema
         self.modelVersion = modelVersion
+        self.surveysMembers = surveysMembers
     }
 }
 
@@ -278,6 +295,9 @@ struct EncodableDocument: Encodable {
 private struct DecodableDocument: Decodable {
     let header: SnapshotHeaderV1
     let objects: [[any Entity]]
+    /// Per entity of the schema, when the context asks for it: the distinct sets of stored
+    /// field names (see ``UnkeptFields``).
+    let memberNames: [[MemberNames]]
 
     init(from decoder: any Decoder) throws {
         guard let context = decoder.userInfo[DecodingContext.key] as? DecodingContext else {
@@ -296,18 +316,25 @@ private struct DecodableDocument: Decodable {
             try SnapshotHeaderCheck.count(of: key.stringValue, found: 0, in: header)
         }
         var objects: [[any Entity]] = []
+        var memberNames: [[MemberNames]] = []
         for entity in context.schema.entities {
             let key = EntityNameKey(entity.name)
             var decoded: [any Entity] = []
+            var names: [MemberNames] = []
             if entities.contains(key) {
                 var array = try entities.nestedUnkeyedContainer(forKey: key)
                 decoded.reserveCapacity(array.count ?? 0)
                 while !array.isAtEnd { decoded.append(try entity.decodeOne(&array)) }
+                if context.surveysMembers, let survey = try entities.nestedUnkeyedContainer(forKey: key) as? any MemberNameSurvey {
+                    names = survey.distinctMemberNames()
+                }
             }
+            memberNames.append(names)
             try SnapshotHeaderCheck.count(of: entity.name, found: decoded.count, in: header)
             objects.append(decoded)
         }
         try SnapshotHeaderCheck.countedEntities(of: header) { entities.contains(EntityNameKey($0)) }
         self.objects = objects
+        self.memberNames = memberNames
     }
 }

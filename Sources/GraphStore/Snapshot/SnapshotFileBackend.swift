@@ -168,9 +168,22 @@ final class SnapshotFileBackend: StoreBackend {
     ///   ``GraphStoreError/fileOperationFailed(path:operation:reason:)``.
     /// - Complexity: O(file size).
     ///   ``StoredModelVersion`` when `modelVersion` is given and the header names another.
+    ///   ``GraphStoreError/codingFailed(path:entity:id:reason:)`` for a stored field whose
+    ///   values the app's types would lose (see ``UnkeptFields``).
     static func read(_ url: URL, schema: Schema, limit: Int, modelVersion: String? = nil) throws -> (header: SnapshotHeaderV1, version: GraphVersion)? {
         guard let document = try readDocument(url, limit: limit) else { return nil }
-        return try SnapshotCodec.decode(document, schema: schema, path: url.path, modelVersion: modelVersion)
+        let decoded = try SnapshotCodec.decodeSurveying(document, schema: schema, path: url.path, modelVersion: modelVersion, survey: true)
+        if !decoded.unkept.isEmpty {
+            // Rare: a field the types did not write back. Read the objects generically to see
+            // whether the types read it at all.
+            let stored = MigratingStore(conventional: try GenericSnapshot.decode(document, compression: .none, path: url.path).entities)
+            if let lost = UnkeptFields.lost(decoded.unkept, stored: stored, schema: schema) {
+                throw GraphStoreError.codingFailed(
+                    path: url.path, entity: lost.entity, id: stored[lost.entity][lost.index]["id"].map(ModelMigrator.idText),
+                    reason: UnkeptFields.reason(lost) + ". The file was left untouched")
+            }
+        }
+        return (decoded.header, decoded.version)
     }
 
     /// The uncompressed document at `url` (gzip is detected by its magic), or `nil` when

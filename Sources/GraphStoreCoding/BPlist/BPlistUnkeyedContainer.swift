@@ -136,3 +136,34 @@ final class BPlistArrayWorker: SpeculativeArrayWorker {
         try? impl.decodeValue(T.self, at: impl.document.reference(at: array.payload, index: index), path: path, key: IndexCodingKey(index))
     }
 }
+
+extension BPlistUnkeyedContainer: MemberNameSurvey {
+    package func distinctMemberNames() -> [MemberNames] {
+        let document = impl.document
+        var collector = MemberNameCollector()
+        var previousKeys: [Int] = []
+        var keys: [Int] = []
+        var hasPrevious = false
+        for index in 0..<object.count {
+            guard let element = try? document.object(document.reference(at: object.payload, index: index)),
+                  element.kind == .dictionary else { continue }
+            // The references of the keys with non-null values: a writer that uniques its
+            // strings (ours, Foundation's) gives equal names equal references.
+            keys.removeAll(keepingCapacity: true)
+            for member in 0..<element.count {
+                guard let value = try? document.object(document.reference(at: element.payload, index: element.count + member)),
+                      !document.isNull(value) else { continue }
+                keys.append(document.reference(at: element.payload, index: member))
+            }
+            if hasPrevious && keys == previousKeys { continue }
+            hasPrevious = true
+            swap(&keys, &previousKeys)
+            var names: Set<String> = []
+            for reference in previousKeys {
+                if let key = try? document.object(reference), let name = try? document.string(key) { names.insert(name) }
+            }
+            collector.add(names, at: index)
+        }
+        return collector.result
+    }
+}

@@ -1,3 +1,5 @@
+import Foundation
+
 /// An unkeyed container over one array of a ``FastJSONDocument``.
 ///
 /// A class, so that it sits in an `any UnkeyedDecodingContainer` without a separate box and
@@ -6,6 +8,8 @@ final class FastJSONUnkeyedContainer: UnkeyedDecodingContainer {
     let impl: FastJSONDecoderImpl
     let count: Int?
     private let total: Int
+    /// The token of the first element.
+    private let firstElement: Int
     /// The token of the next element.
     @exclusivity(unchecked) private var cursor: Int
     @exclusivity(unchecked) private(set) var currentIndex = 0
@@ -21,6 +25,7 @@ final class FastJSONUnkeyedContainer: UnkeyedDecodingContainer {
         self.count = count
         total = count
         cursor = array + 1
+        firstElement = array + 1
         self.path = path
     }
 
@@ -227,5 +232,54 @@ final class FastJSONArrayWorker: SpeculativeArrayWorker {
         guard let value = try? impl.decodeNested(T.self, at: element, path: CodingPath(node: parent, first: .index(index))) else { return nil }
         element = impl.document.skip(element)
         return value
+    }
+}
+
+extension FastJSONUnkeyedContainer: MemberNameSurvey {
+    package func distinctMemberNames() -> [MemberNames] {
+        var collector = MemberNameCollector()
+        var element = firstElement
+        var previous: Int?
+        for index in 0..<total {
+            if impl.kind(element) == .object {
+                if previous == nil || !sameNonNullKeys(element, previous!) {
+                    collector.add(nonNullNames(of: element), at: index)
+                    previous = element
+                }
+            }
+            element = impl.document.skip(element)
+        }
+        return collector.result
+    }
+
+    /// The names of the members of the object at `object` whose value is not null.
+    private func nonNullNames(of object: Int) -> Set<String> {
+        var names: Set<String> = []
+        let end = impl.tokens[object].end
+        var key = object + 1
+        while key < end {
+            if impl.kind(key + 1) != .null { names.insert(impl.string(at: key)) }
+            key = impl.document.skip(key + 1)
+        }
+        return names
+    }
+
+    /// Whether the objects at `a` and `b` have byte-for-byte the same keys, in the same order,
+    /// with non-null values. (Objects whose keys are equal only once unescaped, or in another
+    /// order, compare unequal; their names are then made and compared as sets.)
+    private func sameNonNullKeys(_ a: Int, _ b: Int) -> Bool {
+        let tokens = impl.tokens, bytes = impl.document.bytes
+        let endA = tokens[a].end, endB = tokens[b].end
+        var keyA = a + 1, keyB = b + 1
+        while true {
+            while keyA < endA && impl.kind(keyA + 1) == .null { keyA = impl.document.skip(keyA + 1) }
+            while keyB < endB && impl.kind(keyB + 1) == .null { keyB = impl.document.skip(keyB + 1) }
+            guard keyA < endA, keyB < endB else { return keyA >= endA && keyB >= endB }
+            let tokenA = tokens[keyA], tokenB = tokens[keyB]
+            guard tokenA.payload == tokenB.payload,
+                  tokenA.length == 0 || memcmp(bytes + tokenA.offset, bytes + tokenB.offset, tokenA.length) == 0 else { return false }
+            keyA = impl.document.skip(keyA + 1)
+            keyB = impl.document.skip(keyB + 1)
+        }
     }
 }

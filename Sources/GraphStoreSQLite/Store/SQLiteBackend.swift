@@ -193,7 +193,9 @@ final class SQLiteBackend: StoreBackend {
         let version = replay.version ?? stored.version
         var layout = stored.layout
         // Before anything is written: every column must still take what the types encode.
-        try SQLiteColumnKindCheck.check(version, schema: schema, layout: layout, path: path)
+        let notEncoded = try SQLiteColumnKindCheck.check(version, schema: schema, layout: layout, path: path)
+        // …and no column may hold values the types neither read nor write.
+        try SQLiteUnkeptColumnCheck.check(notEncoded, schema: schema, layout: layout, db: db, path: path)
         if !replay.replayed.isEmpty {
             let (plan, next) = try SQLiteWritePlan.make(
                 version: version, changes: replay.replayed, schema: schema, layout: layout, modelVersion: schema.model.label(option: options.modelVersion), path: path)

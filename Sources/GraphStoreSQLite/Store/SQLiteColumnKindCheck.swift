@@ -20,14 +20,22 @@ enum SQLiteColumnKindCheck {
     /// - Throws: ``GraphStoreError/codingFailed(path:entity:id:reason:)`` naming the file, the
     ///   entity, the object and the field, with the kind stored and the kind the type now writes.
     /// - Complexity: O(entities × min(objects, ``sampleLimit``) × object size).
-    static func check(_ version: GraphVersion, schema: Schema, layout: StoreLayout, path: String) throws {
+    /// - Returns: per entity name, the columns that no sampled object encoded (a column of a
+    ///   field the type no longer has, or of an optional field `nil` in every sampled object),
+    ///   for ``SQLiteUnkeptColumnCheck``.
+    @discardableResult
+    static func check(_ version: GraphVersion, schema: Schema, layout: StoreLayout, path: String) throws -> [String: Set<String>] {
         let json = SQLiteJSON.makeEncoder()
+        var notEncoded: [String: Set<String>] = [:]
         for (index, entity) in schema.entities.enumerated() {
             guard let table = layout.tables[entity.name] else { continue }
             var unseen = Set(table.columns.filter { table.kindByName[$0] != .json })
+            var unencoded = Set(table.columns)
+            unencoded.remove(SQLiteFormatV1.idColumn)
+            defer { notEncoded[entity.name] = unencoded }
             var sampled = 0
             for (key, stored) in version.tables[index] {
-                guard !unseen.isEmpty, sampled < sampleLimit else { break }
+                guard !unseen.isEmpty || !unencoded.isEmpty, sampled < sampleLimit else { break }
                 sampled += 1
                 let fields: [EncodedField]
                 do {
@@ -36,6 +44,7 @@ enum SQLiteColumnKindCheck {
                     throw GraphStoreError.sqliteCoding(error, path: path, entity: entity.name, id: key.description)
                 }
                 for field in fields {
+                    unencoded.remove(field.name)
                     guard let kind = field.value.kind else { continue }
                     unseen.remove(field.name)
                     if let recorded = table.kindByName[field.name], recorded != kind {
@@ -46,6 +55,7 @@ enum SQLiteColumnKindCheck {
                 }
             }
         }
+        return notEncoded
     }
 
     /// What a field whose column holds `stored` values but whose type now writes `written`

@@ -1,0 +1,42 @@
+/// The member names found in the objects of one array, for finding stored fields that a
+/// `Decodable` type does not read (a renamed optional field reads as `nil`, and its values
+/// would be lost when the objects are written back).
+///
+/// Each distinct set of names of members whose value is not null is reported once, with the
+/// index of the first element that holds exactly that set. Elements that are not objects
+/// are skipped.
+package struct MemberNames: Sendable, Equatable {
+    /// The names of the members whose value is not null.
+    package var names: Set<String>
+    /// The index in the array of the first element holding exactly these names.
+    package var firstIndex: Int
+
+    package init(names: Set<String>, firstIndex: Int) {
+        self.names = names
+        self.firstIndex = firstIndex
+    }
+}
+
+/// An unkeyed decoding container of ``FastJSONDecoder`` or ``BPlistDecoder`` that can report
+/// the member names of the objects in its array, without decoding them.
+package protocol MemberNameSurvey {
+    /// Each distinct set of non-null member names among the array's objects.
+    ///
+    /// - Complexity: O(members of the array's objects), comparing each object's keys with the
+    ///   previous object's; names are made as strings only for an object whose keys differ.
+    func distinctMemberNames() -> [MemberNames]
+}
+
+/// Collects distinct name sets for ``MemberNameSurvey`` implementations.
+struct MemberNameCollector {
+    private var firstIndexByNames: [Set<String>: Int] = [:]
+    private var order: [Set<String>] = []
+
+    mutating func add(_ names: Set<String>, at index: Int) {
+        guard firstIndexByNames[names] == nil else { return }
+        firstIndexByNames[names] = index
+        order.append(names)
+    }
+
+    var result: [MemberNames] { order.map { MemberNames(names: $0, firstIndex: firstIndexByNames[$0]!) } }
+}

@@ -1,0 +1,81 @@
+import Foundation
+import GraphStore
+import GraphStoreSQLite
+import GraphStoreTestSupport
+import Testing
+
+/// A column holding values that the app's type neither reads nor writes (a field renamed
+/// without a new model version) is refused at open: the writer would store NULL in it with
+/// each save of an object. The files are left as they were.
+@Suite struct SQLiteUnkeptColumnTests {
+    struct NoteV1: Entity {
+        static var entityName: String { "Note" }
+        var id: Int
+        var text: String?
+    }
+
+    struct RenamedNote: Entity {
+        static var entityName: String { "Note" }
+        var id: Int
+        var body: String?
+    }
+
+    /// Reads the old column itself when the new one is empty.
+    struct FallbackNote: Entity {
+        static var entityName: String { "Note" }
+        var id: Int
+        var body: String?
+        enum CodingKeys: String, CodingKey { case id, body, text }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            id = try container.decode(Int.self, forKey: .id)
+            body = try container.decodeIfPresent(String.self, forKey: .body) ?? container.decodeIfPresent(String.self, forKey: .text)
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(id, forKey: .id)
+            try container.encodeIfPresent(body, forKey: .body)
+        }
+    }
+
+    /// A closed store whose notes 1…20 have a text only from 15 on.
+    static func firstRelease(in directory: TemporaryDirectory) async throws -> URL {
+        let url = directory.file("notes.sqlite")
+        let first = try SQLiteTestKit.open(url, model: [NoteV1.self])
+        for id in 1...20 { first.mainContext.insert(NoteV1(id: id, text: id >= 15 ? "note \(id)" : nil)) }
+        try first.mainContext.save()
+        try await first.close()
+        return url
+    }
+
+    @Test func aRenamedOptionalFieldIsRefusedAtOpen() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = try await Self.firstRelease(in: directory)
+        let before = SQLiteJournalTestKit.snapshot(of: directory.url)
+
+        let error = SQLiteTestKit.storeError { _ = try SQLiteTestKit.open(url, model: [RenamedNote.self]) }
+        guard case .codingFailed(let path, let entity, let id, let reason) = error else {
+            Issue.record("expected codingFailed, got \(String(describing: error))")
+            return
+        }
+        #expect(path == url.path)
+        #expect(entity == "Note")
+        #expect((15...20).map(String.init).contains(id ?? ""))
+        #expect(reason.contains("Note.text"))
+        #expect(reason.contains(".renameField(\"text\", to: …, in: \"Note\")"))
+        #expect(SQLiteJournalTestKit.snapshot(of: directory.url) == before)
+    }
+
+    @Test func aTypeThatReadsTheOldColumnOpens() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = try await Self.firstRelease(in: directory)
+        let container = try SQLiteTestKit.open(url, model: [FallbackNote.self])
+        let bodies = try container.mainContext.fetch(FetchDescriptor<FallbackNote>(sortBy: [SortDescriptor(\.id)])).map(\.body)
+        #expect(bodies == (1...20).map { $0 >= 15 ? "note \($0)" : nil })
+        try await container.close()
+    }
+}
