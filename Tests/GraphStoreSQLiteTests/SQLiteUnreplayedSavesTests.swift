@@ -45,9 +45,22 @@ import Testing
         #expect(dataFiles() == before, "no source file changed")
         #expect(before.count == 3, "database, -wal and journal")
 
+        // `inspect` and `verify` would describe an older store than the app was told is saved.
+        for read in [SQLiteStoreInfo.inspect, { try SQLiteStoreInfo.verify($0) }] {
+            let refused = try #require(throws: GraphStoreError.self) { _ = try read(crashed) }
+            guard case .fileOperationFailed(let journal, _, let why) = refused else {
+                Issue.record("expected fileOperationFailed, got \(refused)")
+                continue
+            }
+            #expect(journal == SQLiteJournalTestKit.journal(of: crashed).path)
+            #expect(why.contains("2 saves"))
+        }
+        #expect(dataFiles() == before, "no source file changed")
+
         // Opened and closed once, the database holds every save and migrates.
         try await SQLiteTestKit.open(crashed).close()
         try Migration.sqliteToSnapshot(from: crashed, to: destination, format: .json, compression: .none)
         #expect(try GenericSnapshot.read(from: destination).objects(of: "Note").count == 5)
+        #expect(try SQLiteStoreInfo.verify(crashed).entities.first { $0.name == "Note" }?.rows == 5)
     }
 }

@@ -65,7 +65,9 @@ public struct SQLiteStoreInfo: Sendable, Hashable {
     /// Reads the file's metadata, column kinds, row counts and sizes, checking that it is a
     /// GraphStore store. Reads no rows; the file is opened read-only.
     ///
-    /// - Throws: as ``Migration/readSQLite(from:progress:)``, except for the rows.
+    /// - Throws: as ``Migration/readSQLite(from:progress:)``, except for the rows; that includes
+    ///   ``GraphStore/GraphStoreError/fileOperationFailed(path:operation:reason:)`` naming the
+    ///   journal when it holds saves newer than the file (see ``GraphStore/UnreplayedSaves``).
     /// - Complexity: O(tables + columns), plus a pass over the pages for the sizes.
     public static func inspect(_ url: URL) throws -> SQLiteStoreInfo {
         try read(url, verifying: false, progress: nil)
@@ -96,6 +98,10 @@ public struct SQLiteStoreInfo: Sendable, Hashable {
                 }
             }
             let contents = try SQLiteStoreContents.read(db, path: path)
+            // As for snapshot files: the file alone is not the store while its journal holds newer saves.
+            if let saves = try UnreplayedSaves.find(forStoreAt: url, fileVersion: contents.metadata.storeVersion) {
+                throw saves.error(reading: path)
+            }
             let sizes = tableSizes(db)
             var entities: [Entity] = []
             for table in contents.tables {
