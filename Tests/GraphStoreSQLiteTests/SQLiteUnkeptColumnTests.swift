@@ -8,37 +8,9 @@ import Testing
 /// without a new model version) is refused at open: the writer would store NULL in it with
 /// each save of an object. The files are left as they were.
 @Suite struct SQLiteUnkeptColumnTests {
-    struct NoteV1: Entity {
-        static var entityName: String { "Note" }
-        var id: Int
-        var text: String?
-    }
-
-    struct RenamedNote: Entity {
-        static var entityName: String { "Note" }
-        var id: Int
-        var body: String?
-    }
-
-    /// Reads the old column itself when the new one is empty.
-    struct FallbackNote: Entity {
-        static var entityName: String { "Note" }
-        var id: Int
-        var body: String?
-        enum CodingKeys: String, CodingKey { case id, body, text }
-
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
-            id = try container.decode(Int.self, forKey: .id)
-            body = try container.decodeIfPresent(String.self, forKey: .body) ?? container.decodeIfPresent(String.self, forKey: .text)
-        }
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(id, forKey: .id)
-            try container.encodeIfPresent(body, forKey: .body)
-        }
-    }
+    typealias NoteV1 = RenamedFieldModel.NoteV1
+    typealias RenamedNote = RenamedFieldModel.RenamedNote
+    typealias FallbackNote = RenamedFieldModel.FallbackNote
 
     /// A closed store whose notes 1…20 have a text only from 15 on.
     static func firstRelease(in directory: TemporaryDirectory) async throws -> URL {

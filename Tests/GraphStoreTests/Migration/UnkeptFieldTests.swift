@@ -7,45 +7,9 @@ import Testing
 /// model version) is refused at open, before a write could drop its values; the file is left
 /// byte for byte as it was.
 @Suite struct UnkeptFieldTests {
-    /// The first release: `text`.
-    struct NoteV1: Entity, Equatable {
-        var id: Int
-        var text: String?
-        static var entityName: String { "Note" }
-    }
-
-    /// The second release renamed `text` to `body` without declaring a model version.
-    struct RenamedNote: Entity, Equatable {
-        var id: Int
-        var body: String?
-        static var entityName: String { "Note" }
-    }
-
-    /// The second release reads the old name itself.
-    struct FallbackNote: Entity, Equatable {
-        var id: Int
-        var body: String?
-        static var entityName: String { "Note" }
-
-        enum CodingKeys: String, CodingKey { case id, body, text }
-
-        init(id: Int, body: String?) {
-            self.id = id
-            self.body = body
-        }
-
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
-            id = try container.decode(Int.self, forKey: .id)
-            body = try container.decodeIfPresent(String.self, forKey: .body) ?? container.decodeIfPresent(String.self, forKey: .text)
-        }
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(id, forKey: .id)
-            try container.encodeIfPresent(body, forKey: .body)
-        }
-    }
+    typealias NoteV1 = RenamedFieldModel.NoteV1
+    typealias RenamedNote = RenamedFieldModel.RenamedNote
+    typealias FallbackNote = RenamedFieldModel.FallbackNote
 
     static let formats: [(SnapshotFormat, Compression)] = [(.json, .gzip), (.binaryPropertyList, .none), (.json, .none)]
 
