@@ -62,13 +62,10 @@ public enum Migration {
         from source: URL, to destination: URL, options: MigrationOptions = MigrationOptions(),
         progress: (@Sendable (MigrationProgress) -> Void)? = nil
     ) throws -> MigrationSummary {
-        let started = ContinuousClock.now
-        let file = try MigrationFile(destination: destination, overwrite: options.overwrite)
-        let snapshot = try GenericSnapshot.read(from: source, maxDecompressedBytes: options.maxDecompressedBytes)
-        var summary = try writeSQLite(snapshot, to: file, options: options, progress: progress, started: started)
-        summary.source = source
-        summary.bytesRead = MigrationFile.size(of: source.path)
-        return summary
+        try migrating(from: source, to: destination, options: options) { file, started in
+            let snapshot = try GenericSnapshot.read(from: source, maxDecompressedBytes: options.maxDecompressedBytes)
+            return try writeSQLite(snapshot, to: file, options: options, progress: progress, started: started)
+        }
     }
 
     /// Writes the GraphStore SQLite file at `source` as a snapshot file at `destination`.
@@ -90,13 +87,10 @@ public enum Migration {
         from source: URL, to destination: URL, format: SnapshotFormat = .json, compression: Compression = .gzip,
         options: MigrationOptions = MigrationOptions(), progress: (@Sendable (MigrationProgress) -> Void)? = nil
     ) throws -> MigrationSummary {
-        let started = ContinuousClock.now
-        let file = try MigrationFile(destination: destination, overwrite: options.overwrite)
-        let snapshot = try readSQLite(from: source, progress: progress)
-        var summary = try writeSnapshot(snapshot, to: file, format: format, compression: compression, options: options, started: started)
-        summary.source = source
-        summary.bytesRead = MigrationFile.size(of: source.path)
-        return summary
+        try migrating(from: source, to: destination, options: options) { file, started in
+            let snapshot = try readSQLite(from: source, progress: progress)
+            return try writeSnapshot(snapshot, to: file, format: format, compression: compression, options: options, started: started)
+        }
     }
 
     /// Writes a snapshot held in memory (read from a file, or made by an importer) as a
@@ -114,9 +108,9 @@ public enum Migration {
         _ snapshot: GenericSnapshot, to destination: URL, options: MigrationOptions = MigrationOptions(),
         progress: (@Sendable (MigrationProgress) -> Void)? = nil
     ) throws -> MigrationSummary {
-        let started = ContinuousClock.now
-        let file = try MigrationFile(destination: destination, overwrite: options.overwrite)
-        return try writeSQLite(snapshot, to: file, options: options, progress: progress, started: started)
+        try migrating(to: destination, options: options) { file, started in
+            try writeSQLite(snapshot, to: file, options: options, progress: progress, started: started)
+        }
     }
 
     /// Writes a snapshot held in memory as a snapshot file, atomically and only over an existing
@@ -130,9 +124,9 @@ public enum Migration {
         _ snapshot: GenericSnapshot, to destination: URL, format: SnapshotFormat = .json, compression: Compression = .gzip,
         options: MigrationOptions = MigrationOptions()
     ) throws -> MigrationSummary {
-        let started = ContinuousClock.now
-        let file = try MigrationFile(destination: destination, overwrite: options.overwrite)
-        return try writeSnapshot(snapshot, to: file, format: format, compression: compression, options: options, started: started)
+        try migrating(to: destination, options: options) { file, started in
+            try writeSnapshot(snapshot, to: file, format: format, compression: compression, options: options, started: started)
+        }
     }
 
     /// Reads a GraphStore SQLite file as a snapshot: an entity per table the store made (sorted
@@ -185,17 +179,12 @@ public enum Migration {
     ) throws -> MigrationSummary {
         var snapshot = snapshot
         if let modelVersion = options.modelVersion { snapshot.header.modelVersion = modelVersion }
-        do {
+        try file.build(beforeRename: options.beforeRename) { temporary in
             do {
-                try snapshot.write(to: file.temporary, format: format, compression: compression)
+                try snapshot.write(to: temporary, format: format, compression: compression)
             } catch let error as GraphStoreError {
-                throw relocated(error, from: file.temporary, to: file.url)
+                throw relocated(error, from: temporary, to: file.url)
             }
-            try options.beforeRename?(file.temporary)
-            try file.commit()
-        } catch {
-            file.removeTemporary()
-            throw error
         }
         return summary(of: snapshot, file: file, started: started)
     }
@@ -206,20 +195,35 @@ public enum Migration {
         progress: (@Sendable (MigrationProgress) -> Void)?, started: ContinuousClock.Instant
     ) throws -> MigrationSummary {
         let tables = try SQLiteTablePlan.plans(for: snapshot, path: file.url.path)
-        do {
+        try file.build(beforeRename: options.beforeRename) { temporary in
             try SQLiteTablePlan.build(
-                tables, snapshot: snapshot, at: file.temporary, destination: file.url,
+                tables, snapshot: snapshot, at: temporary, destination: file.url,
                 modelVersion: options.modelVersion ?? snapshot.header.modelVersion, progress: progress)
-            try options.beforeRename?(file.temporary)
-            try file.commit()
-        } catch {
-            file.removeTemporary()
-            throw error
         }
         return summary(of: snapshot, file: file, started: started)
     }
 
     // MARK: - Private
+
+    /// The frame of every migration: starts the clock, checks `destination` (see
+    /// ``MigrationFile``) and runs `write`, which reads what it needs and writes it to the file;
+    /// then, given a `source`, records it and its size in the summary.
+    ///
+    /// The summary's ``MigrationSummary/duration`` counts from before the destination is
+    /// checked, so it covers reading the source too.
+    private static func migrating(
+        from source: URL? = nil, to destination: URL, options: MigrationOptions,
+        _ write: (MigrationFile, ContinuousClock.Instant) throws -> MigrationSummary
+    ) throws -> MigrationSummary {
+        let started = ContinuousClock.now
+        let file = try MigrationFile(destination: destination, overwrite: options.overwrite)
+        var summary = try write(file, started)
+        if let source {
+            summary.source = source
+            summary.bytesRead = MigrationFile.size(of: source.path)
+        }
+        return summary
+    }
 
     private static func summary(of snapshot: GenericSnapshot, file: MigrationFile, started: ContinuousClock.Instant) -> MigrationSummary {
         MigrationSummary(

@@ -49,6 +49,22 @@ struct MigrationFile {
         }
     }
 
+    /// Makes the destination: `make` writes the temporary file it is given, `beforeRename` (a
+    /// test hook) sees the finished file, and ``commit()`` renames it into place. On any error
+    /// the temporary file is removed and the error rethrown, leaving the destination as it was.
+    ///
+    /// - Throws: whatever `make` or `beforeRename` throws, and the errors of ``commit()``.
+    func build(beforeRename: ((URL) throws -> Void)?, _ make: (URL) throws -> Void) throws {
+        do {
+            try make(temporary)
+            try beforeRename?(temporary)
+            try commit()
+        } catch {
+            removeTemporary()
+            throw error
+        }
+    }
+
     /// Removes the temporary file and SQLite's files beside it.
     func removeTemporary() {
         for path in [temporary.path] + Self.sqliteSiblingSuffixes.map({ temporary.path + $0 }) {
