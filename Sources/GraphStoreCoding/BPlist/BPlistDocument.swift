@@ -2,16 +2,11 @@ import Foundation
 
 /// Why bytes are not a readable binary property list, and where: the byte offset in the
 /// (uncompressed) document.
-package struct BPlistSyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
-    package let offset: Int
-    package let reason: String
+package typealias BPlistSyntaxError = DocumentSyntaxError<BPlistSyntax>
 
-    package init(offset: Int, reason: String) {
-        self.offset = offset
-        self.reason = reason
-    }
-
-    package var description: String { "invalid binary property list at byte \(offset): \(reason)" }
+/// The binary property list, as ``BPlistSyntaxError`` names it.
+package enum BPlistSyntax: DocumentSyntax {
+    package static var documentName: String { "binary property list" }
 }
 
 /// The kinds of object a binary property list (format `bplist00`) holds.

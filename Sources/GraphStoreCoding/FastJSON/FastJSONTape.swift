@@ -1,17 +1,10 @@
 /// Why a document is not valid JSON (RFC 8259), and where: the byte offset in the UTF-8 text
 /// the parser read (after a byte order mark, or after converting UTF-16/32 input).
-package struct FastJSONSyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The offset of the first byte that cannot continue a valid document; the document's
-    /// length when it ends too early.
-    package let offset: Int
-    package let reason: String
+package typealias FastJSONSyntaxError = DocumentSyntaxError<FastJSONSyntax>
 
-    package init(offset: Int, reason: String) {
-        self.offset = offset
-        self.reason = reason
-    }
-
-    package var description: String { "invalid JSON at byte \(offset): \(reason)" }
+/// JSON, as ``FastJSONSyntaxError`` names it.
+package enum FastJSONSyntax: DocumentSyntax {
+    package static var documentName: String { "JSON" }
 }
 
 /// One value (or object key) of a parsed document. 16 bytes.
