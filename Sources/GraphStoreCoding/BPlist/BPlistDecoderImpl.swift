@@ -2,7 +2,7 @@ import Foundation
 
 /// The decoder and its single-value container. One instance serves a whole document:
 /// decoding a nested value moves it to that value and back.
-final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer {
+final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer, MovingCoder {
     let document: BPlistDocument
     let userInfo: [CodingUserInfoKey: Any]
     /// The object being decoded.
@@ -95,17 +95,9 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer {
             throw DecodingError.dataCorrupted(DecodingError.Context(
                 codingPath: nestedPath.codingPath, debugDescription: "The property list nests deeper than \(BPlistDecoder.maximumDepth) levels (a cycle?)."))
         }
-        let outerCurrent = current
-        var outerPath = nestedPath
-        swap(&outerPath, &path)
-        current = reference
         depth += 1
-        defer {
-            depth -= 1
-            current = outerCurrent
-            swap(&outerPath, &path)
-        }
-        return try T(from: self)
+        defer { depth -= 1 }
+        return try moved(to: reference, path: nestedPath) { try T(from: self) }
     }
 
     func string<Key: CodingKey>(_ object: BPlistObject, path: CodingPath, key: Key) throws -> String {

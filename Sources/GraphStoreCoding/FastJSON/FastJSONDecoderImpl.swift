@@ -3,7 +3,7 @@ import Foundation
 /// The decoder and its single-value container (conversions in `+Scalars`, strings and object
 /// members in `+Members`). One instance serves a whole document: decoding a nested value
 /// moves it to that value and back.
-final class FastJSONDecoderImpl: Decoder, SingleValueDecodingContainer {
+final class FastJSONDecoderImpl: Decoder, SingleValueDecodingContainer, MovingCoder {
     let document: FastJSONDocument
     let tokens: UnsafeMutablePointer<FastJSONToken>
     let userInfo: [CodingUserInfoKey: Any]
@@ -82,15 +82,7 @@ final class FastJSONDecoderImpl: Decoder, SingleValueDecodingContainer {
     /// moved to that value and path.
     @inline(__always)
     func decodeNested<T: Decodable>(_ type: T.Type, at value: Int, path nestedPath: CodingPath) throws -> T {
-        let outerCurrent = current
-        var outerPath = nestedPath
-        swap(&outerPath, &path)
-        current = value
-        defer {
-            current = outerCurrent
-            swap(&outerPath, &path)
-        }
-        return try T(from: self)
+        try moved(to: value, path: nestedPath) { try T(from: self) }
     }
 
     /// A `T` from the value at `value`, the member or element `key` of `path`: read directly

@@ -91,7 +91,7 @@ protocol FastJSONSlotEncoder: SingleValueEncodingContainer {
 
 extension FastJSONEncoderImpl: FastJSONSlotEncoder {
     var impl: FastJSONEncoderImpl { self }
-    var slotID: FastJSONFrameID { slot }
+    var slotID: FastJSONFrameID { current }
     var slotPath: CodingPath { path }
 }
 

@@ -6,11 +6,11 @@ import Foundation
 /// JSON is written as values arrive. A frame stack (``FastJSONFrames``) tracks the open
 /// objects and arrays and the value slots not yet written; writing through an outer
 /// container first closes the frames inside it.
-final class FastJSONEncoderImpl: Encoder, SingleValueEncodingContainer {
+final class FastJSONEncoderImpl: Encoder, SingleValueEncodingContainer, MovingCoder {
     @exclusivity(unchecked) var out: FastJSONOutput
     @exclusivity(unchecked) var frames = FastJSONFrames()
     /// The value slot this encoder stands for now.
-    @exclusivity(unchecked) var slot = FastJSONFrameID.closed
+    @exclusivity(unchecked) var current = FastJSONFrameID.closed
     /// Its coding path.
     @exclusivity(unchecked) var path: CodingPath
     let sendableUserInfo: [CodingUserInfoKey: any Sendable]
@@ -41,7 +41,7 @@ final class FastJSONEncoderImpl: Encoder, SingleValueEncodingContainer {
     /// - Throws: `EncodingError.invalidValue` when `value` encodes nothing, or for a misuse
     ///   of containers this encoder cannot write in order; whatever `value` throws.
     func encodeRoot<T: Encodable>(_ value: T) throws {
-        slot = frames.push(.pending)
+        current = frames.push(.pending)
         if try writeSpecial(value, path: path, key: NoCodingKey()) {
             frames[0].kind = .done
         } else {
@@ -143,21 +143,6 @@ final class FastJSONEncoderImpl: Encoder, SingleValueEncodingContainer {
         closeFrames(from: nested.level)
     }
 
-    /// Runs `body` with this encoder moved to the slot `id` at `slotPath`, then moves it back
-    /// (the paths are swapped, not copied), as the decoder's `decodeNested` does.
-    @inline(__always)
-    private func moved(to id: FastJSONFrameID, path slotPath: CodingPath, _ body: () throws -> Void) rethrows {
-        let outerSlot = slot
-        var outerPath = slotPath
-        swap(&outerPath, &path)
-        slot = id
-        defer {
-            slot = outerSlot
-            swap(&outerPath, &path)
-        }
-        try body()
-    }
-
     // MARK: - Containers of a slot
 
     func keyedContainer<Key: CodingKey>(at id: FastJSONFrameID, path: CodingPath) -> KeyedEncodingContainer<Key> {
@@ -222,11 +207,11 @@ final class FastJSONEncoderImpl: Encoder, SingleValueEncodingContainer {
     // MARK: - Encoder
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        keyedContainer(at: slot, path: path)
+        keyedContainer(at: current, path: path)
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
-        unkeyedContainer(at: slot, path: path)
+        unkeyedContainer(at: current, path: path)
     }
 
     func singleValueContainer() -> any SingleValueEncodingContainer {
