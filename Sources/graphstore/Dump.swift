@@ -6,17 +6,16 @@ import GraphStoreSQLite
 struct Dump: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Print a store as JSON (the whole document, or one entity's objects).")
 
-    @Argument(help: "A snapshot, a GraphStore SQLite store, a Core Data or SwiftData store, or a plain SQLite database.") var file: String
     @OptionGroup var source: SourceOptions
     @Option(help: "Print only this entity's objects, as a JSON array.") var entity: String?
 
     func run() async throws {
         try await reportingErrors {
-            let snapshot = try readStore(URL(fileURLWithPath: file), kind: source.from, model: source.model).snapshot
+            let snapshot = try readStore(source.url, kind: source.from, model: source.model).snapshot
             let value: SnapshotValue
             if let entity {
                 guard snapshot.entities.contains(where: { $0.name == entity }) else {
-                    throw ToolError("\(file) has no entity \(entity); it has \(snapshot.entities.map(\.name).joined(separator: ", "))")
+                    throw ToolError("\(source.file) has no entity \(entity); it has \(snapshot.entities.map(\.name).joined(separator: ", "))")
                 }
                 value = .array(snapshot.objects(of: entity))
             } else {

@@ -38,11 +38,31 @@ func readStore(_ url: URL, kind: StoreKind? = nil, model: String? = nil) throws 
     return try Migration.readStore(from: url, kind: kind, model: description)
 }
 
-/// Where a store comes from and how to read it: shared by inspect, dump and verify (generate
+/// The store a command reads and how to read it: shared by inspect, dump and verify (generate
 /// takes the model as required and a narrower `--from`).
 struct SourceOptions: ParsableArguments {
+    @Argument(help: "A snapshot, a GraphStore SQLite store, a Core Data or SwiftData store, or a plain SQLite database.") var file: String
     @Option(help: "What the file is: snapshot, sqlite, coredata, swiftdata or plain-sqlite (default: from its bytes and tables).") var from: StoreKind?
     @Option(help: "The app's Core Data model (.xcdatamodeld or .xcdatamodel), for its names and types.") var model: String?
+
+    /// The file as a URL.
+    var url: URL { URL(fileURLWithPath: file) }
+
+    /// The store, read as its kind (``from``, or detected) allows.
+    ///
+    /// - Throws: the errors of `StoreKind.detect(at:)` and of ``readStore(_:kind:model:)``.
+    func open() throws -> SourceStore {
+        let kind = try from ?? StoreKind.detect(at: url)
+        return kind == .graphStoreSQLite ? .graphStoreSQLite : .read(try readStore(url, kind: kind, model: model), kind: kind)
+    }
+}
+
+/// A store as ``SourceOptions/open()`` gives it.
+enum SourceStore {
+    /// A GraphStore SQLite file: left to `SQLiteStoreInfo`, which looks at it in place.
+    case graphStoreSQLite
+    /// Any other kind, read as a snapshot would hold it.
+    case read(Migration.ReadStore, kind: StoreKind)
 }
 
 /// How to write a snapshot destination and whether to replace an existing one: shared by

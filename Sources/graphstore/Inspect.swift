@@ -6,18 +6,15 @@ import GraphStoreSQLite
 struct Inspect: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Show a store's format, versions and entities with counts and sizes.")
 
-    @Argument(help: "A snapshot, a GraphStore SQLite store, a Core Data or SwiftData store, or a plain SQLite database.") var file: String
     @OptionGroup var source: SourceOptions
 
     func run() async throws {
         try await reportingErrors {
-            let url = URL(fileURLWithPath: file)
-            let kind = try source.from ?? StoreKind.detect(at: url)
-            if kind == .graphStoreSQLite {
+            let url = source.url
+            guard case .read(let read, let kind) = try source.open() else {
                 writeOut(Self.describe(try SQLiteStoreInfo.inspect(url)))
                 return
             }
-            let read = try readStore(url, kind: kind, model: source.model)
             let snapshot = read.snapshot
             let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.intValue ?? 0
             let header = snapshot.header

@@ -14,23 +14,22 @@ struct Verify: AsyncParsableCommand {
             matches the model).
             """)
 
-    @Argument(help: "A snapshot, a GraphStore SQLite store, a Core Data or SwiftData store, or a plain SQLite database.") var file: String
     @OptionGroup var source: SourceOptions
 
     func run() async throws {
         try await reportingErrors {
-            let url = URL(fileURLWithPath: file)
-            let kind = try source.from ?? StoreKind.detect(at: url)
-            if kind == .graphStoreSQLite {
-                let info = try SQLiteStoreInfo.verify(url)
+            let file = source.file
+            switch try source.open() {
+            case .graphStoreSQLite:
+                let info = try SQLiteStoreInfo.verify(source.url)
                 let total = info.entities.reduce(0) { $0 + $1.rows }
                 writeOut("\(file): OK (SQLite, \(info.entities.count) entities, \(total) objects, store version \(info.storeVersion))\n")
-                return
+            case .read(let read, let kind):
+                let snapshot = read.snapshot
+                let total = snapshot.entities.reduce(0) { $0 + $1.objects.count }
+                let what = kind == .snapshot ? "" : "\(kind.displayName), "
+                writeOut("\(file): OK (\(what)\(snapshot.entities.count) entities, \(total) objects, store version \(snapshot.header.storeVersion))\n")
             }
-            let snapshot = try readStore(url, kind: kind, model: source.model).snapshot
-            let total = snapshot.entities.reduce(0) { $0 + $1.objects.count }
-            let what = kind == .snapshot ? "" : "\(kind.displayName), "
-            writeOut("\(file): OK (\(what)\(snapshot.entities.count) entities, \(total) objects, store version \(snapshot.header.storeVersion))\n")
         }
     }
 }

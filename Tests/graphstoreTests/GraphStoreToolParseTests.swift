@@ -96,7 +96,7 @@ import Testing
         #expect(convert.format == .binaryPropertyList)
 
         let inspect = try #require(try GraphStoreTool.parseAsRoot(["inspect", "App.sqlite", "--from", "coredata"]) as? Inspect)
-        #expect(inspect.file == "App.sqlite")
+        #expect(inspect.source.file == "App.sqlite")
         #expect(inspect.source.from == .coreData)
         #expect(inspect.source.model == nil)
 
