@@ -63,7 +63,7 @@ package enum SnapshotCodec {
         // the header as `secondsSince2001`.
         encoder.dateEncodingStrategy = .deferredToDate
         encoder.dataEncodingStrategy = .base64
-        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "Infinity", negativeInfinity: "-Infinity", nan: "NaN")
+        encoder.nonConformingFloatEncodingStrategy = nonFinite.encodingStrategy
         return encoder
     }
 
@@ -72,9 +72,13 @@ package enum SnapshotCodec {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .deferredToDate
         decoder.dataDecodingStrategy = .base64
-        decoder.nonConformingFloatDecodingStrategy = .convertFromString(positiveInfinity: "Infinity", negativeInfinity: "-Infinity", nan: "NaN")
+        decoder.nonConformingFloatDecodingStrategy = nonFinite.decodingStrategy
         return decoder
     }
+
+    /// How the snapshot's JSON spells the doubles JSON has no number for: one convention for
+    /// the fast coders and Foundation's.
+    private static var nonFinite: FastJSONDecoder.NonConformingFloatStrings { .snapshot }
 
     // MARK: - Decoding
 
@@ -336,5 +340,17 @@ private struct DecodableDocument: Decodable {
         try SnapshotHeaderCheck.countedEntities(of: header) { entities.contains(EntityNameKey($0)) }
         self.objects = objects
         self.memberNames = memberNames
+    }
+}
+
+extension FastJSONDecoder.NonConformingFloatStrings {
+    /// These strings as `JSONEncoder`'s strategy.
+    var encodingStrategy: JSONEncoder.NonConformingFloatEncodingStrategy {
+        .convertToString(positiveInfinity: positiveInfinity, negativeInfinity: negativeInfinity, nan: nan)
+    }
+
+    /// These strings as `JSONDecoder`'s strategy.
+    var decodingStrategy: JSONDecoder.NonConformingFloatDecodingStrategy {
+        .convertFromString(positiveInfinity: positiveInfinity, negativeInfinity: negativeInfinity, nan: nan)
     }
 }
