@@ -102,17 +102,44 @@ extension GraphVersion {
         return result
     }
 
+    /// The sorted indexes of a graph being loaded from the unsorted `entries` of each (per
+    /// entity, per index), sorted in parallel (one task per index).
+    ///
+    /// - Complexity: O(n log n) per index, spread over the available processors.
+    static func buildSortedIndexes(entries: [[[IndexTree.Entry]]], schema: Schema) -> [[IndexTree]] {
+        let jobs = schema.entities.flatMap { entity in entity.indexes.indices.map { (entity.index, $0) } }
+        var result = schema.entities.map { Array(repeating: IndexTree(), count: $0.indexes.count) }
+        guard !jobs.isEmpty else { return result }
+        let built = Guarded<[IndexTree?]>(Array(repeating: nil, count: jobs.count))
+        DispatchQueue.concurrentPerform(iterations: jobs.count) { job in
+            let (entity, position) = jobs[job]
+            let tree = sortedIndex(of: entries[entity][position])
+            built.withLock { $0[job] = tree }
+        }
+        let trees = built.withLock { $0 }
+        for (job, (entity, position)) in jobs.enumerated() { result[entity][position] = trees[job]! }
+        return result
+    }
+
     static func sortedIndexes(of table: TreeDictionary<ObjectKey, StoredObject>, entity: EntityDescription) -> [IndexTree] {
         entity.indexes.map { sortedIndex(of: table, index: $0) }
     }
 
-    /// One index of `table`, built by sorting.
+    /// One index of `table`, built by sorting (by words where the values allow: see
+    /// ``IndexSortKeys``).
     ///
     /// - Complexity: O(n log n).
     static func sortedIndex(of table: TreeDictionary<ObjectKey, StoredObject>, index: IndexDescription) -> IndexTree {
-        var entries = table.map { index.entry($0.key, $0.value) }
-        entries.sort { IndexTree.Entry.compare($0, $1) < 0 }
-        return IndexTree(sorted: entries)
+        sortedIndex(of: table.map { index.entry($0.key, $0.value) })
+    }
+
+    /// The index holding `entries` (distinct ids, in any order), built by sorting them: by
+    /// words where their values allow (see ``IndexSortKeys``), else by comparing entries.
+    ///
+    /// - Complexity: O(n log n).
+    static func sortedIndex(of entries: [IndexTree.Entry]) -> IndexTree {
+        if let sorted = IndexSortKeys.sorted(entries) { return IndexTree(sorted: sorted) }
+        return IndexTree(sorted: entries.sorted { IndexTree.Entry.compare($0, $1) < 0 })
     }
 
     /// Checks every sorted index's own invariants and that it holds exactly the objects of its

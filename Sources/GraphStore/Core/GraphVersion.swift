@@ -132,7 +132,7 @@ package struct GraphVersion: Sendable {
     ///   to a missing object.
     /// - Complexity: O(objects + references).
     static func loaded(_ objects: [[any Entity]], number: UInt64, schema: Schema) throws(LoadProblem) -> GraphVersion {
-        let tables = Guarded<Result<[TreeDictionary<ObjectKey, StoredObject>], PositionedLoadProblem>>(.success([]))
+        let tables = Guarded<Result<LoadedTables, PositionedLoadProblem>>(.success(LoadedTables(tables: [], entries: [])))
         let indexes = Guarded<Result<GraphVersion, PositionedLoadProblem>>(.success(GraphVersion(schema: schema)))
         let work: @Sendable (Int) -> Void = { part in
             if part == 0 {
@@ -151,16 +151,16 @@ package struct GraphVersion: Sendable {
         }
         var version: GraphVersion
         switch (tables.withLock { $0 }, indexes.withLock { $0 }) {
-        case (.success(let builtTables), .success(let indexed)):
+        case (.success(let built), .success(let indexed)):
             version = indexed
-            version.tables = builtTables
+            version.tables = built.tables
+            version.sorted = buildSortedIndexes(entries: built.entries, schema: schema)
         case (.failure(let problem), .success), (.success, .failure(let problem)):
             throw problem.problem
         case (.failure(let first), .failure(let second)):
             throw (first.position <= second.position ? first : second).problem
         }
         version.number = number
-        version.sorted = buildSortedIndexes(version.tables, schema: schema)
         for relationship in schema.relationships {
             for (target, sources) in version.inverse[relationship.index] where version.tables[relationship.target][target] == nil {
                 throw LoadProblem(
@@ -178,23 +178,36 @@ package struct GraphVersion: Sendable {
         let problem: LoadProblem
     }
 
+    /// The tables of a graph being loaded, and per entity, per sorted index, the entries of
+    /// its objects (unsorted).
+    struct LoadedTables: Sendable {
+        var tables: [TreeDictionary<ObjectKey, StoredObject>]
+        var entries: [[[IndexTree.Entry]]]
+    }
+
+    /// The tables of `objects`, and the entries of their sorted indexes read in the same pass
+    /// (each object read once for all its indexes).
     private static func buildTables(
         _ objects: [[any Entity]], number: UInt64, schema: Schema
-    ) -> Result<[TreeDictionary<ObjectKey, StoredObject>], PositionedLoadProblem> {
-        var tables: [TreeDictionary<ObjectKey, StoredObject>] = []
+    ) -> Result<LoadedTables, PositionedLoadProblem> {
+        var loaded = LoadedTables(tables: [], entries: [])
         for (entity, values) in objects.enumerated() {
             let description = schema.entities[entity]
             var table = TreeDictionary<ObjectKey, StoredObject>()
+            var entries = description.indexes.map { _ in [IndexTree.Entry]() }
+            for position in entries.indices { entries[position].reserveCapacity(values.count) }
             for (index, value) in values.enumerated() {
                 let key = description.key(value)
                 guard table.updateValue(StoredObject(value: value, version: number), forKey: key) == nil else {
                     return .failure(PositionedLoadProblem(
                         position: (entity, index, 0), problem: LoadProblem(entity: description.name, id: key.description, message: "the id appears twice")))
                 }
+                description.appendIndexEntries(value, key, &entries)
             }
-            tables.append(table)
+            loaded.tables.append(table)
+            loaded.entries.append(entries)
         }
-        return .success(tables)
+        return .success(loaded)
     }
 
     private static func buildIndexes(_ objects: [[any Entity]], schema: Schema) -> Result<GraphVersion, PositionedLoadProblem> {

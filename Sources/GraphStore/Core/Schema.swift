@@ -89,6 +89,9 @@ package struct EntityDescription: Sendable {
     let replacingID: @Sendable (any Entity, ObjectKey) throws -> any Entity
     /// `MergePolicy.mergeByProperty`: (base, mine, stored) → merged (see ``PropertyMerger``).
     let mergingProperties: @Sendable (any Entity, any Entity, any Entity) throws -> any Entity
+    /// Appends the entry of the object (with id key) to each of `entries`, one array per
+    /// index in the order of `indexes`: how a store that opens builds its sorted indexes.
+    let appendIndexEntries: @Sendable (any Entity, ObjectKey, inout [[IndexTree.Entry]]) -> Void
     /// Decodes one object of this entity from an array in a snapshot document.
     let decodeOne: @Sendable (inout any UnkeyedDecodingContainer) throws -> any Entity
 
@@ -97,21 +100,34 @@ package struct EntityDescription: Sendable {
         self.index = index
         self.type = type
         constraints = E.uniqueConstraints.map { constraint in
-            UniqueKeyDescription(name: constraint.name, keyPaths: constraint.keyPaths, key: { constraint.key($0 as! E) })
+            UniqueKeyDescription(name: constraint.name, keyPaths: constraint.keyPaths, key: { object in
+                Self.reading(object, as: E.self) { constraint.key($0) }
+            })
         }
         indexes = E.indexes.map { index in
             let components = index.components
             return IndexDescription(name: index.name, keyPaths: index.keyPaths, key: { object in
-                IndexKey(of: Self.opened(object, as: E.self), components)
+                Self.reading(object, as: E.self) { IndexKey(of: $0, components) }
             })
         }
-        key = { ObjectKey(($0 as! E).id) }
+        let componentLists = E.indexes.map(\.components)
+        appendIndexEntries = { object, key, entries in
+            guard !componentLists.isEmpty else { return }
+            Self.reading(object, as: E.self) { borrowed in
+                // One copy for all the indexes: each call below would otherwise make its own.
+                let value = copy borrowed
+                for (position, components) in componentLists.enumerated() {
+                    entries[position].append(IndexTree.Entry(key: IndexKey(of: value, components), id: key))
+                }
+            }
+        }
+        key = { object in Self.id(of: object) }
         makeRelationships = {
             E.relationships.map { relationship in
                 RelationshipDescription(
                     name: relationship.name, deleteRule: relationship.deleteRule,
                     targetType: relationship.targetType,
-                    targets: { relationship.targets($0 as! E) },
+                    targets: { object in Self.reading(object, as: E.self) { relationship.targets($0) } },
                     removing: { object, key in
                         var copy = object as! E
                         relationship.removing(&copy, key)
@@ -131,14 +147,29 @@ package struct EntityDescription: Sendable {
 }
 
 extension EntityDescription {
-    /// `object` as `E`: a metatype comparison after opening the existential instead of a
-    /// dynamic cast, which cost more than reading the indexed values (a commit reads the keys
-    /// of every index of every changed object, twice for an update).
-    static func opened<E: Entity>(_ object: any Entity, as type: E.Type) -> E {
-        func open<T: Entity>(_ value: T) -> E {
-            T.self == E.self ? unsafeBitCast(value, to: E.self) : value as! E
+    /// `body` applied to `object` read in place as an `E`: a metatype comparison after opening
+    /// the existential, and no copy of the value, where `as!` (or returning the opened value)
+    /// copies it, retaining each string and array in it. Reading the id, unique values,
+    /// references and index keys of every object when a store opens was mostly such copies.
+    ///
+    /// - Complexity: O(1) plus `body`.
+    @inline(__always)
+    static func reading<E: Entity, R>(_ object: any Entity, as type: E.Type, _ body: (borrowing E) -> R) -> R {
+        func open<T: Entity>(_ value: borrowing T) -> R {
+            guard T.self == E.self else { return body(copy value as! E) }
+            return withUnsafePointer(to: value) { pointer in
+                pointer.withMemoryRebound(to: E.self, capacity: 1) { body($0.pointee) }
+            }
         }
         return open(object)
+    }
+
+    /// The id of `object`, read through its own type's witness: no cast and no copy of the value.
+    ///
+    /// - Complexity: O(1).
+    static func id(of object: any Entity) -> ObjectKey {
+        func read<T: Entity>(_ value: borrowing T) -> ObjectKey { ObjectKey(value.id) }
+        return read(object)
     }
 }
 
