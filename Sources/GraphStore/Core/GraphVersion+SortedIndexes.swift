@@ -103,17 +103,24 @@ extension GraphVersion {
     }
 
     /// The sorted indexes of a graph being loaded from the unsorted `entries` of each (per
-    /// entity, per index), sorted in parallel (one task per index).
+    /// entity, per index), sorted in parallel (one task per index). Each task takes its
+    /// entries out of `entries` and sorts them in place, so they are freed as soon as its
+    /// tree holds them.
     ///
     /// - Complexity: O(n log n) per index, spread over the available processors.
-    static func buildSortedIndexes(entries: [[[IndexTree.Entry]]], schema: Schema) -> [[IndexTree]] {
+    static func buildSortedIndexes(taking entries: Guarded<[[[IndexTree.Entry]]]>, schema: Schema) -> [[IndexTree]] {
         let jobs = schema.entities.flatMap { entity in entity.indexes.indices.map { (entity.index, $0) } }
         var result = schema.entities.map { Array(repeating: IndexTree(), count: $0.indexes.count) }
         guard !jobs.isEmpty else { return result }
         let built = Guarded<[IndexTree?]>(Array(repeating: nil, count: jobs.count))
         DispatchQueue.concurrentPerform(iterations: jobs.count) { job in
             let (entity, position) = jobs[job]
-            let tree = sortedIndex(of: entries[entity][position])
+            var mine = entries.withLock { all in
+                guard entity < all.count, position < all[entity].count else { return [IndexTree.Entry]() }
+                defer { all[entity][position] = [] }
+                return all[entity][position]
+            }
+            let tree = sortedIndex(of: &mine)
             built.withLock { $0[job] = tree }
         }
         let trees = built.withLock { $0 }
@@ -130,16 +137,18 @@ extension GraphVersion {
     ///
     /// - Complexity: O(n log n).
     static func sortedIndex(of table: TreeDictionary<ObjectKey, StoredObject>, index: IndexDescription) -> IndexTree {
-        sortedIndex(of: table.map { index.entry($0.key, $0.value) })
+        var entries = table.map { index.entry($0.key, $0.value) }
+        return sortedIndex(of: &entries)
     }
 
-    /// The index holding `entries` (distinct ids, in any order), built by sorting them: by
-    /// words where their values allow (see ``IndexSortKeys``), else by comparing entries.
+    /// The index holding `entries` (distinct ids, in any order), built by sorting them in
+    /// place: by words where their values allow (see ``IndexSortKeys``), else by comparing
+    /// entries.
     ///
     /// - Complexity: O(n log n).
-    static func sortedIndex(of entries: [IndexTree.Entry]) -> IndexTree {
-        if let sorted = IndexSortKeys.sorted(entries) { return IndexTree(sorted: sorted) }
-        return IndexTree(sorted: entries.sorted { IndexTree.Entry.compare($0, $1) < 0 })
+    static func sortedIndex(of entries: inout [IndexTree.Entry]) -> IndexTree {
+        if !IndexSortKeys.sort(&entries) { entries.sort { IndexTree.Entry.compare($0, $1) < 0 } }
+        return IndexTree(sorted: entries)
     }
 
     /// Checks every sorted index's own invariants and that it holds exactly the objects of its

@@ -132,12 +132,15 @@ package struct GraphVersion: Sendable {
     ///   to a missing object.
     /// - Complexity: O(objects + references).
     static func loaded(_ objects: [[any Entity]], number: UInt64, schema: Schema) throws(LoadProblem) -> GraphVersion {
-        let tables = Guarded<Result<LoadedTables, PositionedLoadProblem>>(.success(LoadedTables(tables: [], entries: [])))
+        let tables = Guarded<Result<[TreeDictionary<ObjectKey, StoredObject>], PositionedLoadProblem>>(.success([]))
+        // The only holder of the unsorted index entries, so that each is freed once sorted.
+        let entries = Guarded<[[[IndexTree.Entry]]]>([])
         let indexes = Guarded<Result<GraphVersion, PositionedLoadProblem>>(.success(GraphVersion(schema: schema)))
         let work: @Sendable (Int) -> Void = { part in
             if part == 0 {
                 let built = buildTables(objects, number: number, schema: schema)
-                tables.withLock { $0 = built }
+                tables.withLock { $0 = built.map(\.tables) }
+                if case .success(let loaded) = consume built { entries.withLock { $0 = loaded.entries } }
             } else {
                 let built = buildIndexes(objects, schema: schema)
                 indexes.withLock { $0 = built }
@@ -153,8 +156,8 @@ package struct GraphVersion: Sendable {
         switch (tables.withLock { $0 }, indexes.withLock { $0 }) {
         case (.success(let built), .success(let indexed)):
             version = indexed
-            version.tables = built.tables
-            version.sorted = buildSortedIndexes(entries: built.entries, schema: schema)
+            version.tables = built
+            version.sorted = buildSortedIndexes(taking: entries, schema: schema)
         case (.failure(let problem), .success), (.success, .failure(let problem)):
             throw problem.problem
         case (.failure(let first), .failure(let second)):

@@ -53,6 +53,34 @@ enum IndexSortKeys {
     /// - Complexity: O(n log n) word comparisons, plus O(d log d) string comparisons for d
     ///   distinct strings in a leading string column and one hash of each of its strings.
     static func sorted(_ entries: [IndexTree.Entry]) -> [IndexTree.Entry]? {
+        var sorted = entries
+        return sort(&sorted) ? sorted : nil
+    }
+
+    /// Sorts `entries` in place into the order of ``IndexTree/Entry/compare(_:_:)``; `false`,
+    /// leaving them as they were, when no leading value maps to words (the caller sorts them
+    /// itself).
+    ///
+    /// - Complexity: as ``sorted(_:)``; O(n) memory besides the entries.
+    static func sort(_ entries: inout [IndexTree.Entry]) -> Bool {
+        guard let order = order(of: entries) else { return false }
+        // Follow each cycle of the permutation with swaps: no second array of entries.
+        var next = order
+        for start in next.indices where next[start] >= 0 {
+            var position = start
+            while Int(next[position]) != start {
+                let source = Int(next[position])
+                entries.swapAt(position, source)
+                next[position] = -1
+                position = source
+            }
+            next[position] = -1
+        }
+        return true
+    }
+
+    /// For each position of the sorted entries, the position of its entry in `entries`.
+    private static func order(of entries: [IndexTree.Entry]) -> [Int32]? {
         let count = entries.count
         guard count > 1, count <= Int(Int32.max), let first = entries.first else { return nil }
         let components = first.key.count
@@ -85,7 +113,7 @@ enum IndexSortKeys {
                 }
             }
         }
-        return slots.map { entries[Int($0.position)] }
+        return slots.map(\.position)
     }
 
     /// How many words the ids of `entries` take (1 for integers, 2 for UUIDs), or `nil` when

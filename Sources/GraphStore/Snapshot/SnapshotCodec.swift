@@ -104,9 +104,9 @@ package enum SnapshotCodec {
     ///     ``TypedDecodingFailure`` (entity, index, field) instead of a `GraphStoreError`.
     /// - Complexity: O(size of the document).
     static func decode(
-        _ data: Data, schema: Schema, path: String, modelVersion: String? = nil, reportingPositions: Bool = false
+        _ data: consuming Data, schema: Schema, path: String, modelVersion: String? = nil, reportingPositions: Bool = false
     ) throws -> (SnapshotHeaderV1, GraphVersion) {
-        let decoded = try decodeSurveying(data, schema: schema, path: path, modelVersion: modelVersion, reportingPositions: reportingPositions, survey: false)
+        let decoded = try decodeSurveying(consume data, schema: schema, path: path, modelVersion: modelVersion, reportingPositions: reportingPositions, survey: false)
         return (decoded.header, decoded.version)
     }
 
@@ -114,10 +114,14 @@ package enum SnapshotCodec {
     /// stored fields the app's types may not keep (``UnkeptFields/candidates(_:objects:schema:)``),
     /// for the caller to confirm against the stored objects.
     ///
+    /// The document is let go once its objects are decoded, before the graph is built: a
+    /// caller that passes its last reference (`consume`) does not hold the uncompressed
+    /// document through the longest part of opening.
+    ///
     /// - Complexity: O(size of the document); the survey adds a comparison of each object's
     ///   keys with the previous object's, and one encoding per distinct set of fields.
     static func decodeSurveying(
-        _ data: Data, schema: Schema, path: String, modelVersion: String? = nil, reportingPositions: Bool = false, survey: Bool
+        _ data: consuming Data, schema: Schema, path: String, modelVersion: String? = nil, reportingPositions: Bool = false, survey: Bool
     ) throws -> (header: SnapshotHeaderV1, version: GraphVersion, unkept: [UnkeptFields.Candidate]) {
         let format = try SnapshotHeaderCheck.format(of: data, path: path)
         let context = DecodingContext(schema: schema, modelVersion: modelVersion, surveysMembers: survey)
@@ -149,6 +153,7 @@ package enum SnapshotCodec {
         } catch {
             throw GraphStoreError.damagedFile(path: path, offset: nil, reason: "\(error)")
         }
+        _ = consume data
         let unkept = survey ? UnkeptFields.candidates(document.memberNames, objects: document.objects, schema: schema) : []
         do {
             let version = try GraphVersion.loaded(document.objects, number: document.header.storeVersion, schema: schema)

@@ -172,10 +172,15 @@ final class SnapshotFileBackend: StoreBackend {
     ///   values the app's types would lose (see ``UnkeptFields``).
     static func read(_ url: URL, schema: Schema, limit: Int, modelVersion: String? = nil) throws -> (header: SnapshotHeaderV1, version: GraphVersion)? {
         guard let document = try readDocument(url, limit: limit) else { return nil }
-        let decoded = try SnapshotCodec.decodeSurveying(document, schema: schema, path: url.path, modelVersion: modelVersion, survey: true)
+        // The last reference goes in, so the document is freed before the graph is built.
+        let decoded = try SnapshotCodec.decodeSurveying(consume document, schema: schema, path: url.path, modelVersion: modelVersion, survey: true)
         if !decoded.unkept.isEmpty {
             // Rare: a field the types did not write back. Read the objects generically to see
-            // whether the types read it at all.
+            // whether the types read it at all, from the document read again (the file is
+            // locked, so it is the same).
+            guard let document = try readDocument(url, limit: limit) else {
+                throw GraphStoreError.fileOperationFailed(path: url.path, operation: "open", reason: "the file vanished while opening")
+            }
             let stored = MigratingStore(conventional: try GenericSnapshot.decode(document, compression: .none, path: url.path).entities)
             if let lost = UnkeptFields.lost(decoded.unkept, stored: stored, schema: schema) {
                 throw GraphStoreError.codingFailed(
