@@ -124,9 +124,10 @@ package struct GraphVersion: Sendable {
     /// checked; used when a store opens.
     ///
     /// The tables and the indexes do not depend on each other: for a large graph they are
-    /// built on two threads at once (the index side is most of the work: a persistent-set
-    /// insert per reference). The problem reported is the one building them in order would
-    /// meet first.
+    /// built on two threads at once, one building the tables and reading each object's sorted
+    /// index entries, the other the unique and inverse indexes (a persistent-set insert per
+    /// reference). The sorted indexes are then sorted from those entries, one task per index.
+    /// The problem reported is the one building them in order would meet first.
     ///
     /// - Throws: ``LoadProblem`` for a duplicate id, a unique value held twice, or a reference
     ///   to a missing object.
