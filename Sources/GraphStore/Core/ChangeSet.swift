@@ -165,7 +165,8 @@ struct ChangeSet: Sendable {
     }
 
     var isEmpty: Bool {
-        entities.allSatisfy(\.isEmpty) && logs.allSatisfy(\.isEmpty) && cleared.allSatisfy { $0 == nil }
+        // Closures, not key paths: a key path's projection costs more than the whole check.
+        entities.allSatisfy { $0.isEmpty } && logs.allSatisfy { $0.isEmpty } && cleared.allSatisfy { $0 == nil }
     }
 
     /// The number of changes recorded (an id changed twice counts twice until folded; a clear

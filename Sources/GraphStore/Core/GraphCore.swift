@@ -1,4 +1,5 @@
 import Foundation
+internal import GraphStoreCoding
 import HashTreeCollections
 import Synchronization
 
@@ -63,7 +64,7 @@ package final class GraphCore: Sendable {
         for _ in 0..<3 {
             let base = currentVersion
             let planned: (GraphVersion, GraphChange)
-            let record: [UInt8]?
+            let record: FastJSONBuffer?
             do {
                 planned = try CommitPlan.commit(changes, onto: base, schema: schema, policy: policy, contextName: contextName)
                 record = try journal.flatMap { try journalRecord(planned, journal: $0) }
@@ -72,7 +73,7 @@ package final class GraphCore: Sendable {
                 if currentVersion.number == base.number { throw error }
                 continue
             }
-            if case .published(let change, let mark) = try publish(planned, record: record, ifBasedOn: base.number) {
+            if case .published(let change, let mark) = try publish(planned, record: record, to: journal, ifBasedOn: base.number) {
                 try waitUntilDurable(change, mark: mark, journal: journal)
                 return change
             }
@@ -81,7 +82,7 @@ package final class GraphCore: Sendable {
             let base = currentVersion
             let planned = try CommitPlan.commit(changes, onto: base, schema: schema, policy: policy, contextName: contextName)
             let record = try journal.flatMap { try journalRecord(planned, journal: $0) }
-            return try publishLocked(planned, record: record, state: &state)
+            return try publishLocked(planned, record: record, to: journal, state: &state)
         }
         try waitUntilDurable(change, mark: mark, journal: journal)
         return change
@@ -102,7 +103,7 @@ package final class GraphCore: Sendable {
     }
 
     /// The framed journal record of a planned commit, or `nil` when it changes nothing.
-    private func journalRecord(_ planned: (GraphVersion, GraphChange), journal: StoreJournal) throws -> [UInt8]? {
+    private func journalRecord(_ planned: (GraphVersion, GraphChange), journal: StoreJournal) throws -> FastJSONBuffer? {
         let (next, change) = planned
         guard change.insertedCount + change.updatedCount + change.deletedCount > 0 else { return nil }
         return try JournalRecord(next, change: change, schema: schema).framed(schema: schema, path: journal.path)
@@ -118,24 +119,29 @@ package final class GraphCore: Sendable {
     }
 
     /// Swaps `planned` in if the latest version is still `baseNumber`.
-    private func publish(_ planned: (GraphVersion, GraphChange), record: [UInt8]?, ifBasedOn baseNumber: UInt64) throws -> PublishOutcome {
+    private func publish(
+        _ planned: (GraphVersion, GraphChange), record: FastJSONBuffer?, to journal: StoreJournal?, ifBasedOn baseNumber: UInt64
+    ) throws -> PublishOutcome {
         try commits.withLock { state in
             guard currentVersion.number == baseNumber else { return .stale }
-            let (change, mark) = try publishLocked(planned, record: record, state: &state)
+            let (change, mark) = try publishLocked(planned, record: record, to: journal, state: &state)
             return .published(change, mark)
         }
     }
 
-    /// Appends `record` to the journal, makes `planned` the latest version and tells the
+    /// Appends `record` to `journal`, makes `planned` the latest version and tells the
     /// backend and subscribers. Called with the commit lock held; nothing here blocks but the
     /// append's `write(2)`. When the append fails, nothing is published.
     private func publishLocked(
-        _ planned: (GraphVersion, GraphChange), record: [UInt8]?, state: inout CommitState
+        _ planned: (GraphVersion, GraphChange), record: FastJSONBuffer?, to journal: StoreJournal?, state: inout CommitState
     ) throws -> (GraphChange?, StoreJournal.Mark?) {
         guard !state.isClosed else { throw GraphStoreError.containerClosed }
         let (next, change) = planned
         guard change.insertedCount + change.updatedCount + change.deletedCount > 0 else { return (nil, nil) }
-        let mark = try record.map { try backend.journal!.append($0, version: next.number) }
+        var mark: StoreJournal.Mark?
+        if let record, let journal {
+            mark = try record.withUnsafeBytes { bytes throws(GraphStoreError) in try journal.append(bytes, version: next.number) }
+        }
         let replaced = latest.withLock { current in
             defer {
                 current = next

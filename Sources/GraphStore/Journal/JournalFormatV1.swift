@@ -1,4 +1,5 @@
 import Foundation
+internal import GraphStoreCoding
 
 /// The journal's on-disk layout, version 1: a header, then length- and CRC-framed records.
 ///
@@ -56,6 +57,27 @@ enum JournalFormatV1 {
             raw.storeBytes(of: crc.littleEndian, toByteOffset: 4, as: UInt32.self)
         }
         return bytes
+    }
+
+    /// Starts a record in `buffer`, which must be empty: room for the length and the CRC, then
+    /// `version`. The record's document follows; ``endRecord(in:)`` fills the two fields in, so
+    /// the record is framed where it was written, without a copy.
+    static func beginRecord(version: UInt64, in buffer: inout FastJSONBuffer) {
+        precondition(buffer.isEmpty, "GraphStore: a journal record starts an empty buffer")
+        withUnsafeBytes(of: (UInt64(0), version.littleEndian)) { buffer.append(contentsOf: $0) }
+    }
+
+    /// Fills in the length and the CRC of the record ``beginRecord(version:in:)`` started.
+    ///
+    /// - Complexity: O(record size), for the CRC.
+    static func endRecord(in buffer: inout FastJSONBuffer) {
+        buffer.withUnsafeMutableBytes { raw in
+            let payloadCount = raw.count - recordHeaderSize
+            precondition(payloadCount <= Int(UInt32.max), "GraphStore: a journal record of \(payloadCount) bytes is larger than 4 GiB")
+            let crc = CRC32.checksum(UnsafeRawBufferPointer(rebasing: raw[recordHeaderSize...]))
+            raw.storeBytes(of: UInt32(payloadCount).littleEndian, toByteOffset: 0, as: UInt32.self)
+            raw.storeBytes(of: crc.littleEndian, toByteOffset: 4, as: UInt32.self)
+        }
     }
 
     /// One intact record found by ``scan(_:path:)``.

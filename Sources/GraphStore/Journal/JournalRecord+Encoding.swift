@@ -6,13 +6,15 @@ extension JournalRecord {
     static let parallelEncodingThreshold = 4_096
 
     /// The framed record, ready to append: its JSON document written by ``FastJSONEncoder``
-    /// (a large part's objects in runs on several threads), then framed.
+    /// (a large part's objects in runs on several threads) after room for the frame's fields,
+    /// which are then filled in (no copy of the document).
     ///
     /// - Throws: ``GraphStoreError/codingFailed(path:entity:id:reason:)`` naming the entity and
     ///   the id of the object that does not encode.
     /// - Complexity: O(size of the changed objects).
-    func framed(schema: Schema, path: String) throws -> [UInt8] {
+    func framed(schema: Schema, path: String) throws -> FastJSONBuffer {
         var json = FastJSONBuffer(capacity: 256)
+        JournalFormatV1.beginRecord(version: version, in: &json)
         json.append(UInt8(ascii: "{"))
         for (position, part) in parts.enumerated() {
             let entity = schema.entities[part.entity]
@@ -43,7 +45,8 @@ extension JournalRecord {
             json.append(UInt8(ascii: "}"))
         }
         json.append(UInt8(ascii: "}"))
-        return json.withUnsafeBytes { JournalFormatV1.frameRecord(version: version, document: $0) }
+        JournalFormatV1.endRecord(in: &json)
+        return json
     }
 
     private static func encodeIDs<E: Entity>(_ keys: [ObjectKey], _ type: E.Type, into json: inout FastJSONBuffer) throws {

@@ -30,13 +30,26 @@ struct JournalRecord: Sendable {
     init(_ version: GraphVersion, change: GraphChange, schema: Schema) {
         self.version = version.number
         parts = []
-        let names = change.entityNames
-        for entity in schema.entities where names.contains(entity.name) {
-            let table = version.tables[entity.index]
-            var part = Part(entity: entity.index, clear: change.dropped[entity.name] != nil, deletes: [], upserts: [])
-            for key in change.deleted[entity.name] ?? [] where table[key] == nil { part.deletes.append(key) }
-            for list in [change.inserted[entity.name], change.updated[entity.name]] {
-                for key in list ?? [] {
+        // Only the entities the change names are visited (a save usually touches one), in
+        // entity order; no entity description is copied.
+        var entities: [Int] = []
+        for names in [change.inserted.keys, change.updated.keys, change.deleted.keys] {
+            for name in names { if let index = schema.index(named: name), !entities.contains(index) { entities.append(index) } }
+        }
+        for name in change.dropped.keys {
+            if let index = schema.index(named: name), !entities.contains(index) { entities.append(index) }
+        }
+        if entities.count > 1 { entities.sort() }
+        parts.reserveCapacity(entities.count)
+        for entity in entities {
+            let name = schema.entities[entity].name
+            let table = version.tables[entity]
+            var part = Part(entity: entity, clear: change.dropped[name] != nil, deletes: [], upserts: [])
+            for key in change.deleted[name] ?? [] where table[key] == nil { part.deletes.append(key) }
+            for list in [change.inserted[name], change.updated[name]] {
+                guard let list else { continue }
+                part.upserts.reserveCapacity(part.upserts.count + list.count)
+                for key in list {
                     if let stored = table[key] { part.upserts.append(stored.value) } else { part.deletes.append(key) }
                 }
             }

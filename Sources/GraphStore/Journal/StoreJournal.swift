@@ -124,7 +124,7 @@ package final class StoreJournal: Sendable {
     /// - Throws: ``GraphStoreError/fileOperationFailed(path:operation:reason:)`` (`ENOSPC`,
     ///   `EROFS`, `EIO`, a closed journal).
     /// - Complexity: one system call for the record's bytes.
-    package func append(_ record: [UInt8], version: UInt64) throws(GraphStoreError) -> Mark {
+    package func append(_ record: UnsafeRawBufferPointer, version: UInt64) throws(GraphStoreError) -> Mark {
         let appended = state.withLock { (state) -> Result<(Mark, Bool), GraphStoreError> in
             Result { () throws(GraphStoreError) -> (Mark, Bool) in try append(record, version: version, to: &state) }
         }
@@ -135,7 +135,7 @@ package final class StoreJournal: Sendable {
         return mark
     }
 
-    private func append(_ record: [UInt8], version: UInt64, to state: inout State) throws(GraphStoreError) -> (Mark, Bool) {
+    private func append(_ record: UnsafeRawBufferPointer, version: UInt64, to state: inout State) throws(GraphStoreError) -> (Mark, Bool) {
         if let broken = state.broken {
             throw .fileOperationFailed(path: path, operation: "append to the journal", reason: broken)
         }

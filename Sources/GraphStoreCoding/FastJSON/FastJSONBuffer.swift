@@ -68,6 +68,17 @@ package struct FastJSONBuffer {
         }
     }
 
+    /// Calls `body` with the bytes written, to change them in place (say, a length field
+    /// written before the bytes it counts); valid only during the call.
+    ///
+    /// - Complexity: O(1) plus `body` (O(count) when the block is shared and copied first).
+    package mutating func withUnsafeMutableBytes<R, E: Error>(_ body: (UnsafeMutableRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        makeUnique()
+        return try withExtendedLifetime(storage) { () throws(E) -> R in
+            try body(UnsafeMutableRawBufferPointer(start: storage.output.base, count: storage.output.count))
+        }
+    }
+
     /// A copy of the bytes written.
     ///
     /// - Complexity: O(count).

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import GraphStore
+@testable import GraphStoreCoding
 
 /// The journal's framing: header, length- and CRC-framed records, torn tails and damage.
 @Suite struct JournalFormatTests {
@@ -28,6 +29,20 @@ import Testing
             throw CancellationError()
         } catch let damage as JournalFormatV1.Damage {
             return damage
+        }
+    }
+
+    /// A record framed where it was written (as saves frame theirs) is byte for byte the
+    /// record framed from a separate document, so journals written either way read the same.
+    @Test func recordFramedInPlaceMatchesFramedCopy() throws {
+        for document in ["{}", "{\"Note\":{\"upsert\":[{\"id\":1,\"text\":\"h\u{e9}llo\"}]}}", String(repeating: "y", count: 5_000)] {
+            var buffer = FastJSONBuffer()
+            JournalFormatV1.beginRecord(version: 42, in: &buffer)
+            buffer.appendString(document)
+            JournalFormatV1.endRecord(in: &buffer)
+            var quoted = FastJSONBuffer()
+            quoted.appendString(document)
+            #expect(buffer.bytes == JournalFormatV1.frameRecord(version: 42, document: quoted.bytes))
         }
     }
 
