@@ -121,72 +121,29 @@ struct JournalRecord: Sendable {
         return try locations.map { try decode(version: $0.version, document: data[$0.document], schema: schema, path: path, offset: $0.start) }
     }
 
-    private static func part<E: Entity>(_ type: E.Type, entity: Int, from container: KeyedDecodingContainer<EntityNameKey>, key: EntityNameKey) throws -> Part {
-        let decoded = try container.decode(EntityPart<E>.self, forKey: key)
-        return Part(
-            entity: entity, clear: decoded.clear ?? false,
-            deletes: (decoded.delete ?? []).map { ObjectKey($0) }, upserts: decoded.upsert ?? [])
+    /// The part of the entity `entity` under `key`: its objects decoded one by one with the
+    /// entity's own decoding function, as a snapshot's arrays are, so no generic type is made
+    /// per record.
+    private static func part(
+        _ entity: EntityDescription, from container: KeyedDecodingContainer<EntityNameKey>, key: EntityNameKey
+    ) throws -> Part {
+        let members = try container.nestedContainer(keyedBy: PartKey.self, forKey: key)
+        let clear = try members.decodeIfPresent(Bool.self, forKey: .clear) ?? false
+        var upserts: [any Entity] = []
+        if members.contains(.upsert), try !members.decodeNil(forKey: .upsert) {
+            var array: any UnkeyedDecodingContainer = try members.nestedUnkeyedContainer(forKey: .upsert)
+            if let count = array.count { upserts.reserveCapacity(count) }
+            while !array.isAtEnd { upserts.append(try entity.decodeOne(&array)) }
+        }
+        let deletes = members.contains(.delete) ? try deletedKeys(entity.type, from: members) : []
+        return Part(entity: entity.index, clear: clear, deletes: deletes, upserts: upserts)
     }
 
-    // MARK: - Replaying
-
-    /// What replaying this record onto `before` changes, as the commit reported it: upserted
-    /// objects are inserted or updated, a cleared table is dropped.
-    ///
-    /// - Complexity: O(changed objects × log n).
-    func change(replayedOnto before: GraphVersion, schema: Schema) -> GraphChange {
-        var inserted: [String: [ObjectKey]] = [:], updated: [String: [ObjectKey]] = [:], deleted: [String: [ObjectKey]] = [:]
-        var dropped: [String: TreeDictionary<ObjectKey, StoredObject>] = [:]
-        for part in parts {
-            let description = schema.entities[part.entity]
-            let table = before.tables[part.entity]
-            if part.clear { dropped[description.name] = table }
-            let deletes = part.deletes.filter { !part.clear && table[$0] != nil }
-            if !deletes.isEmpty { deleted[description.name] = deletes }
-            for value in part.upserts {
-                let key = description.key(value)
-                if table[key] != nil && !part.clear { updated[description.name, default: []].append(key) } else { inserted[description.name, default: []].append(key) }
-            }
-        }
-        return GraphChange(version: version, contextName: "journal replay", inserted: inserted, updated: updated, deleted: deleted, dropped: dropped)
-    }
-
-    /// Applies the record to `version`, which must be at the version before it.
-    ///
-    /// - Complexity: O(changed objects × log n).
-    func apply(to version: inout GraphVersion, schema: Schema) {
-        version.number = self.version
-        for part in parts {
-            let entity = part.entity
-            if part.clear { version.dropTable(entity, schema: schema) }
-            for key in part.deletes {
-                guard let old = version.tables[entity][key] else { continue }
-                version.removeFromIndexes(old.value, key: key, entity: entity, schema: schema)
-                version.tables[entity][key] = nil
-                version.resort(entity: entity, key: key, old: old, new: nil, schema: schema)
-            }
-            for value in part.upserts {
-                let key = schema.entities[entity].key(value)
-                let new = StoredObject(value: value, version: self.version)
-                let old = version.tables[entity].updateValue(new, forKey: key)
-                version.resort(entity: entity, key: key, old: old, new: new, schema: schema)
-                if let old {
-                    version.replaceInIndexes(old.value, with: value, key: key, entity: entity, schema: schema)
-                } else {
-                    version.addToIndexes(value, key: key, entity: entity, schema: schema)
-                }
-            }
-            version.tableStamps[entity] = self.version
-        }
+    private static func deletedKeys<E: Entity>(_ type: E.Type, from members: KeyedDecodingContainer<PartKey>) throws -> [ObjectKey] {
+        (try members.decodeIfPresent([E.ID].self, forKey: .delete) ?? []).map { ObjectKey($0) }
     }
 
     // MARK: - Documents
-
-    private struct EntityPart<E: Entity>: Decodable {
-        var clear: Bool?
-        var upsert: [E]?
-        var delete: [E.ID]?
-    }
 
     private struct UnregisteredEntity: Error {
         let name: String
@@ -203,7 +160,7 @@ struct JournalRecord: Sendable {
             var parts: [Part] = []
             for key in container.allKeys {
                 guard let index = context.schema.index(named: key.stringValue) else { throw UnregisteredEntity(name: key.stringValue) }
-                parts.append(try JournalRecord.part(context.schema.entities[index].type, entity: index, from: container, key: key))
+                parts.append(try JournalRecord.part(context.schema.entities[index], from: container, key: key))
             }
             self.parts = parts.sorted { $0.entity < $1.entity }
         }

@@ -56,6 +56,8 @@ package enum JournalReplay {
     ///     `<journal>.damaged-<unix time>`) and only its intact records are replayed, instead of
     ///     refusing to open.
     ///   - reportingChanges: Whether ``Opened/replayed`` lists what each record changed.
+    ///   - prefetch: The journal as read and decoded while the store's file was read, if it
+    ///     was; when its read failed, the journal is read here.
     /// - Throws: ``GraphStoreError/damagedFile(path:offset:reason:)`` naming the journal and the
     ///   byte for a damaged record, a journal of another store (its lineage differs), a journal
     ///   that does not continue the store's file (records missing between them), or a journal
@@ -65,11 +67,12 @@ package enum JournalReplay {
     /// - Complexity: O(journal size + changed objects × log n).
     package static func open(
         journalAt path: String, stored: GraphVersion?, storedLineage: UUID?, storePath: String, schema: Schema, recover: Bool,
-        reportingChanges: Bool = true
+        reportingChanges: Bool = true, prefetched prefetch: JournalPrefetch? = nil
     ) throws -> Opened {
         var contents: JournalContents?
+        let prefetched = prefetch?.wait()
         do {
-            contents = try read(path)
+            contents = try prefetched?.contents ?? read(path)
         } catch let damage as JournalFormatV1.Damage {
             let error = GraphStoreError.damagedFile(path: path, offset: damage.offset, reason: damage.reason)
             guard recover, let data = try? Data(contentsOf: URL(fileURLWithPath: path)) else { throw error }
@@ -94,8 +97,14 @@ package enum JournalReplay {
             of: contents, header: header, storedNumber: stored?.number, storedLineage: storedLineage, path: path, storePath: storePath)
         var version = stored ?? GraphVersion(schema: schema)
         var changes: [GraphChange] = []
-        let pending = contents.scan.records.filter { $0.version > storedNumber }
-        for decoded in try JournalRecord.decode(pending, in: contents.data, schema: schema, path: path) {
+        let records: [JournalRecord]
+        if let prefetched {
+            records = prefetched.records.filter { $0.version > storedNumber }
+        } else {
+            let pending = contents.scan.records.filter { $0.version > storedNumber }
+            records = try JournalRecord.decode(pending, in: contents.data, schema: schema, path: path)
+        }
+        for decoded in records {
             if reportingChanges { changes.append(decoded.change(replayedOnto: version, schema: schema)) }
             decoded.apply(to: &version, schema: schema)
         }

@@ -51,16 +51,22 @@ final class SnapshotFileBackend: StoreBackend {
     /// journal is in the model version of its snapshot): see ``SnapshotStoreMigration``.
     func load(schema: Schema) throws -> GraphVersion? {
         do {
+            let journalPath = JournalReplay.path(forStoreAt: target.url.path)
+            // The journal is read and decoded on another thread while the snapshot is read,
+            // decompressed and decoded here (a migration rewrites the journal: then it is
+            // read again).
+            let prefetch = JournalPrefetch.start(path: journalPath, schema: schema)
             var snapshot: (header: SnapshotHeaderV1, version: GraphVersion)?
+            var migrated = false
             do {
-                snapshot = try readMigrating(schema: schema)
+                snapshot = try readMigrating(schema: schema, migrated: &migrated)
             } catch let error as GraphStoreError where options.recoverFromPreviousSnapshot && error.isDamage {
                 snapshot = try recover(from: error, schema: schema)
             }
-            let journalPath = JournalReplay.path(forStoreAt: target.url.path)
             let replayed = try JournalReplay.open(
                 journalAt: journalPath, stored: snapshot?.version, storedLineage: snapshot?.header.lineage.flatMap(UUID.init(uuidString:)),
-                storePath: target.url.path, schema: schema, recover: options.recoverFromPreviousSnapshot, reportingChanges: false)
+                storePath: target.url.path, schema: schema, recover: options.recoverFromPreviousSnapshot, reportingChanges: false,
+                prefetched: migrated ? nil : prefetch)
             var journal: StoreJournal?
             if durability != .coalesced || replayed.journal != nil {
                 journal = try StoreJournal.start(
@@ -131,13 +137,13 @@ final class SnapshotFileBackend: StoreBackend {
     // MARK: - Reading
 
     /// The snapshot in the app's model version: read as is when its header names that
-    /// version, migrated when it names an older one.
+    /// version, migrated when it names an older one (`migrated` is then set).
     ///
     /// - Throws: as ``read(_:schema:limit:modelVersion:)``,
     ///   ``GraphStoreError/newerModelVersion(path:found:supported:)``,
     ///   ``GraphStoreError/unknownModelVersion(path:found:expected:)``, and the errors of
     ///   ``SnapshotStoreMigration/migrate(_:raw:from:schema:format:compression:modelVersion:limit:)``.
-    private func readMigrating(schema: Schema) throws -> (header: SnapshotHeaderV1, version: GraphVersion)? {
+    private func readMigrating(schema: Schema, migrated: inout Bool) throws -> (header: SnapshotHeaderV1, version: GraphVersion)? {
         let url = target.url
         do {
             return try Self.read(url, schema: schema, limit: options.maxDecompressedBytes, modelVersion: target.modelVersion)
@@ -153,6 +159,8 @@ final class SnapshotFileBackend: StoreBackend {
                 let raw: Data?
                 do { raw = try FileReader.readFile(at: url) } catch { throw GraphStoreError(error, path: url.path) }
                 guard let raw else { throw GraphStoreError.fileOperationFailed(path: url.path, operation: "open", reason: "the file vanished while opening") }
+                // The migration rewrites the journal beside the file too.
+                migrated = true
                 return try SnapshotStoreMigration.migrate(
                     url, raw: raw, from: stored, schema: schema, format: target.format, compression: target.compression,
                     modelVersion: target.modelVersion, limit: options.maxDecompressedBytes)
