@@ -62,6 +62,8 @@ enum JournalFormatV1 {
     /// Starts a record in `buffer`, which must be empty: room for the length and the CRC, then
     /// `version`. The record's document follows; ``endRecord(in:)`` fills the two fields in, so
     /// the record is framed where it was written, without a copy.
+    ///
+    /// - Complexity: O(1).
     static func beginRecord(version: UInt64, in buffer: inout FastJSONBuffer) {
         precondition(buffer.isEmpty, "GraphStore: a journal record starts an empty buffer")
         withUnsafeBytes(of: (UInt64(0), version.littleEndian)) { buffer.append(contentsOf: $0) }

@@ -19,14 +19,16 @@ package final class JournalPrefetch: Sendable {
 
     /// Starts reading the journal at `path`, or returns `nil` when there is no file there.
     ///
-    /// - Complexity: O(1) here; O(journal size) on another thread.
+    /// - Complexity: O(1) here (a thread is started); O(journal size) on that thread.
     static func start(path: String, schema: Schema) -> JournalPrefetch? {
         guard access(path, F_OK) == 0 else { return nil }
         return JournalPrefetch(path: path, schema: schema)
     }
 
     private init(path: String, schema: Schema) {
-        DispatchQueue.global(qos: .userInitiated).async { [self] in
+        // A thread of its own, not a dispatch queue's: the opening thread waits for it, and a
+        // pool whose workers all wait so could never run it.
+        let thread = Thread { [self] in
             defer { finished.signal() }
             guard let contents = try? JournalReplay.read(path), contents.scan.header != nil,
                   let records = try? JournalRecord.decode(contents.scan.records, in: contents.data, schema: schema, path: path),
@@ -34,6 +36,9 @@ package final class JournalPrefetch: Sendable {
             else { return }
             outcome.withLock { $0 = Prefetched(contents: contents, records: records) }
         }
+        thread.name = "GraphStore.JournalPrefetch"
+        thread.qualityOfService = .userInitiated
+        thread.start()
     }
 
     /// Waits for the read to end; `nil` when it failed (the caller reads the journal itself).
