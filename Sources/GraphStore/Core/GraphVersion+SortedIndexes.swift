@@ -12,14 +12,20 @@ extension GraphVersion {
         let indexes = schema.entities[entity].indexes
         guard !indexes.isEmpty else { return }
         for (position, index) in indexes.enumerated() {
-            let newEntry = new.map { index.entry(key, $0) }
+            let newKey = new.map { index.key($0.value) }
             if let old {
                 let oldKey = index.key(old.value)
-                // Same indexed values: the entry stays as it is (it does not hold the object).
-                if let newEntry, IndexKey.compare(oldKey, newEntry.key) == 0 { continue }
-                sorted[entity][position].remove(key: oldKey, id: key)
+                if let newKey {
+                    // Same indexed values: the entry stays as it is (it does not hold the object).
+                    if IndexKey.compare(oldKey, newKey) == 0 { continue }
+                    // One walk for the remove and the insert; an absent old entry (which a
+                    // version in step with its table never has) still leaves the new one in.
+                    if sorted[entity][position].move(id: key, from: oldKey, to: newKey) { continue }
+                } else {
+                    sorted[entity][position].remove(key: oldKey, id: key)
+                }
             }
-            if let newEntry { sorted[entity][position].insert(newEntry) }
+            if let newKey { sorted[entity][position].insert(IndexTree.Entry(key: newKey, id: key)) }
         }
     }
 

@@ -146,6 +146,80 @@ struct IndexTree: Sendable {
         return b.with(left: join(a, b.left), right: b.right)
     }
 
+    /// Moves the entry for `id` from `oldKey` to `newKey`: a remove and an insert in one walk.
+    /// Returns `false`, changing nothing, when there is no entry with `oldKey` and `id`; an
+    /// entry with `newKey` and `id` must not be present.
+    ///
+    /// The new entry has the old one's priority (a hash of the id), so the two walks share the
+    /// path down to the node whose key lies between the old and the new entry, which is copied
+    /// once. When no other entry lies between the two, as for a date moved by a second, the
+    /// shape stays as it is and only the path to the entry is copied: half the nodes of a
+    /// remove and an insert, and half the nodes the old version frees later.
+    ///
+    /// - Complexity: O(log n) expected; O(d + log m) node copies, for d the depth of the node
+    ///   where the old and the new entry part and m the entries of its subtree.
+    @discardableResult
+    mutating func move(id: ObjectKey, from oldKey: IndexKey, to newKey: IndexKey) -> Bool {
+        guard let root else { return false }
+        let new = Entry(key: newKey, id: id)
+        guard let moved = Self.moving(key: oldKey, id: id, to: new, in: root) else { return false }
+        self.root = moved
+        return true
+    }
+
+    /// `node` with the entry `key`/`id` moved to `new`, or `nil` when that entry is not in it.
+    private static func moving(key: IndexKey, id: ObjectKey, to new: Entry, in node: Node) -> Node? {
+        var old = IndexKey.compare(key, node.entry.key)
+        if old == 0 { old = ObjectKey.indexOrder(id, node.entry.id) }
+        if old == 0 { return replacing(node, with: new) }
+        let order = Entry.compare(new, node.entry)
+        if old < 0, order < 0 {
+            guard let left = node.left, let moved = moving(key: key, id: id, to: new, in: left) else { return nil }
+            return node.with(left: moved, right: node.right, countChange: 0)
+        }
+        if old > 0, order >= 0 {
+            guard let right = node.right, let moved = moving(key: key, id: id, to: new, in: right) else { return nil }
+            return node.with(left: node.left, right: moved, countChange: 0)
+        }
+        // The walks part here: out of one side, into the other. The moved entry was below
+        // `node`, so its priority is not above `node`'s and it stays below it.
+        var found = false
+        let leaf = Node(new, priority: priority(of: id), left: nil, right: nil)
+        if old < 0 {
+            let left = removing(key: key, id: id, from: node.left, found: &found)
+            return found ? node.with(left: left, right: inserting(leaf, into: node.right), countChange: 0) : nil
+        }
+        let right = removing(key: key, id: id, from: node.right, found: &found)
+        return found ? node.with(left: inserting(leaf, into: node.left), right: right, countChange: 0) : nil
+    }
+
+    /// `node` with its own entry replaced by `new` (same id, so the same priority, which is at
+    /// least that of every entry below). Unless an entry of a subtree passes the new one, the
+    /// shape stays; otherwise the subtree it crosses is split at `new`.
+    private static func replacing(_ node: Node, with new: Entry) -> Node {
+        if let left = node.left, Entry.compare(new, last(left).entry) < 0 {
+            let (less, greater) = split(left, at: new)
+            return Node(new, priority: node.priority, left: less, right: join(greater, node.right), count: node.count)
+        }
+        if let right = node.right, Entry.compare(first(right).entry, new) < 0 {
+            let (less, greater) = split(right, at: new)
+            return Node(new, priority: node.priority, left: join(node.left, less), right: greater, count: node.count)
+        }
+        return Node(new, priority: node.priority, left: node.left, right: node.right, count: node.count)
+    }
+
+    private static func first(_ node: Node) -> Node {
+        var node = node
+        while let left = node.left { node = left }
+        return node
+    }
+
+    private static func last(_ node: Node) -> Node {
+        var node = node
+        while let right = node.right { node = right }
+        return node
+    }
+
     /// Adds every entry of `other`, none of which may be present.
     ///
     /// Cheaper than inserting them one by one for a batch: each node of the result is built
