@@ -40,14 +40,7 @@ import GraphStoreTestSupport
             }
             tree.checkInvariants()
             // Sorted by value (nil first), then id.
-            let expected = model.sorted { a, b in
-                switch (a.value, b.value) {
-                case (nil, nil): return a.key < b.key
-                case (nil, _): return true
-                case (_, nil): return false
-                case (let x?, let y?): return x != y ? x < y : a.key < b.key
-                }
-            }.map(\.key)
+            let expected = IndexTreeMoveTests.sortedIDs(model)
             #expect(tree.entries.map { $0.id.value(as: Int.self)! } == expected)
             #expect(tree.count == model.count)
             // Ranks of a prefix: entries strictly before and up to a value.
