@@ -94,18 +94,10 @@ extension GraphVersion {
     ///
     /// - Complexity: O(n log n) per index, spread over the available processors.
     static func buildSortedIndexes(_ tables: [TreeDictionary<ObjectKey, StoredObject>], schema: Schema) -> [[IndexTree]] {
-        let jobs = schema.entities.flatMap { entity in entity.indexes.indices.map { (entity.index, $0) } }
-        var result = schema.entities.map { Array(repeating: IndexTree(), count: $0.indexes.count) }
-        guard !jobs.isEmpty else { return result }
-        let built = Guarded<[Int: IndexTree]>([:])
-        DispatchQueue.concurrentPerform(iterations: jobs.count) { job in
-            let (entity, position) = jobs[job]
-            let tree = sortedIndex(of: tables[entity], index: schema.entities[entity].indexes[position])
-            built.withLock { $0[job] = tree }
+        buildSortedIndexes(schema: schema) { entity, position in
+            let index = schema.entities[entity].indexes[position]
+            return tables[entity].map { index.entry($0.key, $0.value) }
         }
-        let trees = built.withLock { $0 }
-        for (job, (entity, position)) in jobs.enumerated() { result[entity][position] = trees[job]! }
-        return result
     }
 
     /// The sorted indexes of a graph being loaded from the unsorted `entries` of each (per
@@ -115,17 +107,27 @@ extension GraphVersion {
     ///
     /// - Complexity: O(n log n) per index, spread over the available processors.
     static func buildSortedIndexes(taking entries: Guarded<[[[IndexTree.Entry]]]>, schema: Schema) -> [[IndexTree]] {
+        buildSortedIndexes(schema: schema) { entity, position in
+            entries.withLock { all in
+                guard entity < all.count, position < all[entity].count else { return [] }
+                defer { all[entity][position] = [] }
+                return all[entity][position]
+            }
+        }
+    }
+
+    /// One tree per index of every entity of `schema`, built in parallel (one task per index)
+    /// by sorting in place the entries `entriesOf(entity, position)` gives, in any order.
+    private static func buildSortedIndexes(
+        schema: Schema, entries entriesOf: @Sendable (_ entity: Int, _ position: Int) -> [IndexTree.Entry]
+    ) -> [[IndexTree]] {
         let jobs = schema.entities.flatMap { entity in entity.indexes.indices.map { (entity.index, $0) } }
         var result = schema.entities.map { Array(repeating: IndexTree(), count: $0.indexes.count) }
         guard !jobs.isEmpty else { return result }
         let built = Guarded<[IndexTree?]>(Array(repeating: nil, count: jobs.count))
         DispatchQueue.concurrentPerform(iterations: jobs.count) { job in
             let (entity, position) = jobs[job]
-            var mine = entries.withLock { all in
-                guard entity < all.count, position < all[entity].count else { return [IndexTree.Entry]() }
-                defer { all[entity][position] = [] }
-                return all[entity][position]
-            }
+            var mine = entriesOf(entity, position)
             let tree = sortedIndex(of: &mine)
             built.withLock { $0[job] = tree }
         }

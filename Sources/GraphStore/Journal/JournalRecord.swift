@@ -33,12 +33,11 @@ struct JournalRecord: Sendable {
         // Only the entities the change names are visited (a save usually touches one), in
         // entity order; no entity description is copied.
         var entities: [Int] = []
-        for names in [change.inserted.keys, change.updated.keys, change.deleted.keys] {
-            for name in names { if let index = schema.index(named: name), !entities.contains(index) { entities.append(index) } }
-        }
-        for name in change.dropped.keys {
+        func visit(_ name: String) {
             if let index = schema.index(named: name), !entities.contains(index) { entities.append(index) }
         }
+        for names in [change.inserted.keys, change.updated.keys, change.deleted.keys] { names.forEach(visit) }
+        change.dropped.keys.forEach(visit)
         if entities.count > 1 { entities.sort() }
         parts.reserveCapacity(entities.count)
         for entity in entities {

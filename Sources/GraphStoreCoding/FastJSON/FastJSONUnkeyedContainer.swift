@@ -241,11 +241,9 @@ extension FastJSONUnkeyedContainer: MemberNameSurvey {
         var element = firstElement
         var previous: Int?
         for index in 0..<total {
-            if impl.kind(element) == .object {
-                if previous == nil || !sameNonNullKeys(element, previous!) {
-                    collector.add(nonNullNames(of: element), at: index)
-                    previous = element
-                }
+            if impl.kind(element) == .object, previous.map({ !sameNonNullKeys(element, $0) }) ?? true {
+                collector.add(nonNullNames(of: element), at: index)
+                previous = element
             }
             element = impl.document.skip(element)
         }

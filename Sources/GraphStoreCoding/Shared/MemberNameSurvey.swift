@@ -27,16 +27,13 @@ package protocol MemberNameSurvey {
     func distinctMemberNames() -> [MemberNames]
 }
 
-/// Collects distinct name sets for ``MemberNameSurvey`` implementations.
+/// Collects distinct name sets for ``MemberNameSurvey`` implementations, in the order first met.
 struct MemberNameCollector {
-    private var firstIndexByNames: [Set<String>: Int] = [:]
-    private var order: [Set<String>] = []
+    private var seen: Set<Set<String>> = []
+    private(set) var result: [MemberNames] = []
 
     mutating func add(_ names: Set<String>, at index: Int) {
-        guard firstIndexByNames[names] == nil else { return }
-        firstIndexByNames[names] = index
-        order.append(names)
+        guard seen.insert(names).inserted else { return }
+        result.append(MemberNames(names: names, firstIndex: index))
     }
-
-    var result: [MemberNames] { order.map { MemberNames(names: $0, firstIndex: firstIndexByNames[$0]!) } }
 }
