@@ -108,6 +108,14 @@ func postRecord(_ post: Post) -> PostRecord {
 }
 
 /// Fills a post database with `posts` and their tags in one transaction.
+/// `posts.sqlite` in `directory`, made and filled with `posts`: the SQLite side of the
+/// scenarios that open or hold a store of posts.
+func makeFilledPostDatabase(_ posts: [Post], in directory: URL) throws -> URL {
+    let url = directory.appendingPathComponent("posts.sqlite")
+    try fillPostDatabase(try makePostDatabase(url), posts: posts)
+    return url
+}
+
 func fillPostDatabase(_ queue: DatabaseQueue, posts: [Post]) throws {
     try queue.write { db in
         for tag in benchTags { try TagRecord(id: tag.id, name: tag.name).insert(db) }

@@ -11,8 +11,7 @@ extension Scenarios {
         let directory = scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let posts = benchPosts(count)
-        let sqliteURL = directory.appendingPathComponent("posts.sqlite")
-        try fillPostDatabase(try makePostDatabase(sqliteURL), posts: posts)
+        let sqliteURL = try makeFilledPostDatabase(posts, in: directory)
         var rows: [Row] = []
         var snapshotURL = directory
         for (format, compression) in [(SnapshotFormat.json, Compression.gzip), (.binaryPropertyList, .gzip), (.json, .none)] {

@@ -73,30 +73,13 @@ extension Scenarios {
         // observer's next element, which a commit of a newer post changes every time.
         let observed = try GraphContainer(for: benchModel, store: .inMemory)
         try fillContainer(observed, posts: posts)
-        var observer = observed.observe(FetchDescriptor<Post>(sortBy: [SortDescriptor(\.date, order: .reverse)], fetchLimit: 20)).makeAsyncIterator()
-        _ = try await observer.next()
-        var delays: [Double] = []
-        for round in 0..<200 {
-            let id = Int64(count + 1 + round)
-            observed.mainContext.insert(Post(id: id, blogName: "blog1", date: benchEpoch.addingTimeInterval(Double(id) * 37.5), summary: "new \(round)"))
-            try observed.mainContext.save()
-            delays.append(try await timeAsync {
-                let next = try await observer.next()
-                precondition(next?.first?.id == id)
-            })
+        let newest = FetchDescriptor<Post>(sortBy: [SortDescriptor(\.date, order: .reverse)], fetchLimit: 20)
+        let delays = try await commitToNextElement(in: observed, observing: observed.observe(newest), firstID: Int64(count + 1)) { next, id in
+            next.first?.id == id
         }
         // The same with the difference from the previous element (one inserted, one removed).
-        var changes = observed.observeChanges(FetchDescriptor<Post>(sortBy: [SortDescriptor(\.date, order: .reverse)], fetchLimit: 20)).makeAsyncIterator()
-        _ = try await changes.next()
-        var diffDelays: [Double] = []
-        for round in 0..<200 {
-            let id = Int64(count + 201 + round)
-            observed.mainContext.insert(Post(id: id, blogName: "blog1", date: benchEpoch.addingTimeInterval(Double(id) * 37.5), summary: "new \(round)"))
-            try observed.mainContext.save()
-            diffDelays.append(try await timeAsync {
-                let next = try await changes.next()
-                precondition(next?.objects.first?.id == id && next?.difference.inserted == [0])
-            })
+        let diffDelays = try await commitToNextElement(in: observed, observing: observed.observeChanges(newest), firstID: Int64(count + 201)) { next, id in
+            next.objects.first?.id == id && next.difference.inserted == [0]
         }
         var rows: [Row] = []
         rows.append(Row(scenario: "5. commit → observer's next element (newest 20 of \(count))", variant: "p50", graphStore: percentile(delays, 0.5), sqlite: nil, note: "\(delays.count) commits"))
@@ -109,6 +92,26 @@ extension Scenarios {
             rows.append(Row(scenario: "5. main-context \(name) during a \(count)-post import", variant: "max", graphStore: gsValues.max() ?? .nan, sqlite: sqValues.max()))
         }
         return rows
+    }
+
+    /// From each of 200 saves of a newer post on the main context to the next element of
+    /// `sequence` (whose current element is taken first), which `check` confirms shows it.
+    private func commitToNextElement<S: AsyncSequence>(
+        in container: GraphContainer, observing sequence: S, firstID: Int64, check: (S.Element, Int64) -> Bool
+    ) async throws -> [Double] {
+        var iterator = sequence.makeAsyncIterator()
+        _ = try await iterator.next()
+        var delays: [Double] = []
+        for round in 0..<200 {
+            let id = firstID + Int64(round)
+            container.mainContext.insert(Post(id: id, blogName: "blog1", date: benchEpoch.addingTimeInterval(Double(id) * 37.5), summary: "new \(round)"))
+            try container.mainContext.save()
+            delays.append(try await timeAsync {
+                let next = try await iterator.next()
+                precondition(next.map { check($0, id) } ?? false)
+            })
+        }
+        return delays
     }
 
     // MARK: - 6. Coalescing

@@ -98,8 +98,7 @@ struct Scenarios {
         let directory = scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let posts = benchPosts(count)
-        let sqliteURL = directory.appendingPathComponent("posts.sqlite")
-        try fillPostDatabase(try makePostDatabase(sqliteURL), posts: posts)
+        let sqliteURL = try makeFilledPostDatabase(posts, in: directory)
         var rows: [Row] = []
         for format in [SnapshotFormat.json, .binaryPropertyList] {
             let url = directory.appendingPathComponent("posts.\(format.fileExtension).gz")
