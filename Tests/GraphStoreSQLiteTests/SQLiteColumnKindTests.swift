@@ -76,12 +76,15 @@ import Testing
         var events = container.storeEvents.makeAsyncIterator()
         container.mainContext.insert(ReadingV2(label: "new", value: 1.5))
         try container.mainContext.save()
-        let failure = await SQLiteJournalTestKit.nextFailure(&events)
-        guard let failure, case .codingFailed(_, "Reading", _, let reason) = failure else {
-            Issue.record("expected codingFailed for Reading, got \(String(describing: failure))")
+        let announced = await SQLiteJournalTestKit.nextFailure(&events)
+        guard let announced, case .codingFailed(_, "Reading", _, let reason) = announced.error else {
+            Issue.record("expected codingFailed for Reading, got \(String(describing: announced))")
             return
         }
+        let failure = announced.error
         #expect(reason.contains("\"value\""))
+        // Only a new model can fix it, so the event announces no retry.
+        #expect(announced.retryIn == .zero)
         // The next save throws the same error and commits nothing.
         container.mainContext.insert(ReadingV2(label: "refused", value: 2.5))
         #expect(throws: failure) { try container.mainContext.save() }

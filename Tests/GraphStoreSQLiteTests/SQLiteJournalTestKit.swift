@@ -38,10 +38,10 @@ enum SQLiteJournalTestKit {
         Issue.record("the event stream ended before version \(version) was written", sourceLocation: sourceLocation)
     }
 
-    /// Waits for the writer's next failed write and returns its error.
-    static func nextFailure(_ events: inout AsyncStream<StoreEvent>.Iterator, sourceLocation: SourceLocation = #_sourceLocation) async -> GraphStoreError? {
+    /// Waits for the writer's next failed write and returns its error and announced retry delay.
+    static func nextFailure(_ events: inout AsyncStream<StoreEvent>.Iterator, sourceLocation: SourceLocation = #_sourceLocation) async -> (error: GraphStoreError, retryIn: Duration)? {
         while let event = await events.next() {
-            if case .writeFailed(let error, _) = event { return error }
+            if case .writeFailed(let error, let retryIn) = event { return (error, retryIn) }
         }
         Issue.record("the event stream ended without a failed write", sourceLocation: sourceLocation)
         return nil

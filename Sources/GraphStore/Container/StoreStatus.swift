@@ -26,7 +26,11 @@ public struct StoreStatus: Sendable, Equatable {
 public enum StoreEvent: Sendable, Equatable {
     /// A write completed: the store version it holds, its size and how long it took.
     case wrote(version: UInt64, bytes: Int, duration: Duration)
-    /// A write failed; it will be retried after `retryIn` (or at the next `flush()`).
+    /// A write failed; it will be retried after `retryIn` (or sooner, at the next `flush()`).
+    ///
+    /// A write that cannot succeed until the model changes is not retried: a SQLite store whose
+    /// column no longer fits a value (``GraphStoreError/codingFailed(path:entity:id:reason:)``)
+    /// announces it with `retryIn: .zero`, and from then on `save()` throws that error.
     case writeFailed(GraphStoreError, retryIn: Duration)
 }
 
