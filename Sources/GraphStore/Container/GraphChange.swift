@@ -52,7 +52,14 @@ public struct GraphChange: Sendable, CustomStringConvertible {
 
     /// The number of inserted, updated and deleted objects across entities.
     public var insertedCount: Int { inserted.values.reduce(0) { $0 + $1.count } }
+    /// The number of updated objects across entities.
+    ///
+    /// - Complexity: O(entities).
     public var updatedCount: Int { updated.values.reduce(0) { $0 + $1.count } }
+    /// The number of deleted objects across entities, cascaded deletes and dropped entities'
+    /// objects included.
+    ///
+    /// - Complexity: O(entities).
     public var deletedCount: Int { deleted.values.reduce(0) { $0 + $1.count } + dropped.values.reduce(0) { $0 + $1.count } }
 
     /// The deleted ids of the entity `name`.

@@ -19,6 +19,7 @@ public struct StoreStatus: Sendable, Equatable {
     /// memory is kept and the write is retried.
     public var lastError: GraphStoreError?
 
+    /// A status with nothing written yet.
     public init() {}
 }
 

@@ -19,6 +19,8 @@ public struct FetchDescriptor<E: Entity>: Sendable {
     /// How many matching objects to skip, after sorting.
     public var fetchOffset: Int?
 
+    /// A fetch of the objects matching `predicate` (all when `nil`), in `sortBy` order, skipping
+    /// `fetchOffset` and returning at most `fetchLimit`.
     public init(
         predicate: Predicate<E>? = nil, sortBy: [SortDescriptor<E>] = [],
         fetchLimit: Int? = nil, fetchOffset: Int? = nil

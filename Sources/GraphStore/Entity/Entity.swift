@@ -33,8 +33,13 @@ public protocol Entity: Codable, Sendable, Identifiable where ID: Codable & Send
 }
 
 extension Entity {
+    /// The type's name, as `String(describing:)` gives it: the entity's name in snapshot files
+    /// and the table name in SQLite stores.
     public static var entityName: String { String(describing: Self.self) }
+    /// No unique constraints.
     public static var uniqueConstraints: [UniqueConstraint<Self>] { [] }
+    /// No relationships.
     public static var relationships: [Relationship<Self>] { [] }
+    /// No sorted indexes: fetches scan the entity's table.
     public static var indexes: [EntityIndex<Self>] { [] }
 }

@@ -20,6 +20,8 @@ public struct GenericSnapshot: Sendable {
     /// The compression the file was read with.
     public var compression: Compression
 
+    /// A snapshot of `entities` under `header`, to be written in `format` with `compression`
+    /// (JSON and gzip by default). Nothing is checked until it is written or converted.
     public init(header: SnapshotHeaderV1, entities: [(name: String, objects: [SnapshotValue])], format: SnapshotFormat = .json, compression: Compression = .gzip) {
         self.header = header
         self.entities = entities

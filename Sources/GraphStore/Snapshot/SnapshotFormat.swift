@@ -69,6 +69,8 @@ public struct SnapshotHeaderV1: Codable, Sendable, Equatable {
     /// The newest layout this version of GraphStore reads and the one it writes.
     public static let currentFormatVersion = 1
 
+    /// A header for a snapshot of `storeVersion`, written at `savedAt`, of the current format version
+    /// with dates as seconds since 2001. Costs O(1) beyond copying its arguments.
     public init(
         modelVersion: String, savedAt: Date, storeVersion: UInt64, counts: [String: Int], fieldTypes: [String: [String: String]]? = nil,
         lineage: String? = nil
@@ -109,6 +111,8 @@ public struct SnapshotOptions: Sendable {
     /// Called on the writer's thread before each write; a test hook.
     package var beforeWrite: (@Sendable () -> Void)?
 
+    /// Options with the given limit, recovery choice and model version; every default is the
+    /// documented one (4 GiB, no recovery, model version `"1"`).
     public init(maxDecompressedBytes: Int = 4 << 30, recoverFromPreviousSnapshot: Bool = false, modelVersion: String = "1") {
         self.maxDecompressedBytes = maxDecompressedBytes
         self.recoverFromPreviousSnapshot = recoverFromPreviousSnapshot

@@ -63,6 +63,8 @@ public struct CoreDataImportOptions: Sendable {
     /// to name the columns yourself with the per-column options.
     public var usesModelCache: Bool
 
+    /// Options with the documented defaults: the model cache as the model, no renaming and no
+    /// conversions.
     public init(
         entityNames: [String: String] = [:], attributeNames: [String: [String: String]] = [:],
         relationships: [String: [String: String]] = [:], valueConversions: [String: [String: ValueConversion]] = [:],

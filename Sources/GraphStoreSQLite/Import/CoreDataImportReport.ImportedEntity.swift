@@ -25,6 +25,7 @@ extension CoreDataImportReport {
         /// The relationships found, by field name.
         public var relationships: [String: Relationship]
 
+        /// An imported entity with the given names, table and counts; the importer makes these.
         public init(name: String, coreDataName: String, entityNumber: Int64, parent: String?, table: String, objects: Int, idColumn: String, fields: [String: String], relationships: [String: Relationship]) {
             self.name = name
             self.coreDataName = coreDataName

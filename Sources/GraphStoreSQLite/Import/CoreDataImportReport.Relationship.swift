@@ -21,6 +21,7 @@ extension CoreDataImportReport {
         /// entity's snapshot name).
         public var entityColumn: String?
 
+        /// A relationship of `kind` to `target`, read from the column `source`; the importer makes these.
         public init(kind: Kind, target: String?, source: String, entityColumn: String? = nil) {
             self.kind = kind
             self.target = target

@@ -28,6 +28,7 @@ public struct CoreDataImportReport: Sendable, Hashable {
     /// `nil` when the import had neither and named fields after the columns.
     public var model: CoreDataModelDescription?
 
+    /// A report with the given parts; the importer makes these.
     public init(entities: [ImportedEntity] = [], skippedTables: [SkippedTable] = [], skippedEntities: [String] = [], storeUUID: String? = nil, warnings: [String] = []) {
         self.entities = entities
         self.skippedTables = skippedTables

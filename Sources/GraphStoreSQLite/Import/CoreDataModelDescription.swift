@@ -26,8 +26,11 @@ public struct CoreDataModelDescription: Sendable, Hashable {
 
     /// One attribute.
     public struct Attribute: Sendable, Hashable {
+        /// The attribute's name in the model.
         public var name: String
+        /// Its Core Data type.
         public var type: AttributeType
+        /// Whether the model marks it optional (a NULL is then kept as nil).
         public var isOptional: Bool
         /// `defaultValueString` as the model file has it.
         public var defaultValue: String?
@@ -37,20 +40,31 @@ public struct CoreDataModelDescription: Sendable, Hashable {
 
     /// One relationship.
     public struct Relationship: Sendable, Hashable {
+        /// The relationship's name in the model.
         public var name: String
+        /// The name of the entity it reaches.
         public var destination: String
+        /// Whether it reaches several objects.
         public var isToMany: Bool
+        /// Whether a to-many relationship keeps its order (an ordered set in Core Data).
         public var isOrdered: Bool
+        /// The name of the inverse relationship on the destination, if the model names one.
         public var inverse: String?
+        /// What deleting the source does to the objects it reaches.
         public var deleteRule: DeleteRule
     }
 
     /// One entity; ``attributes`` and ``relationships`` are its own, not its parent's.
     public struct Entity: Sendable, Hashable {
+        /// The entity's name in the model.
         public var name: String
+        /// The parent entity's name, for a sub-entity.
         public var parent: String?
+        /// Whether the model marks it abstract (it has no objects of its own).
         public var isAbstract: Bool
+        /// Its own attributes, in the model's order.
         public var attributes: [Attribute]
+        /// Its own relationships, in the model's order.
         public var relationships: [Relationship]
         /// Each constraint's property names.
         public var uniqueConstraints: [[String]]

@@ -20,6 +20,8 @@ public struct PlainSQLiteImportOptions: Sendable {
     /// The model version written into the snapshot's header. Default `"1"`.
     public var modelVersion: String
 
+    /// Options with the documented defaults: composite keys joined with `"|"`, Booleans
+    /// converted, no table excluded, model version `"1"`.
     public init(
         compositeKeys: CompositeKeys = .joined(separator: "|"), convertsBooleans: Bool = true,
         excludedTables: Set<String> = [], modelVersion: String = "1"

@@ -11,6 +11,7 @@ extension PlainSQLiteImportReport {
         /// whole primary key becomes `id_` (or `id__`, …, when that is taken).
         public var renamedColumns: [String: String]
 
+        /// The table `name`, imported with `rows` objects; the importer makes these.
         public init(name: String, rows: Int, primaryKey: [String], renamedColumns: [String: String] = [:]) {
             self.name = name
             self.rows = rows

@@ -11,6 +11,7 @@ public struct PlainSQLiteImportReport: Sendable, Hashable {
     /// The tables that did not, by name, each with its reason.
     public var skippedTables: [SkippedTable]
 
+    /// A report of the given tables; the importer makes these.
     public init(importedTables: [ImportedTable] = [], skippedTables: [SkippedTable] = []) {
         self.importedTables = importedTables
         self.skippedTables = skippedTables

@@ -48,6 +48,7 @@ public struct SkippedTable: Sendable, Hashable, CustomStringConvertible {
     /// Why it was skipped.
     public var reason: Reason
 
+    /// The table `name`, skipped for `reason`.
     public init(name: String, reason: Reason) {
         self.name = name
         self.reason = reason

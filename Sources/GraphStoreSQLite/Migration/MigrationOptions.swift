@@ -20,6 +20,7 @@ public struct MigrationOptions: Sendable {
     /// test hook (it may throw to fail the migration at the last moment).
     package var beforeRename: (@Sendable (URL) throws -> Void)?
 
+    /// Options with the documented defaults: no overwrite, the source's model version, 4 GiB.
     public init(overwrite: Bool = false, modelVersion: String? = nil, maxDecompressedBytes: Int = 4 << 30) {
         self.overwrite = overwrite
         self.modelVersion = modelVersion

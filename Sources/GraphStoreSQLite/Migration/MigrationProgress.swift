@@ -23,6 +23,7 @@ public struct MigrationProgress: Sendable, Hashable, CustomStringConvertible {
     /// The number of objects between two reports while an entity is read.
     public static let reportingInterval = 1_000
 
+    /// Progress of `done` of `total` objects of `entity`.
     public init(entity: String, done: Int, total: Int) {
         self.entity = entity
         self.done = done

@@ -9,9 +9,12 @@ import Foundation
 public struct MigrationSummary: Sendable, Hashable, CustomStringConvertible {
     /// One entity and the number of objects migrated.
     public struct EntityCount: Sendable, Hashable {
+        /// The entity's name.
         public var name: String
+        /// How many of its objects were migrated.
         public var objects: Int
 
+        /// A count of `objects` for the entity `name`.
         public init(name: String, objects: Int) {
             self.name = name
             self.objects = objects
@@ -31,6 +34,7 @@ public struct MigrationSummary: Sendable, Hashable, CustomStringConvertible {
     /// The time from the start of reading to the destination's rename.
     public var duration: Duration
 
+    /// A summary with the given figures; ``Migration`` makes these, tests and tools may too.
     public init(source: URL?, destination: URL, entities: [EntityCount], bytesRead: Int, bytesWritten: Int, duration: Duration) {
         self.source = source
         self.destination = destination

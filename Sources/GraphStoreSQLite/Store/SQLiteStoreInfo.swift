@@ -27,6 +27,7 @@ public struct SQLiteStoreInfo: Sendable, Hashable {
 
     /// One column of an entity table.
     public struct Column: Sendable, Hashable {
+        /// The column's name, the entity's field name.
         public var name: String
         /// Its kind in `graphstore_columns`: `integer`, `real`, `text`, `blob`, `bool`, `json`
         /// or `date`.
