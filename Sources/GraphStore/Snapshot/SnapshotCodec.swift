@@ -119,7 +119,7 @@ package enum SnapshotCodec {
     /// document through the longest part of opening.
     ///
     /// - Complexity: O(size of the document); the survey adds a comparison of each object's
-    ///   keys with the previous object's, and one encoding per distinct set of fields.
+    ///   keys with the few key layouts met before it, and one encoding per distinct set of fields.
     static func decodeSurveying(
         _ data: consuming Data, schema: Schema, path: String, modelVersion: String? = nil, reportingPositions: Bool = false, survey: Bool
     ) throws -> (header: SnapshotHeaderV1, version: GraphVersion, unkept: [UnkeptFields.Candidate]) {

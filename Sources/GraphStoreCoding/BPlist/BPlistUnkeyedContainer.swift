@@ -141,9 +141,11 @@ extension BPlistUnkeyedContainer: MemberNameSurvey {
     package func distinctMemberNames() -> [MemberNames] {
         let document = impl.document
         var collector = MemberNameCollector()
-        var previousKeys: [Int] = []
+        // The key references of each layout met so far, the last met first: objects whose
+        // layouts alternate (an optional field null in every other one) are matched without
+        // making their names again.
+        var layouts: [[Int]] = []
         var keys: [Int] = []
-        var hasPrevious = false
         for index in 0..<object.count {
             guard let element = try? document.object(document.reference(at: object.payload, index: index)),
                   element.kind == .dictionary else { continue }
@@ -155,14 +157,17 @@ extension BPlistUnkeyedContainer: MemberNameSurvey {
                       !document.isNull(value) else { continue }
                 keys.append(document.reference(at: element.payload, index: member))
             }
-            if hasPrevious && keys == previousKeys { continue }
-            hasPrevious = true
-            swap(&keys, &previousKeys)
+            if let known = layouts.firstIndex(of: keys) {
+                if known != 0 { layouts.swapAt(0, known) }
+                continue
+            }
             var names: Set<String> = []
-            for reference in previousKeys {
+            for reference in keys {
                 if let key = try? document.object(reference), let name = try? document.string(key) { names.insert(name) }
             }
             collector.add(names, at: index)
+            if layouts.count == 8 { layouts.removeLast() }
+            layouts.insert(keys, at: 0)
         }
         return collector.result
     }

@@ -239,16 +239,27 @@ extension FastJSONUnkeyedContainer: MemberNameSurvey {
     package func distinctMemberNames() -> [MemberNames] {
         var collector = MemberNameCollector()
         var element = firstElement
-        var previous: Int?
+        // One object of each key layout met so far, the last met first: objects whose layouts
+        // alternate (an optional field null in every other one) are matched without making
+        // their names again.
+        var layouts: [Int] = []
         for index in 0..<total {
-            if impl.kind(element) == .object, previous.map({ !sameNonNullKeys(element, $0) }) ?? true {
-                collector.add(nonNullNames(of: element), at: index)
-                previous = element
+            if impl.kind(element) == .object {
+                if let known = layouts.firstIndex(where: { sameNonNullKeys(element, $0) }) {
+                    if known != 0 { layouts.swapAt(0, known) }
+                } else {
+                    collector.add(nonNullNames(of: element), at: index)
+                    if layouts.count == Self.rememberedLayouts { layouts.removeLast() }
+                    layouts.insert(element, at: 0)
+                }
             }
             element = impl.document.skip(element)
         }
         return collector.result
     }
+
+    /// How many key layouts the survey compares an object with before making its names.
+    private static var rememberedLayouts: Int { 8 }
 
     /// The names of the members of the object at `object` whose value is not null.
     private func nonNullNames(of object: Int) -> Set<String> {

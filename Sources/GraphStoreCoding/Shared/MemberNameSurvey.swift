@@ -23,7 +23,8 @@ package protocol MemberNameSurvey {
     /// Each distinct set of non-null member names among the array's objects.
     ///
     /// - Complexity: O(members of the array's objects), comparing each object's keys with the
-    ///   previous object's; names are made as strings only for an object whose keys differ.
+    ///   key layouts met before it (the last few distinct ones); names are made as strings only
+    ///   for an object whose keys match none of them.
     func distinctMemberNames() -> [MemberNames]
 }
 
