@@ -214,24 +214,50 @@ package struct GraphVersion: Sendable {
         return .success(loaded)
     }
 
+    /// The unique and inverse indexes of `objects`: unique values one object at a time (the
+    /// first value held twice is the problem), each relationship's inverse in one go.
     private static func buildIndexes(_ objects: [[any Entity]], schema: Schema) -> Result<GraphVersion, PositionedLoadProblem> {
         var version = GraphVersion(schema: schema)
         for (entity, values) in objects.enumerated() {
             let description = schema.entities[entity]
-            guard !description.constraints.isEmpty || !description.relationshipIndexes.isEmpty else { continue }
-            for (position, value) in values.enumerated() {
-                let key = description.key(value)
-                for (index, constraint) in description.constraints.enumerated() {
-                    if let unique = constraint.key(value), let other = version.unique[entity][index][unique] {
-                        return .failure(PositionedLoadProblem(
-                            position: (entity, position, 1),
-                            problem: LoadProblem(entity: description.name, id: key.description, message: "its \(constraint.name) \(unique) is also held by \(other)")))
+            if !description.constraints.isEmpty {
+                for (position, value) in values.enumerated() {
+                    let key = description.key(value)
+                    for (index, constraint) in description.constraints.enumerated() {
+                        guard let unique = constraint.key(value) else { continue }
+                        if let other = version.unique[entity][index].updateValue(key, forKey: unique) {
+                            return .failure(PositionedLoadProblem(
+                                position: (entity, position, 1),
+                                problem: LoadProblem(entity: description.name, id: key.description, message: "its \(constraint.name) \(unique) is also held by \(other)")))
+                        }
                     }
                 }
-                version.addToIndexes(value, key: key, entity: entity, schema: schema)
+            }
+            for relationshipIndex in description.relationshipIndexes {
+                version.inverse[relationshipIndex] = inverseIndex(of: values, source: description, relationship: schema.relationships[relationshipIndex])
             }
         }
         return .success(version)
+    }
+
+    /// The inverse index of `relationship` over `values`, the objects of its source entity:
+    /// the sources are grouped by target first, then each target's set is built on its own,
+    /// instead of one update of the persistent map per reference.
+    ///
+    /// - Complexity: O(references), plus O(t) persistent-map inserts for t targets.
+    static func inverseIndex(
+        of values: [any Entity], source: EntityDescription, relationship: RelationshipDescription
+    ) -> TreeDictionary<ObjectKey, TreeSet<ObjectKey>> {
+        var sourcesByTarget: [ObjectKey: [ObjectKey]] = [:]
+        for value in values {
+            let targets = relationship.targets(value)
+            guard !targets.isEmpty else { continue }
+            let key = source.key(value)
+            for target in targets { sourcesByTarget[target, default: []].append(key) }
+        }
+        var inverse = TreeDictionary<ObjectKey, TreeSet<ObjectKey>>()
+        for (target, sources) in sourcesByTarget { inverse[target] = TreeSet(sources) }
+        return inverse
     }
 }
 

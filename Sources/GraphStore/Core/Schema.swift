@@ -104,20 +104,25 @@ package struct EntityDescription: Sendable {
                 Self.reading(object, as: E.self) { constraint.key($0) }
             })
         }
-        indexes = E.indexes.map { index in
-            let components = index.components
-            return IndexDescription(name: index.name, keyPaths: index.keyPaths, key: { object in
-                Self.reading(object, as: E.self) { IndexKey(of: $0, components) }
+        // Per index, its values read from the address of an `E`. Code generic over `E` that
+        // walks arrays of `(E) -> IndexValue` closures looks up the metadata of those types at
+        // run time on every call; these closures have a concrete type, and read the value in
+        // place, without copying it.
+        let readers: [[IndexValueReader]] = E.indexes.map { index in
+            index.components.map { component in
+                { address in component(address.assumingMemoryBound(to: E.self).pointee) }
+            }
+        }
+        indexes = zip(E.indexes, readers).map { index, readers in
+            IndexDescription(name: index.name, keyPaths: index.keyPaths, key: { object in
+                Self.readingAddress(object, as: E.self) { IndexKey(at: $0, readers) }
             })
         }
-        let componentLists = E.indexes.map(\.components)
         appendIndexEntries = { object, key, entries in
-            guard !componentLists.isEmpty else { return }
-            Self.reading(object, as: E.self) { borrowed in
-                // One copy for all the indexes: each call below would otherwise make its own.
-                let value = copy borrowed
-                for (position, components) in componentLists.enumerated() {
-                    entries[position].append(IndexTree.Entry(key: IndexKey(of: value, components), id: key))
+            guard !readers.isEmpty else { return }
+            Self.readingAddress(object, as: E.self) { address in
+                for position in 0..<readers.count {
+                    entries[position].append(IndexTree.Entry(key: IndexKey(at: address, readers[position]), id: key))
                 }
             }
         }
@@ -164,6 +169,22 @@ extension EntityDescription {
         return open(object)
     }
 
+    /// `body` applied to the address of `object` read in place as an `E`, as
+    /// ``reading(_:as:_:)`` does; the body's type does not depend on `E`.
+    ///
+    /// - Complexity: O(1) plus `body`.
+    @inline(__always)
+    static func readingAddress<E: Entity, R>(_ object: any Entity, as type: E.Type, _ body: (UnsafeRawPointer) -> R) -> R {
+        func open<T: Entity>(_ value: borrowing T) -> R {
+            guard T.self == E.self else {
+                let converted = copy value as! E
+                return withUnsafePointer(to: converted) { body(UnsafeRawPointer($0)) }
+            }
+            return withUnsafePointer(to: value) { body(UnsafeRawPointer($0)) }
+        }
+        return open(object)
+    }
+
     /// The id of `object`, read through its own type's witness: no cast and no copy of the value.
     ///
     /// - Complexity: O(1).
@@ -178,6 +199,25 @@ struct UniqueKeyDescription: Sendable {
     /// The constrained properties, in order.
     let keyPaths: [AnyKeyPath & Sendable]
     let key: @Sendable (any Entity) -> ObjectKey?
+}
+
+/// One value of a sorted index, read from the address of an object of the index's entity.
+typealias IndexValueReader = @Sendable (UnsafeRawPointer) -> IndexValue
+
+extension IndexKey {
+    /// The key of the object at `address` under `readers` (one per indexed property), with no
+    /// array for a one-property index.
+    init(at address: UnsafeRawPointer, _ readers: [IndexValueReader]) {
+        first = readers[0](address)
+        guard readers.count > 1 else {
+            rest = []
+            return
+        }
+        var rest: [IndexValue] = []
+        rest.reserveCapacity(readers.count - 1)
+        for position in 1..<readers.count { rest.append(readers[position](address)) }
+        self.rest = rest
+    }
 }
 
 /// One sorted index of an entity: its properties and how to read their values.

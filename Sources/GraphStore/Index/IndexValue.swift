@@ -150,19 +150,6 @@ struct IndexKey: Sendable, CustomStringConvertible {
         rest = Array(values.dropFirst())
     }
 
-    /// The key of `object` under `components`, with no array for a one-property index.
-    init<E>(of object: E, _ components: [@Sendable (E) -> IndexValue]) {
-        first = components[0](object)
-        if components.count == 1 {
-            rest = []
-        } else {
-            var rest: [IndexValue] = []
-            rest.reserveCapacity(components.count - 1)
-            for position in 1..<components.count { rest.append(components[position](object)) }
-            self.rest = rest
-        }
-    }
-
     var count: Int { 1 + rest.count }
 
     subscript(position: Int) -> IndexValue { position == 0 ? first : rest[position - 1] }
