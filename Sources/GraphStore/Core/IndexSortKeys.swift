@@ -64,17 +64,21 @@ enum IndexSortKeys {
     /// - Complexity: as ``sorted(_:)``; O(n) memory besides the entries.
     static func sort(_ entries: inout [IndexTree.Entry]) -> Bool {
         guard let order = order(of: entries) else { return false }
-        // Follow each cycle of the permutation with swaps: no second array of entries.
+        // Follow each cycle of the permutation with swaps: no second array of entries. The
+        // buffer's swaps move the entries' bytes, where the array's copy them (a retain and a
+        // release of each key's payload per swap).
         var next = order
-        for start in next.indices where next[start] >= 0 {
-            var position = start
-            while Int(next[position]) != start {
-                let source = Int(next[position])
-                entries.swapAt(position, source)
+        entries.withUnsafeMutableBufferPointer { entries in
+            for start in next.indices where next[start] >= 0 {
+                var position = start
+                while Int(next[position]) != start {
+                    let source = Int(next[position])
+                    entries.swapAt(position, source)
+                    next[position] = -1
+                    position = source
+                }
                 next[position] = -1
-                position = source
             }
-            next[position] = -1
         }
         return true
     }
