@@ -100,22 +100,6 @@ extension GraphVersion {
         }
     }
 
-    /// The sorted indexes of a graph being loaded from the unsorted `entries` of each (per
-    /// entity, per index), sorted in parallel (one task per index). Each task takes its
-    /// entries out of `entries` and sorts them in place, so they are freed as soon as its
-    /// tree holds them.
-    ///
-    /// - Complexity: O(n log n) per index, spread over the available processors.
-    static func buildSortedIndexes(taking entries: Guarded<[[[IndexTree.Entry]]]>, schema: Schema) -> [[IndexTree]] {
-        buildSortedIndexes(schema: schema) { entity, position in
-            entries.withLock { all in
-                guard entity < all.count, position < all[entity].count else { return [] }
-                defer { all[entity][position] = [] }
-                return all[entity][position]
-            }
-        }
-    }
-
     /// One tree per index of every entity of `schema`, built in parallel (one task per index)
     /// by sorting in place the entries `entriesOf(entity, position)` gives, in any order.
     private static func buildSortedIndexes(

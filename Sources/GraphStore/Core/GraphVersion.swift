@@ -123,47 +123,52 @@ package struct GraphVersion: Sendable {
     /// A version holding `objects` (per entity index) at store version `number`, indexed and
     /// checked; used when a store opens.
     ///
-    /// The tables and the indexes do not depend on each other: for a large graph they are
-    /// built on two threads at once, one building the tables and reading each object's sorted
-    /// index entries, the other the unique and inverse indexes (a persistent-set insert per
-    /// reference). The sorted indexes are then sorted from those entries, one task per index.
-    /// The problem reported is the one building them in order would meet first.
+    /// The work is cut into independent jobs, run on every processor for a large graph: each
+    /// sorted index (its entries read and sorted), each relationship's inverse, each table (in
+    /// two halves split on a hash bit when large, joined at their roots as ``TableBuilder``
+    /// does), each entity's unique values. The largest start first, so that the last to finish
+    /// is a small one. The problem reported is the one building them in order would meet first.
     ///
     /// - Throws: ``LoadProblem`` for a duplicate id, a unique value held twice, or a reference
     ///   to a missing object.
-    /// - Complexity: O(objects + references).
+    /// - Complexity: O(objects + references), plus O(n log n) per sorted index.
     static func loaded(_ objects: [[any Entity]], number: UInt64, schema: Schema) throws(LoadProblem) -> GraphVersion {
-        let tables = Guarded<Result<[TreeDictionary<ObjectKey, StoredObject>], PositionedLoadProblem>>(.success([]))
-        // The only holder of the unsorted index entries, so that each is freed once sorted.
-        let entries = Guarded<[[[IndexTree.Entry]]]>([])
-        let indexes = Guarded<Result<GraphVersion, PositionedLoadProblem>>(.success(GraphVersion(schema: schema)))
-        let work: @Sendable (Int) -> Void = { part in
-            if part == 0 {
-                let built = buildTables(objects, number: number, schema: schema)
-                tables.withLock { $0 = built.map(\.tables) }
-                if case .success(let loaded) = consume built { entries.withLock { $0 = loaded.entries } }
-            } else {
-                let built = buildIndexes(objects, schema: schema)
-                indexes.withLock { $0 = built }
+        let parallel = objects.reduce(0, { $0 + $1.count }) >= 10_000 && ProcessInfo.processInfo.activeProcessorCount > 1
+        let jobs = LoadJob.jobs(objects, schema: schema, splittingTables: parallel)
+        let results = Guarded<[LoadJob.Result?]>(Array(repeating: nil, count: jobs.count))
+        let run: @Sendable (Int) -> Void = { job in
+            let result = jobs[job].run(objects, number: number, schema: schema)
+            results.withLock { $0[job] = result }
+        }
+        if parallel {
+            DispatchQueue.concurrentPerform(iterations: jobs.count, execute: run)
+        } else {
+            for job in jobs.indices { run(job) }
+        }
+        let done = results.withLock { results in
+            defer { results = [] }
+            return results
+        }
+        var version = GraphVersion(schema: schema)
+        var first: PositionedLoadProblem?
+        for (job, result) in zip(jobs, done) {
+            switch (job, result!) {
+            case (_, .failure(let problem)):
+                if first.map({ problem.position < $0.position }) ?? true { first = problem }
+            case (.table(let entity, _), .table(let table)):
+                // The halves hold disjoint keys under different root slots: a join of roots.
+                if version.tables[entity].isEmpty { version.tables[entity] = table } else { version.tables[entity].merge(table) { _, new in new } }
+            case (.sorted(let entity, let position), .sorted(let tree)):
+                version.sorted[entity][position] = tree
+            case (.unique(let entity), .unique(let maps)):
+                version.unique[entity] = maps
+            case (.inverse(let relationship), .inverse(let map)):
+                version.inverse[relationship] = map
+            default:
+                preconditionFailure("GraphStore: a load job's result does not match the job")
             }
         }
-        if objects.reduce(0, { $0 + $1.count }) >= 10_000, ProcessInfo.processInfo.activeProcessorCount > 1 {
-            DispatchQueue.concurrentPerform(iterations: 2, execute: work)
-        } else {
-            work(0)
-            work(1)
-        }
-        var version: GraphVersion
-        switch (tables.withLock { $0 }, indexes.withLock { $0 }) {
-        case (.success(let built), .success(let indexed)):
-            version = indexed
-            version.tables = built
-            version.sorted = buildSortedIndexes(taking: entries, schema: schema)
-        case (.failure(let problem), .success), (.success, .failure(let problem)):
-            throw problem.problem
-        case (.failure(let first), .failure(let second)):
-            throw (first.position <= second.position ? first : second).problem
-        }
+        if let first { throw first.problem }
         version.number = number
         for relationship in schema.relationships {
             for (target, sources) in version.inverse[relationship.index] where version.tables[relationship.target][target] == nil {
@@ -182,62 +187,104 @@ package struct GraphVersion: Sendable {
         let problem: LoadProblem
     }
 
-    /// The tables of a graph being loaded, and per entity, per sorted index, the entries of
-    /// its objects (unsorted).
-    struct LoadedTables: Sendable {
-        var tables: [TreeDictionary<ObjectKey, StoredObject>]
-        var entries: [[[IndexTree.Entry]]]
+    /// One independent part of building a loaded version (see ``loaded(_:number:schema:)``).
+    private enum LoadJob: Sendable {
+        /// The table of an entity, or the half of it whose ids' hashes have the given split bit
+        /// (see ``TableBuilder/half(of:)``).
+        case table(entity: Int, half: Int?)
+        /// One sorted index of an entity.
+        case sorted(entity: Int, position: Int)
+        /// The unique values of an entity, every constraint.
+        case unique(entity: Int)
+        /// The inverse index of a relationship.
+        case inverse(relationship: Int)
+
+        enum Result: Sendable {
+            case table(TreeDictionary<ObjectKey, StoredObject>)
+            case sorted(IndexTree)
+            case unique([TreeDictionary<ObjectKey, ObjectKey>])
+            case inverse(TreeDictionary<ObjectKey, TreeSet<ObjectKey>>)
+            case failure(PositionedLoadProblem)
+        }
+
+        /// Every job for `objects`, largest first (by the work per object of each kind).
+        static func jobs(_ objects: [[any Entity]], schema: Schema, splittingTables: Bool) -> [LoadJob] {
+            var weighted: [(job: LoadJob, weight: Int)] = []
+            for entity in schema.entities {
+                let count = objects[entity.index].count
+                guard count > 0 else { continue }
+                if splittingTables && count >= TableBuilder.parallelThreshold {
+                    weighted += [(.table(entity: entity.index, half: 0), count), (.table(entity: entity.index, half: 1), count)]
+                } else {
+                    weighted.append((.table(entity: entity.index, half: nil), 2 * count))
+                }
+                for position in entity.indexes.indices { weighted.append((.sorted(entity: entity.index, position: position), 4 * count)) }
+                if !entity.constraints.isEmpty { weighted.append((.unique(entity: entity.index), count * entity.constraints.count)) }
+                for relationship in entity.relationshipIndexes { weighted.append((.inverse(relationship: relationship), 4 * count)) }
+            }
+            // Stable: equal weights keep the order above.
+            return weighted.enumerated().sorted { ($0.element.weight, -$0.offset) > ($1.element.weight, -$1.offset) }.map(\.element.job)
+        }
+
+        func run(_ objects: [[any Entity]], number: UInt64, schema: Schema) -> Result {
+            switch self {
+            case .table(let entity, let half):
+                return GraphVersion.loadedTable(objects[entity], entity: schema.entities[entity], number: number, half: half)
+            case .sorted(let entity, let position):
+                return .sorted(GraphVersion.loadedSortedIndex(objects[entity], entity: schema.entities[entity], position: position))
+            case .unique(let entity):
+                return GraphVersion.loadedUniqueValues(objects[entity], entity: schema.entities[entity])
+            case .inverse(let index):
+                let relationship = schema.relationships[index]
+                return .inverse(GraphVersion.inverseIndex(of: objects[relationship.source], source: schema.entities[relationship.source], relationship: relationship))
+            }
+        }
     }
 
-    /// The tables of `objects`, and the entries of their sorted indexes read in the same pass
-    /// (each object read once for all its indexes).
-    private static func buildTables(
-        _ objects: [[any Entity]], number: UInt64, schema: Schema
-    ) -> Result<LoadedTables, PositionedLoadProblem> {
-        var loaded = LoadedTables(tables: [], entries: [])
-        for (entity, values) in objects.enumerated() {
-            let description = schema.entities[entity]
-            var table = TreeDictionary<ObjectKey, StoredObject>()
-            var entries = description.indexes.map { _ in [IndexTree.Entry]() }
-            for position in entries.indices { entries[position].reserveCapacity(values.count) }
-            for (index, value) in values.enumerated() {
-                let key = description.key(value)
-                guard table.updateValue(StoredObject(value: value, version: number), forKey: key) == nil else {
+    /// The table of `values` (or of the half of their ids `half` names), every object at
+    /// `number`; a failure at the first id met twice.
+    private static func loadedTable(_ values: [any Entity], entity: EntityDescription, number: UInt64, half: Int?) -> LoadJob.Result {
+        var table = TreeDictionary<ObjectKey, StoredObject>()
+        for (index, value) in values.enumerated() {
+            let key = entity.key(value)
+            if let half, TableBuilder.half(of: key) != half { continue }
+            guard table.updateValue(StoredObject(value: value, version: number), forKey: key) == nil else {
+                return .failure(PositionedLoadProblem(
+                    position: (entity.index, index, 0), problem: LoadProblem(entity: entity.name, id: key.description, message: "the id appears twice")))
+            }
+        }
+        return .table(table)
+    }
+
+    /// Sorted index `position` of `values`, the objects of `entity`. With an id held twice
+    /// (which the table reports) the index is left empty.
+    private static func loadedSortedIndex(_ values: [any Entity], entity: EntityDescription, position: Int) -> IndexTree {
+        let index = entity.indexes[position]
+        var entries: [IndexTree.Entry] = []
+        entries.reserveCapacity(values.count)
+        for value in values { entries.append(IndexTree.Entry(key: index.key(value), id: entity.key(value))) }
+        if !IndexSortKeys.sort(&entries) { entries.sort { IndexTree.Entry.compare($0, $1) < 0 } }
+        // Equal entries (an id held twice with the same value) are neighbours once sorted.
+        for next in entries.indices.dropFirst() where entries[next - 1].id == entries[next].id { return IndexTree() }
+        return IndexTree(sorted: entries)
+    }
+
+    /// The unique values of `values`, the objects of `entity`, one object at a time; a failure
+    /// at the first value held twice.
+    private static func loadedUniqueValues(_ values: [any Entity], entity: EntityDescription) -> LoadJob.Result {
+        var unique = entity.constraints.map { _ in TreeDictionary<ObjectKey, ObjectKey>() }
+        for (position, value) in values.enumerated() {
+            let key = entity.key(value)
+            for (index, constraint) in entity.constraints.enumerated() {
+                guard let value = constraint.key(value) else { continue }
+                if let other = unique[index].updateValue(key, forKey: value) {
                     return .failure(PositionedLoadProblem(
-                        position: (entity, index, 0), problem: LoadProblem(entity: description.name, id: key.description, message: "the id appears twice")))
-                }
-                description.appendIndexEntries(value, key, &entries)
-            }
-            loaded.tables.append(table)
-            loaded.entries.append(entries)
-        }
-        return .success(loaded)
-    }
-
-    /// The unique and inverse indexes of `objects`: unique values one object at a time (the
-    /// first value held twice is the problem), each relationship's inverse in one go.
-    private static func buildIndexes(_ objects: [[any Entity]], schema: Schema) -> Result<GraphVersion, PositionedLoadProblem> {
-        var version = GraphVersion(schema: schema)
-        for (entity, values) in objects.enumerated() {
-            let description = schema.entities[entity]
-            if !description.constraints.isEmpty {
-                for (position, value) in values.enumerated() {
-                    let key = description.key(value)
-                    for (index, constraint) in description.constraints.enumerated() {
-                        guard let unique = constraint.key(value) else { continue }
-                        if let other = version.unique[entity][index].updateValue(key, forKey: unique) {
-                            return .failure(PositionedLoadProblem(
-                                position: (entity, position, 1),
-                                problem: LoadProblem(entity: description.name, id: key.description, message: "its \(constraint.name) \(unique) is also held by \(other)")))
-                        }
-                    }
+                        position: (entity.index, position, 1),
+                        problem: LoadProblem(entity: entity.name, id: key.description, message: "its \(constraint.name) \(value) is also held by \(other)")))
                 }
             }
-            for relationshipIndex in description.relationshipIndexes {
-                version.inverse[relationshipIndex] = inverseIndex(of: values, source: description, relationship: schema.relationships[relationshipIndex])
-            }
         }
-        return .success(version)
+        return .unique(unique)
     }
 
     /// The inverse index of `relationship` over `values`, the objects of its source entity:

@@ -89,9 +89,6 @@ package struct EntityDescription: Sendable {
     let replacingID: @Sendable (any Entity, ObjectKey) throws -> any Entity
     /// `MergePolicy.mergeByProperty`: (base, mine, stored) → merged (see ``PropertyMerger``).
     let mergingProperties: @Sendable (any Entity, any Entity, any Entity) throws -> any Entity
-    /// Appends the entry of the object (with id key) to each of `entries`, one array per
-    /// index in the order of `indexes`: how a store that opens builds its sorted indexes.
-    let appendIndexEntries: @Sendable (any Entity, ObjectKey, inout [[IndexTree.Entry]]) -> Void
     /// Decodes one object of this entity from an array in a snapshot document.
     let decodeOne: @Sendable (inout any UnkeyedDecodingContainer) throws -> any Entity
 
@@ -104,13 +101,13 @@ package struct EntityDescription: Sendable {
                 Self.reading(object, as: E.self) { constraint.key($0) }
             })
         }
-        // Per index, its values read from the address of an `E`. Code generic over `E` that
+        // Per index, its values read from the address of an `E`: code generic over `E` that
         // walks arrays of `(E) -> IndexValue` closures looks up the metadata of those types at
-        // run time on every call; these closures have a concrete type, and read the value in
-        // place, without copying it.
+        // run time on every call, and passing the object to them copies it. A property stored
+        // in the entity's layout is read at its offset; any other through its closure.
         let readers: [[IndexValueReader]] = E.indexes.map { index in
-            index.components.map { component in
-                { address in component(address.assumingMemoryBound(to: E.self).pointee) }
+            zip(index.components, index.readers).map { component, reader in
+                reader ?? { address in component(address.assumingMemoryBound(to: E.self).pointee) }
             }
         }
         indexes = zip(E.indexes, readers).map { index, readers in
@@ -118,21 +115,13 @@ package struct EntityDescription: Sendable {
                 Self.readingAddress(object, as: E.self) { IndexKey(at: $0, readers) }
             })
         }
-        appendIndexEntries = { object, key, entries in
-            guard !readers.isEmpty else { return }
-            Self.readingAddress(object, as: E.self) { address in
-                for position in 0..<readers.count {
-                    entries[position].append(IndexTree.Entry(key: IndexKey(at: address, readers[position]), id: key))
-                }
-            }
-        }
         key = { object in Self.id(of: object) }
         makeRelationships = {
             E.relationships.map { relationship in
                 RelationshipDescription(
                     name: relationship.name, deleteRule: relationship.deleteRule,
                     targetType: relationship.targetType,
-                    targets: { object in Self.reading(object, as: E.self) { relationship.targets($0) } },
+                    targets: Self.targets(of: relationship),
                     removing: { object, key in
                         var copy = object as! E
                         relationship.removing(&copy, key)
@@ -185,6 +174,15 @@ extension EntityDescription {
         return open(object)
     }
 
+    /// How to read the targets of `relationship` from an object: at the property's offset
+    /// when it is stored in the entity's layout, else through its closure (which copies it).
+    static func targets<E: Entity>(of relationship: Relationship<E>) -> @Sendable (any Entity) -> [ObjectKey] {
+        if let read = relationship.targetsAt {
+            return { object in readingAddress(object, as: E.self, read) }
+        }
+        return { object in reading(object, as: E.self) { relationship.targets($0) } }
+    }
+
     /// The id of `object`, read through its own type's witness: no cast and no copy of the value.
     ///
     /// - Complexity: O(1).
@@ -200,9 +198,6 @@ struct UniqueKeyDescription: Sendable {
     let keyPaths: [AnyKeyPath & Sendable]
     let key: @Sendable (any Entity) -> ObjectKey?
 }
-
-/// One value of a sorted index, read from the address of an object of the index's entity.
-typealias IndexValueReader = @Sendable (UnsafeRawPointer) -> IndexValue
 
 extension IndexKey {
     /// The key of the object at `address` under `readers` (one per indexed property), with no

@@ -59,6 +59,11 @@ enum TableBuilder {
         return (table, inserted)
     }
 
+    /// Which half of a table split on ``rootSplitBit`` holds `key`: 0 or 1.
+    static func half(of key: ObjectKey) -> Int {
+        key._rawHashValue(seed: 0) & rootSplitBit == 0 ? 0 : 1
+    }
+
     /// The hash bit that splits the root's 32 slots into two halves.
     private static let rootSplitBit = 1 << 4
 }

@@ -25,35 +25,68 @@ public struct EntityIndex<E: Entity>: Sendable {
     public let name: String
     let keyPaths: [AnyKeyPath & Sendable]
     let components: [@Sendable (E) -> IndexValue]
+    /// Per property, when it is stored in the entity's own layout, a reader of its value at
+    /// the object's address (see ``IndexValue/reader(_:)``).
+    let readers: [IndexValueReader?]
 
     /// An index over one or more non-optional `Comparable` properties, compared in order.
     public init<each V: Comparable & Sendable>(_ keyPath: repeat KeyPath<E, each V> & Sendable) {
         var paths: [AnyKeyPath & Sendable] = []
         var components: [@Sendable (E) -> IndexValue] = []
+        var readers: [IndexValueReader?] = []
         for path in repeat each keyPath {
             paths.append(path)
             components.append { IndexValue($0[keyPath: path]) }
+            readers.append(IndexValue.reader(path))
         }
         precondition(!paths.isEmpty, "GraphStore: an EntityIndex needs at least one key path.")
-        self.init(paths: paths, components: components)
+        self.init(paths: paths, components: components, readers: readers)
     }
 
     /// An index over one optional `Comparable` property; `nil` sorts first.
     public init<V: Comparable & Sendable>(_ keyPath: KeyPath<E, V?> & Sendable) {
-        self.init(paths: [keyPath], components: [{ IndexValue($0[keyPath: keyPath]) }])
+        self.init(paths: [keyPath], components: [{ IndexValue($0[keyPath: keyPath]) }], readers: [IndexValue.reader(keyPath)])
     }
 
     /// A compound index whose second property is optional; `nil` sorts first.
     public init<V1: Comparable & Sendable, V2: Comparable & Sendable>(
         _ first: KeyPath<E, V1> & Sendable, _ second: KeyPath<E, V2?> & Sendable
     ) {
-        self.init(paths: [first, second], components: [{ IndexValue($0[keyPath: first]) }, { IndexValue($0[keyPath: second]) }])
+        self.init(
+            paths: [first, second], components: [{ IndexValue($0[keyPath: first]) }, { IndexValue($0[keyPath: second]) }],
+            readers: [IndexValue.reader(first), IndexValue.reader(second)])
     }
 
-    private init(paths: [AnyKeyPath & Sendable], components: [@Sendable (E) -> IndexValue]) {
+    private init(paths: [AnyKeyPath & Sendable], components: [@Sendable (E) -> IndexValue], readers: [IndexValueReader?]) {
         keyPaths = paths
         self.components = components
+        self.readers = readers
         let names = paths.map(propertyName)
         name = names.count == 1 ? names[0] : "(" + names.joined(separator: ", ") + ")"
+    }
+}
+
+/// One value of a sorted index, read from the address of an object of the index's entity.
+typealias IndexValueReader = @Sendable (UnsafeRawPointer) -> IndexValue
+
+extension IndexValue {
+    /// A reader of the value `keyPath` names at the address of an `E`, or `nil` when the
+    /// property is not stored in `E`'s own layout (a computed property, or a class).
+    ///
+    /// Reads the property at its offset: a key path applied to the object, or a closure
+    /// taking the object, copy the whole object (retaining each string and array in it) and,
+    /// in code generic over the types, look up type metadata for every value. Opening a store
+    /// reads every indexed value of every object.
+    ///
+    /// - Complexity: O(1) per read.
+    static func reader<E, V>(_ keyPath: KeyPath<E, V>) -> IndexValueReader? {
+        guard let offset = MemoryLayout<E>.offset(of: keyPath) else { return nil }
+        if V.self == Date.self { return { .date($0.load(fromByteOffset: offset, as: Date.self)) } }
+        if V.self == Int.self { return { .int(Int64($0.load(fromByteOffset: offset, as: Int.self))) } }
+        if V.self == Int64.self { return { .int($0.load(fromByteOffset: offset, as: Int64.self)) } }
+        if V.self == Int32.self { return { .int(Int64($0.load(fromByteOffset: offset, as: Int32.self))) } }
+        if V.self == String.self { return { .string($0.load(fromByteOffset: offset, as: String.self)) } }
+        if V.self == Double.self { return { .double($0.load(fromByteOffset: offset, as: Double.self)) } }
+        return { IndexValue(($0 + offset).assumingMemoryBound(to: V.self).pointee) }
     }
 }

@@ -6,6 +6,7 @@ import Foundation
 /// `Int` id `1` and an `Int64` id `1` are different keys. The common id types (`UUID`, `Int`,
 /// `Int64`, `Int32`, `String`) are stored unboxed, so hashing and comparing them needs no
 /// dynamic cast.
+@usableFromInline
 package struct ObjectKey: Hashable, Sendable, CustomStringConvertible {
     private enum Storage: Hashable, Sendable {
         case uuid(UUID)
@@ -18,6 +19,7 @@ package struct ObjectKey: Hashable, Sendable, CustomStringConvertible {
 
     private let storage: Storage
 
+    @usableFromInline
     package init<T: Hashable & Sendable>(_ value: T) {
         // Metatype comparisons, not dynamic casts: this runs for every id in every change, in
         // generic code that is not specialized for the caller's id type.
@@ -47,6 +49,7 @@ package struct ObjectKey: Hashable, Sendable, CustomStringConvertible {
     /// value, as Swift's own hashing is, so hash values differ between runs and cannot be
     /// chosen from outside; `String` and other ids keep `Hasher`. `hash(into:)` is unchanged
     /// (synthesized), so keys nested in other hashable values hash as before.
+    @usableFromInline
     package func _rawHashValue(seed: Int) -> Int {
         let salt = objectKeyHashSalt ^ UInt64(bitPattern: Int64(seed)) &* 0x9E37_79B9_7F4A_7C15
         switch storage {
@@ -131,6 +134,7 @@ package struct ObjectKey: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    @usableFromInline
     package var description: String {
         switch storage {
         case .uuid(let value): value.uuidString

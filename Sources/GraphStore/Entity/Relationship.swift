@@ -32,6 +32,9 @@ public struct Relationship<Source: Entity>: Sendable {
     public let isToMany: Bool
     let targetType: any Entity.Type
     let targets: @Sendable (Source) -> [ObjectKey]
+    /// The targets read at the address of a `Source`, when the property is stored in its own
+    /// layout: passing the object to `targets` copies it, retaining each string and array in it.
+    let targetsAt: (@Sendable (UnsafeRawPointer) -> [ObjectKey])?
     let removing: @Sendable (inout Source, ObjectKey) -> Void
     let replacing: @Sendable (inout Source, ObjectKey, ObjectKey) -> Void
 
@@ -41,14 +44,39 @@ public struct Relationship<Source: Entity>: Sendable {
     ///   - keyPath: The property holding the target's id, such as `\.authorID`.
     ///   - target: The target entity type.
     ///   - deleteRule: What happens to this object when the target is deleted.
+    @inlinable
     public static func toOne<Target: Entity>(
         _ keyPath: WritableKeyPath<Source, Target.ID?> & Sendable,
         _ target: Target.Type,
         deleteRule: DeleteRule = .nullify
     ) -> Relationship {
+        // The targets are read by closures compiled where the types are known (see `toMany`).
+        toOne(
+            keyPath, target, deleteRule: deleteRule, targets: { source in source[keyPath: keyPath].map { [ObjectKey($0)] } ?? [] },
+            targetsAt: storedTargets(keyPath) { (id: Target.ID?) in id.map { [ObjectKey($0)] } ?? [] })
+    }
+
+    /// The targets read at the offset of `keyPath` in `Source`, or `nil` when the property
+    /// is not stored in its own layout.
+    @inlinable
+    static func storedTargets<Value>(
+        _ keyPath: WritableKeyPath<Source, Value>, _ keys: @escaping @Sendable (Value) -> [ObjectKey]
+    ) -> (@Sendable (UnsafeRawPointer) -> [ObjectKey])? {
+        guard let offset = MemoryLayout<Source>.offset(of: keyPath) else { return nil }
+        return { address in keys(address.load(fromByteOffset: offset, as: Value.self)) }
+    }
+
+    @usableFromInline
+    static func toOne<Target: Entity>(
+        _ keyPath: WritableKeyPath<Source, Target.ID?> & Sendable,
+        _ target: Target.Type,
+        deleteRule: DeleteRule,
+        targets: @escaping @Sendable (Source) -> [ObjectKey],
+        targetsAt: (@Sendable (UnsafeRawPointer) -> [ObjectKey])?
+    ) -> Relationship {
         Relationship(
             name: propertyName(keyPath), deleteRule: deleteRule, isToMany: false, targetType: target,
-            targets: { source in source[keyPath: keyPath].map { [ObjectKey($0)] } ?? [] },
+            targets: targets, targetsAt: targetsAt,
             removing: { source, key in
                 if let id = source[keyPath: keyPath], ObjectKey(id) == key { source[keyPath: keyPath] = nil }
             },
@@ -65,14 +93,32 @@ public struct Relationship<Source: Entity>: Sendable {
     ///   - keyPath: The property holding the targets' ids, such as `\.tagIDs`.
     ///   - target: The target entity type.
     ///   - deleteRule: What happens to this object when one of its targets is deleted.
+    @inlinable
     public static func toMany<Target: Entity>(
         _ keyPath: WritableKeyPath<Source, [Target.ID]> & Sendable,
         _ target: Target.Type,
         deleteRule: DeleteRule = .nullify
     ) -> Relationship {
+        // Inlinable, so that the targets are read by closures compiled where the types are
+        // known; at the property's offset when it is stored, instead of a key-path walk
+        // generic over the types, which copied the object and looked up type metadata for
+        // every object read at open.
+        toMany(
+            keyPath, target, deleteRule: deleteRule, targets: { source in source[keyPath: keyPath].map { ObjectKey($0) } },
+            targetsAt: storedTargets(keyPath) { (ids: [Target.ID]) in ids.map { ObjectKey($0) } })
+    }
+
+    @usableFromInline
+    static func toMany<Target: Entity>(
+        _ keyPath: WritableKeyPath<Source, [Target.ID]> & Sendable,
+        _ target: Target.Type,
+        deleteRule: DeleteRule,
+        targets: @escaping @Sendable (Source) -> [ObjectKey],
+        targetsAt: (@Sendable (UnsafeRawPointer) -> [ObjectKey])?
+    ) -> Relationship {
         Relationship(
             name: propertyName(keyPath), deleteRule: deleteRule, isToMany: true, targetType: target,
-            targets: { source in source[keyPath: keyPath].map { ObjectKey($0) } },
+            targets: targets, targetsAt: targetsAt,
             removing: { source, key in
                 source[keyPath: keyPath].removeAll { ObjectKey($0) == key }
             },
