@@ -1,23 +1,19 @@
-/// A persistent, structurally shared sorted multiset of index entries: a counted B+tree.
+/// A persistent, structurally shared sorted multiset of index entries: a treap with subtree
+/// counts (an order-statistic tree).
 ///
-/// Leaves hold up to ``leafCapacity`` entries inline in one contiguous buffer; inner nodes hold
-/// up to ``innerCapacity`` children, each with its subtree's entry count and a lower bound of
-/// its entries (so a walk down reads one buffer per level and a rank is a sum of counts). Every
-/// node is a copy-on-write array: a change copies only the nodes on its path that another
-/// version shares and changes the rest in place, so keeping a version is O(1), old versions
-/// never change, and a change is O(log n). For 100,000 entries a tree is five levels deep
-/// where a treap was about 23, and a commit that moves an entry copies five buffers instead of
-/// about 23 nodes; but copying an inner node retains each of its children and copies each
-/// child's bound, so the fan-outs are small (32 entries, 8 children: measured against 64/16,
-/// 64/8 and 16/8, 16/4). Entries are ordered by key, then by id
-/// (``ObjectKey/indexOrder(_:_:)``), so no two compare equal.
-///
-/// Every node but the root holds at least a quarter of its capacity, and every leaf is at the
-/// same depth: ``checkInvariants()`` checks both.
+/// Nodes are immutable and shared between versions; an insert or remove copies only the path
+/// it walks, so keeping a version is O(1) and a change is O(log n) expected. A node's
+/// priority is a hash of its id, so the shape does not depend on insertion order. Entries are
+/// ordered by key, then by id (``ObjectKey/indexOrder(_:_:)``), so no two compare equal.
 struct IndexTree: Sendable {
     /// One object's place in an index: its indexed values and its id. The object itself is
     /// read from the table of the same version, so a commit that changes no indexed value of an
-    /// object leaves every index as it was.
+    /// object leaves every index as it was, and a node stays small (112 bytes as allocated for
+    /// the common key types).
+    ///
+    /// Held inline in its node, so that a walk down a path reads one object per level: the
+    /// walk that finds the entry to remove reads a path of nodes that are mostly not in the
+    /// cache, and a second object per level doubled those misses.
     struct Entry: Sendable {
         let key: IndexKey
         let id: ObjectKey
@@ -28,357 +24,232 @@ struct IndexTree: Sendable {
         }
     }
 
-    /// A node: a leaf's entries in order, or an inner node's children in order.
-    enum Node: Sendable {
-        case leaf(ContiguousArray<Entry>)
-        case inner(ContiguousArray<Slot>)
+    final class Node: Sendable {
+        let entry: Entry
+        let priority: Int
+        let left: Node?
+        let right: Node?
+        let count: Int
 
-        /// Entries of a leaf or children of an inner node.
-        var width: Int {
-            switch self {
-            case .leaf(let entries): entries.count
-            case .inner(let slots): slots.count
-            }
+        init(_ entry: Entry, priority: Int, left: Node?, right: Node?) {
+            self.entry = entry
+            self.priority = priority
+            self.left = left
+            self.right = right
+            count = 1 + (left?.count ?? 0) + (right?.count ?? 0)
+        }
+
+        /// A node whose subtree count is known (one more or one fewer than the node it copies),
+        /// so building it reads neither child: on a path copy the child not on the path is
+        /// usually not in the cache.
+        init(_ entry: Entry, priority: Int, left: Node?, right: Node?, count: Int) {
+            self.entry = entry
+            self.priority = priority
+            self.left = left
+            self.right = right
+            self.count = count
+        }
+
+        func with(left: Node?, right: Node?) -> Node {
+            Node(entry, priority: priority, left: left, right: right)
+        }
+
+        /// A copy with new children whose entries number `count - self.count` more.
+        func with(left: Node?, right: Node?, countChange: Int) -> Node {
+            Node(entry, priority: priority, left: left, right: right, count: count + countChange)
         }
     }
 
-    /// One child of an inner node.
-    struct Slot: Sendable {
-        /// Not after any entry of `node`, and after every entry of the slot before it: what a
-        /// walk compares to choose a child.
-        var first: Entry
-        /// The number of entries under `node`.
-        var count: Int
-        var node: Node
-    }
+    private(set) var root: Node?
 
-    /// The most entries a leaf holds.
-    static var leafCapacity: Int { 32 }
-    /// The most children an inner node holds.
-    static var innerCapacity: Int { 8 }
-    /// The fewest entries a leaf other than the root holds.
-    static var leafMinimum: Int { max(1, leafCapacity / 4) }
-    /// The fewest children an inner node other than the root holds.
-    static var innerMinimum: Int { max(2, innerCapacity / 4) }
-
-    private var root: Node = .leaf([])
+    init() {}
 
     /// The number of entries.
     ///
     /// - Complexity: O(1).
-    private(set) var count = 0
-    var isEmpty: Bool { count == 0 }
+    var count: Int { root?.count ?? 0 }
+    var isEmpty: Bool { root == nil }
 
-    init() {}
+    static func priority(of id: ObjectKey) -> Int { id._rawHashValue(seed: 0x1D3) }
 
     // MARK: - Changing
 
     /// Adds `entry`; an entry for the same key and id must not be present.
     ///
-    /// - Complexity: O(log n).
+    /// - Complexity: O(log n) expected.
     mutating func insert(_ entry: Entry) {
-        Self.insert(entry, into: &root)
-        count += 1
-        fixRoot()
+        root = Self.inserting(Node(entry, priority: Self.priority(of: entry.id), left: nil, right: nil), into: root)
     }
 
     /// Removes the entry equal to `entry` (same key and id); returns whether there was one.
     ///
-    /// - Complexity: O(log n).
+    /// - Complexity: O(log n) expected.
     @discardableResult
     mutating func remove(_ entry: Entry) -> Bool {
-        // Look before changing: removing an absent entry copies nothing.
-        guard Self.contains(entry, in: root) else { return false }
-        Self.remove(entry, from: &root)
-        count -= 1
-        fixRoot()
-        return true
+        remove(key: entry.key, id: entry.id)
     }
 
     /// Removes the entry with `key` and `id`; returns whether there was one.
     ///
-    /// - Complexity: O(log n).
+    /// - Complexity: O(log n) expected.
     @discardableResult
     mutating func remove(key: IndexKey, id: ObjectKey) -> Bool {
-        remove(Entry(key: key, id: id))
+        var found = false
+        root = Self.removing(key: key, id: id, from: root, found: &found)
+        return found
+    }
+
+    private static func inserting(_ leaf: Node, into node: Node?) -> Node {
+        guard let node else { return leaf }
+        if leaf.priority > node.priority {
+            let (less, greater) = split(node, at: leaf.entry)
+            return leaf.with(left: less, right: greater)
+        }
+        if Entry.compare(leaf.entry, node.entry) < 0 {
+            return node.with(left: inserting(leaf, into: node.left), right: node.right, countChange: 1)
+        }
+        return node.with(left: node.left, right: inserting(leaf, into: node.right), countChange: 1)
+    }
+
+    /// The entries of `node` before and after `entry` (which it does not contain).
+    private static func split(_ node: Node?, at entry: Entry) -> (Node?, Node?) {
+        guard let node else { return (nil, nil) }
+        if Entry.compare(entry, node.entry) < 0 {
+            let (less, greater) = split(node.left, at: entry)
+            return (less, node.with(left: greater, right: node.right))
+        }
+        let (less, greater) = split(node.right, at: entry)
+        return (node.with(left: node.left, right: less), greater)
+    }
+
+    private static func removing(key: IndexKey, id: ObjectKey, from node: Node?, found: inout Bool) -> Node? {
+        guard let node else { return nil }
+        var order = IndexKey.compare(key, node.entry.key)
+        if order == 0 { order = ObjectKey.indexOrder(id, node.entry.id) }
+        if order == 0 {
+            found = true
+            return join(node.left, node.right)
+        }
+        if order < 0 {
+            let left = removing(key: key, id: id, from: node.left, found: &found)
+            return found ? node.with(left: left, right: node.right, countChange: -1) : node
+        }
+        let right = removing(key: key, id: id, from: node.right, found: &found)
+        return found ? node.with(left: node.left, right: right, countChange: -1) : node
+    }
+
+    /// Joins two trees whose every entry of `a` precedes every entry of `b`.
+    private static func join(_ a: Node?, _ b: Node?) -> Node? {
+        guard let a else { return b }
+        guard let b else { return a }
+        if a.priority > b.priority { return a.with(left: a.left, right: join(a.right, b)) }
+        return b.with(left: join(a, b.left), right: b.right)
     }
 
     /// Moves the entry for `id` from `oldKey` to `newKey`: a remove and an insert in one walk.
-    /// Returns `false`, changing no entry, when there is no entry with `oldKey` and `id`; an
+    /// Returns `false`, changing nothing, when there is no entry with `oldKey` and `id`; an
     /// entry with `newKey` and `id` must not be present.
     ///
-    /// The two walks share the path down to the node where the old and the new entry part;
-    /// when both lie in one leaf, as for a date moved by a second, only that path is copied.
+    /// The new entry has the old one's priority (a hash of the id), so the two walks share the
+    /// path down to the node whose key lies between the old and the new entry, which is copied
+    /// once. When no other entry lies between the two, as for a date moved by a second, the
+    /// shape stays as it is and only the path to the entry is copied: half the nodes of a
+    /// remove and an insert, and half the nodes the old version frees later.
     ///
-    /// - Complexity: O(log n).
+    /// - Complexity: O(log n) expected; O(d + log m) node copies, for d the depth of the node
+    ///   where the old and the new entry part and m the entries of its subtree.
     @discardableResult
     mutating func move(id: ObjectKey, from oldKey: IndexKey, to newKey: IndexKey) -> Bool {
-        // No walk to look first: a commit moves entries that are there. An absent one leaves
-        // a copy of the path with the same entries.
-        guard Self.move(Entry(key: oldKey, id: id), to: Entry(key: newKey, id: id), in: &root) else { return false }
-        fixRoot()
+        guard let root else { return false }
+        let new = Entry(key: newKey, id: id)
+        guard let moved = Self.moving(key: oldKey, id: id, to: new, in: root) else { return false }
+        self.root = moved
         return true
+    }
+
+    /// `node` with the entry `key`/`id` moved to `new`, or `nil` when that entry is not in it.
+    private static func moving(key: IndexKey, id: ObjectKey, to new: Entry, in node: Node) -> Node? {
+        var old = IndexKey.compare(key, node.entry.key)
+        if old == 0 { old = ObjectKey.indexOrder(id, node.entry.id) }
+        if old == 0 { return replacing(node, with: new) }
+        let order = Entry.compare(new, node.entry)
+        if old < 0, order < 0 {
+            guard let left = node.left, let moved = moving(key: key, id: id, to: new, in: left) else { return nil }
+            return node.with(left: moved, right: node.right, countChange: 0)
+        }
+        if old > 0, order >= 0 {
+            guard let right = node.right, let moved = moving(key: key, id: id, to: new, in: right) else { return nil }
+            return node.with(left: node.left, right: moved, countChange: 0)
+        }
+        // The walks part here: out of one side, into the other. The moved entry was below
+        // `node`, so its priority is not above `node`'s and it stays below it.
+        var found = false
+        let leaf = Node(new, priority: priority(of: id), left: nil, right: nil)
+        if old < 0 {
+            let left = removing(key: key, id: id, from: node.left, found: &found)
+            return found ? node.with(left: left, right: inserting(leaf, into: node.right), countChange: 0) : nil
+        }
+        let right = removing(key: key, id: id, from: node.right, found: &found)
+        return found ? node.with(left: inserting(leaf, into: node.left), right: right, countChange: 0) : nil
+    }
+
+    /// `node` with its own entry replaced by `new` (same id, so the same priority, which is at
+    /// least that of every entry below). Unless an entry of a subtree passes the new one, the
+    /// shape stays; otherwise the subtree it crosses is split at `new`.
+    private static func replacing(_ node: Node, with new: Entry) -> Node {
+        if let left = node.left, Entry.compare(new, last(left).entry) < 0 {
+            let (less, greater) = split(left, at: new)
+            return Node(new, priority: node.priority, left: less, right: join(greater, node.right), count: node.count)
+        }
+        if let right = node.right, Entry.compare(first(right).entry, new) < 0 {
+            let (less, greater) = split(right, at: new)
+            return Node(new, priority: node.priority, left: join(node.left, less), right: greater, count: node.count)
+        }
+        return Node(new, priority: node.priority, left: node.left, right: node.right, count: node.count)
+    }
+
+    private static func first(_ node: Node) -> Node {
+        var node = node
+        while let left = node.left { node = left }
+        return node
+    }
+
+    private static func last(_ node: Node) -> Node {
+        var node = node
+        while let right = node.right { node = right }
+        return node
     }
 
     /// Adds every entry of `other`, none of which may be present.
     ///
-    /// Inserts them in order: after the first, the path each one walks is mostly this tree's
-    /// own (copied already), so it changes in place, and only the leaves and inner nodes the
-    /// batch reaches for the first time are copied.
+    /// Cheaper than inserting them one by one for a batch: each node of the result is built
+    /// once, where k inserts copy their k paths and most of the upper nodes again and again.
     ///
-    /// - Complexity: O(k log n), for k entries in `other`.
+    /// - Complexity: O(k log(n / k + 1)) expected, for k entries in `other`.
     mutating func formUnion(_ other: IndexTree) {
-        if isEmpty {
-            self = other
-            return
-        }
-        other.forEach(in: 0..<other.count) { entry in
-            insert(entry)
-            return true
-        }
+        root = Self.union(root, other.root)
     }
 
-    /// A tree of `entries`, which must be sorted and distinct, with full leaves and inner
-    /// nodes.
+    private static func union(_ a: Node?, _ b: Node?) -> Node? {
+        guard let a else { return b }
+        guard let b else { return a }
+        if a.priority < b.priority { return union(b, a) }
+        let (less, greater) = split(b, at: a.entry)
+        return a.with(left: union(a.left, less), right: union(a.right, greater))
+    }
+
+    /// A tree of `entries`, which must be sorted and distinct.
     ///
-    /// - Complexity: O(n).
+    /// - Complexity: O(n log n) expected.
     init(sorted entries: [Entry]) {
-        count = entries.count
-        guard entries.count > Self.leafCapacity else {
-            root = .leaf(ContiguousArray(entries))
-            return
+        let priorities = entries.map { Self.priority(of: $0.id) }
+        func build(_ range: Range<Int>) -> Node? {
+            guard !range.isEmpty else { return nil }
+            var top = range.lowerBound
+            for position in range where priorities[position] > priorities[top] { top = position }
+            return Node(entries[top], priority: priorities[top], left: build(range.lowerBound..<top), right: build((top + 1)..<range.upperBound))
         }
-        var level = Self.evenParts(of: entries.count, capacity: Self.leafCapacity).map { range in
-            Slot(first: entries[range.lowerBound], count: range.count, node: .leaf(ContiguousArray(entries[range])))
-        }
-        while level.count > Self.innerCapacity {
-            level = Self.evenParts(of: level.count, capacity: Self.innerCapacity).map { range in
-                Slot(first: level[range.lowerBound].first, count: level[range].reduce(0) { $0 + $1.count }, node: .inner(ContiguousArray(level[range])))
-            }
-        }
-        root = .inner(ContiguousArray(level))
-    }
-
-    /// `0..<count` cut into the fewest parts of at most `capacity`, whose sizes differ by at
-    /// most one (so each is at least half full).
-    private static func evenParts(of count: Int, capacity: Int) -> [Range<Int>] {
-        let parts = (count + capacity - 1) / capacity
-        return (0..<parts).map { part in (part * count / parts)..<((part + 1) * count / parts) }
-    }
-
-    // MARK: - Node operations
-
-    /// The position in `entries` of the first entry not before `entry`.
-    @inline(__always)
-    private static func lowerBound(_ entry: Entry, in entries: ContiguousArray<Entry>) -> Int {
-        var low = 0, high = entries.count
-        while low < high {
-            let middle = (low + high) / 2
-            if Entry.compare(entries[middle], entry) < 0 { low = middle + 1 } else { high = middle }
-        }
-        return low
-    }
-
-    /// The position of the child of `slots` whose entries would hold `entry`.
-    @inline(__always)
-    private static func child(for entry: Entry, in slots: ContiguousArray<Slot>) -> Int {
-        var low = 1, high = slots.count
-        while low < high {
-            let middle = (low + high) / 2
-            if Entry.compare(slots[middle].first, entry) <= 0 { low = middle + 1 } else { high = middle }
-        }
-        return low - 1
-    }
-
-    /// `entries` with `entry` inserted at `position`, without the doubling of capacity an
-    /// insert into a full array would make.
-    @inline(__always)
-    private static func insert(_ entry: Entry, at position: Int, in entries: inout ContiguousArray<Entry>) {
-        if entries.count < entries.capacity {
-            entries.insert(entry, at: position)
-            return
-        }
-        var grown = ContiguousArray<Entry>()
-        grown.reserveCapacity(entries.count + 1)
-        grown.append(contentsOf: entries[..<position])
-        grown.append(entry)
-        grown.append(contentsOf: entries[position...])
-        entries = grown
-    }
-
-    // Each operation takes a node's array out of the node before changing it, so that the
-    // array is uniquely referenced (and changed in place) when no other version holds it.
-
-    private static func insert(_ entry: Entry, into node: inout Node) {
-        switch node {
-        case .leaf(var entries):
-            node = .leaf([])
-            insert(entry, at: lowerBound(entry, in: entries), in: &entries)
-            node = .leaf(entries)
-        case .inner(var slots):
-            node = .leaf([])
-            let position = child(for: entry, in: slots)
-            if position == 0, Entry.compare(entry, slots[0].first) < 0 { slots[0].first = entry }
-            insert(entry, into: &slots[position].node)
-            slots[position].count += 1
-            fix(&slots, at: position)
-            node = .inner(slots)
-        }
-    }
-
-    /// Removes `entry`, which is present, from `node`.
-    private static func remove(_ entry: Entry, from node: inout Node) {
-        switch node {
-        case .leaf(var entries):
-            node = .leaf([])
-            entries.remove(at: lowerBound(entry, in: entries))
-            node = .leaf(entries)
-        case .inner(var slots):
-            node = .leaf([])
-            let position = child(for: entry, in: slots)
-            remove(entry, from: &slots[position].node)
-            slots[position].count -= 1
-            fix(&slots, at: position)
-            node = .inner(slots)
-        }
-    }
-
-    private static func contains(_ entry: Entry, in node: Node) -> Bool {
-        var node = node
-        while true {
-            switch node {
-            case .leaf(let entries):
-                let position = lowerBound(entry, in: entries)
-                return position < entries.count && Entry.compare(entries[position], entry) == 0
-            case .inner(let slots):
-                node = slots[child(for: entry, in: slots)].node
-            }
-        }
-    }
-
-    /// Moves `old` to `new` in `node`; `false`, with the same entries, when `old` is not there.
-    private static func move(_ old: Entry, to new: Entry, in node: inout Node) -> Bool {
-        switch node {
-        case .leaf(var entries):
-            node = .leaf([])
-            let position = lowerBound(old, in: entries)
-            let found = position < entries.count && Entry.compare(entries[position], old) == 0
-            if found {
-                entries.remove(at: position)
-                entries.insert(new, at: lowerBound(new, in: entries))
-            }
-            node = .leaf(entries)
-            return found
-        case .inner(var slots):
-            let from = child(for: old, in: slots)
-            let to = child(for: new, in: slots)
-            if from == to {
-                node = .leaf([])
-                let found = move(old, to: new, in: &slots[from].node)
-                if found, to == 0, Entry.compare(new, slots[0].first) < 0 { slots[0].first = new }
-                fix(&slots, at: from)
-                node = .inner(slots)
-                return found
-            } else {
-                guard contains(old, in: slots[from].node) else { return false }
-                node = .leaf([])
-                remove(old, from: &slots[from].node)
-                slots[from].count -= 1
-                fix(&slots, at: from)
-                let into = child(for: new, in: slots)
-                if into == 0, Entry.compare(new, slots[0].first) < 0 { slots[0].first = new }
-                insert(new, into: &slots[into].node)
-                slots[into].count += 1
-                fix(&slots, at: into)
-                node = .inner(slots)
-                return true
-            }
-        }
-    }
-
-    /// Splits the child at `position` of `slots` when it is over capacity, or merges it with
-    /// (or shares out with) a neighbour when it is under a quarter of its capacity.
-    private static func fix(_ slots: inout ContiguousArray<Slot>, at position: Int) {
-        let node = slots[position].node
-        let (width, capacity, minimum): (Int, Int, Int)
-        switch node {
-        case .leaf(let entries): (width, capacity, minimum) = (entries.count, leafCapacity, leafMinimum)
-        case .inner(let children): (width, capacity, minimum) = (children.count, innerCapacity, innerMinimum)
-        }
-        if width > capacity {
-            let (left, right) = halves(of: node, first: slots[position].first)
-            slots[position] = left
-            slots.insert(right, at: position + 1)
-        } else if width < minimum, slots.count > 1 {
-            let low = position + 1 < slots.count ? position : position - 1
-            let joined = joining(slots[low], slots[low + 1])
-            if joined.node.width <= capacity {
-                slots[low] = joined
-                slots.remove(at: low + 1)
-            } else {
-                let (left, right) = halves(of: joined.node, first: joined.first)
-                slots[low] = left
-                slots[low + 1] = right
-            }
-        }
-    }
-
-    /// The entries or children of `node` in two slots of half each.
-    private static func halves(of node: Node, first: Entry) -> (Slot, Slot) {
-        switch node {
-        case .leaf(let entries):
-            let middle = entries.count / 2
-            let left = ContiguousArray(entries[..<middle]), right = ContiguousArray(entries[middle...])
-            return (Slot(first: first, count: left.count, node: .leaf(left)), Slot(first: right[0], count: right.count, node: .leaf(right)))
-        case .inner(let slots):
-            let middle = slots.count / 2
-            let left = ContiguousArray(slots[..<middle]), right = ContiguousArray(slots[middle...])
-            return (Slot(first: first, count: left.reduce(0) { $0 + $1.count }, node: .inner(left)),
-                    Slot(first: right[0].first, count: right.reduce(0) { $0 + $1.count }, node: .inner(right)))
-        }
-    }
-
-    /// One slot holding the entries or children of two neighbouring slots of one level.
-    private static func joining(_ a: Slot, _ b: Slot) -> Slot {
-        switch (a.node, b.node) {
-        case (.leaf(let left), .leaf(let right)):
-            var joined = ContiguousArray<Entry>()
-            joined.reserveCapacity(left.count + right.count)
-            joined.append(contentsOf: left)
-            joined.append(contentsOf: right)
-            return Slot(first: a.first, count: joined.count, node: .leaf(joined))
-        case (.inner(let left), .inner(let right)):
-            var joined = ContiguousArray<Slot>()
-            joined.reserveCapacity(left.count + right.count)
-            joined.append(contentsOf: left)
-            joined.append(contentsOf: right)
-            // The right node's first child is now after the left node's children: its bound
-            // must be after them too, as the parent's bound for the right node is.
-            joined[left.count].first = b.first
-            return Slot(first: a.first, count: a.count + b.count, node: .inner(joined))
-        default:
-            preconditionFailure("IndexTree: neighbours at different depths")
-        }
-    }
-
-    /// A root over capacity gets a new root above it; an inner root with one child gives way
-    /// to that child.
-    private mutating func fixRoot() {
-        while true {
-            let width = root.width
-            switch root {
-            case .leaf(let entries) where width > Self.leafCapacity:
-                let (left, right) = Self.halves(of: root, first: entries[0])
-                root = .inner([left, right])
-            case .inner(let slots) where width > Self.innerCapacity:
-                let (left, right) = Self.halves(of: root, first: slots[0].first)
-                root = .inner([left, right])
-            case .inner(let slots) where width == 1:
-                root = slots[0].node
-            default:
-                return
-            }
-        }
+        root = build(entries.indices)
     }
 
     // MARK: - Reading
@@ -386,35 +257,20 @@ struct IndexTree: Sendable {
     /// The number of entries whose key, compared on `prefix`'s length, is before `prefix`
     /// (`orEqual`: before or equal).
     ///
-    /// - Complexity: O(log n).
+    /// - Complexity: O(log n) expected.
     func rank(of prefix: [IndexValue], orEqual: Bool) -> Int {
-        @inline(__always) func isBefore(_ entry: Entry) -> Bool {
-            let order = entry.key.compare(prefix: prefix)
-            return order < 0 || (orEqual && order == 0)
-        }
         var node = root
         var rank = 0
-        while true {
-            switch node {
-            case .leaf(let entries):
-                var low = 0, high = entries.count
-                while low < high {
-                    let middle = (low + high) / 2
-                    if isBefore(entries[middle]) { low = middle + 1 } else { high = middle }
-                }
-                return rank + low
-            case .inner(let slots):
-                // Every entry of the children before the last whose bound is before `prefix`
-                // is before it too; every entry after that child is not.
-                var low = 1, high = slots.count
-                while low < high {
-                    let middle = (low + high) / 2
-                    if isBefore(slots[middle].first) { low = middle + 1 } else { high = middle }
-                }
-                for position in 0..<(low - 1) { rank += slots[position].count }
-                node = slots[low - 1].node
+        while let current = node {
+            let order = current.entry.key.compare(prefix: prefix)
+            if order < 0 || (orEqual && order == 0) {
+                rank += (current.left?.count ?? 0) + 1
+                node = current.right
+            } else {
+                node = current.left
             }
         }
+        return rank
     }
 
     /// Calls `body` with the entries at ranks `range`, in order or (`reversed`) in reverse,
@@ -422,44 +278,23 @@ struct IndexTree: Sendable {
     ///
     /// - Complexity: O(log n + visited).
     func forEach(in range: Range<Int>, reversed: Bool = false, _ body: (Entry) throws -> Bool) rethrows {
-        let range = range.clamped(to: 0..<count)
         guard !range.isEmpty else { return }
         _ = try Self.visit(root, offset: 0, range: range, reversed: reversed, body)
     }
 
-    private static func visit(_ node: Node, offset: Int, range: Range<Int>, reversed: Bool, _ body: (Entry) throws -> Bool) rethrows -> Bool {
-        switch node {
-        case .leaf(let entries):
-            let low = max(range.lowerBound - offset, 0), high = min(range.upperBound - offset, entries.count)
-            guard low < high else { return true }
-            if reversed {
-                for position in (low..<high).reversed() where try !body(entries[position]) { return false }
-            } else {
-                for position in low..<high where try !body(entries[position]) { return false }
-            }
-            return true
-        case .inner(let slots):
-            if reversed {
-                var end = offset
-                for slot in slots { end += slot.count }
-                for slot in slots.reversed() {
-                    let start = end - slot.count
-                    if start < range.upperBound, end > range.lowerBound,
-                       try !visit(slot.node, offset: start, range: range, reversed: true, body) { return false }
-                    if start <= range.lowerBound { break }
-                    end = start
-                }
-            } else {
-                var start = offset
-                for slot in slots {
-                    if start >= range.upperBound { break }
-                    if start + slot.count > range.lowerBound,
-                       try !visit(slot.node, offset: start, range: range, reversed: false, body) { return false }
-                    start += slot.count
-                }
-            }
-            return true
+    private static func visit(_ node: Node?, offset: Int, range: Range<Int>, reversed: Bool, _ body: (Entry) throws -> Bool) rethrows -> Bool {
+        guard let node else { return true }
+        let leftCount = node.left?.count ?? 0
+        let position = offset + leftCount
+        guard offset < range.upperBound, offset + node.count > range.lowerBound else { return true }
+        if reversed {
+            if try !visit(node.right, offset: position + 1, range: range, reversed: true, body) { return false }
+            if range.contains(position), try !body(node.entry) { return false }
+            return try visit(node.left, offset: offset, range: range, reversed: true, body)
         }
+        if try !visit(node.left, offset: offset, range: range, reversed: false, body) { return false }
+        if range.contains(position), try !body(node.entry) { return false }
+        return try visit(node.right, offset: position + 1, range: range, reversed: false, body)
     }
 
     /// Every entry, in order.
@@ -470,57 +305,24 @@ struct IndexTree: Sendable {
         return result
     }
 
-    /// The number of levels: 1 for a tree that is one leaf.
-    var height: Int {
-        var node = root
-        var height = 1
-        while case .inner(let slots) = node {
-            node = slots[0].node
-            height += 1
-        }
-        return height
-    }
-
     // MARK: - Invariants
 
-    /// Checks order, the bounds inner nodes keep for their children, subtree counts, that every
-    /// leaf is at the same depth and that every node but the root is at least a quarter full
-    /// and none over capacity; a precondition failure names the first broken one.
+    /// Checks order, heap order of priorities and subtree counts; a precondition failure names
+    /// the first broken one.
     ///
     /// - Complexity: O(n).
     func checkInvariants() {
-        var leafDepth: Int?
-        var previous: Entry?
-        /// Checks `node` and returns its entry count and its first entry.
-        func check(_ node: Node, depth: Int, isRoot: Bool, low: Entry?) -> Int {
-            switch node {
-            case .leaf(let entries):
-                precondition(entries.count <= Self.leafCapacity, "IndexTree: leaf over capacity")
-                precondition(isRoot || entries.count >= Self.leafMinimum, "IndexTree: leaf under-full")
-                if leafDepth == nil { leafDepth = depth }
-                precondition(leafDepth == depth, "IndexTree: leaves at different depths")
-                for entry in entries {
-                    if let low { precondition(Entry.compare(low, entry) <= 0, "IndexTree: entry before its bound") }
-                    if let previous { precondition(Entry.compare(previous, entry) < 0, "IndexTree: entries out of order") }
-                    previous = entry
-                }
-                return entries.count
-            case .inner(let slots):
-                precondition(slots.count <= Self.innerCapacity, "IndexTree: inner node over capacity")
-                precondition(slots.count >= (isRoot ? 2 : Self.innerMinimum), "IndexTree: inner node under-full")
-                var total = 0
-                for (position, slot) in slots.enumerated() {
-                    if let low { precondition(Entry.compare(low, slot.first) <= 0, "IndexTree: bound before its parent's") }
-                    if position > 0, let previous {
-                        precondition(Entry.compare(previous, slot.first) < 0, "IndexTree: bound not after the entries before it")
-                    }
-                    let count = check(slot.node, depth: depth + 1, isRoot: false, low: slot.first)
-                    precondition(count == slot.count, "IndexTree: wrong subtree count")
-                    total += count
-                }
-                return total
-            }
+        func check(_ node: Node?, low: Entry?, high: Entry?) -> Int {
+            guard let node else { return 0 }
+            if let low { precondition(Entry.compare(low, node.entry) < 0, "IndexTree: entries out of order") }
+            if let high { precondition(Entry.compare(node.entry, high) < 0, "IndexTree: entries out of order") }
+            precondition(node.priority == Self.priority(of: node.entry.id), "IndexTree: wrong priority")
+            if let left = node.left { precondition(left.priority <= node.priority, "IndexTree: heap order broken") }
+            if let right = node.right { precondition(right.priority <= node.priority, "IndexTree: heap order broken") }
+            let count = 1 + check(node.left, low: low, high: node.entry) + check(node.right, low: node.entry, high: high)
+            precondition(count == node.count, "IndexTree: wrong subtree count")
+            return count
         }
-        precondition(check(root, depth: 0, isRoot: true, low: nil) == count, "IndexTree: wrong count")
+        _ = check(root, low: nil, high: nil)
     }
 }
