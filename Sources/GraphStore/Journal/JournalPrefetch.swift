@@ -8,10 +8,12 @@ import Foundation
 /// exactly as without a prefetch. Records the store's file turns out to cover are decoded in
 /// vain, on the other thread.
 package final class JournalPrefetch: Sendable {
-    /// What was read: the contents and every record, decoded, in order.
+    /// What was read: the contents and every record, decoded, in order, with the survey of
+    /// their stored field names.
     struct Prefetched: Sendable {
         var contents: JournalContents
         var records: [JournalRecord]
+        var survey: JournalSurvey
     }
 
     private let finished = DispatchSemaphore(value: 0)
@@ -34,7 +36,8 @@ package final class JournalPrefetch: Sendable {
                   let records = try? JournalRecord.decode(contents.scan.records, in: contents.data, schema: schema, path: path),
                   records.count == contents.scan.records.count
             else { return }
-            outcome.withLock { $0 = Prefetched(contents: contents, records: records) }
+            let survey = JournalSurvey(records)
+            outcome.withLock { $0 = Prefetched(contents: contents, records: records, survey: survey) }
         }
         thread.name = "GraphStore.JournalPrefetch"
         thread.qualityOfService = .userInitiated

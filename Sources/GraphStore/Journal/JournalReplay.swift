@@ -46,7 +46,10 @@ package enum JournalReplay {
         package var replayed: [GraphChange] = []
     }
 
-    /// Replays the journal beside a store onto what the store's own file held.
+    /// Replays the journal beside a store onto what the store's own file held, record by
+    /// record (what each record changed can be reported). A store that builds its graph once
+    /// from objects folds the records into them instead: see ``pending(journalAt:storedNumber:storedLineage:storePath:schema:recover:prefetched:)``
+    /// and ``JournalFold``.
     ///
     /// - Parameters:
     ///   - stored: The graph in the store's file (`nil`: no file), with its store version.
@@ -58,17 +61,63 @@ package enum JournalReplay {
     ///   - reportingChanges: Whether ``Opened/replayed`` lists what each record changed.
     ///   - prefetch: The journal as read and decoded while the store's file was read, if it
     ///     was; when its read failed, the journal is read here.
-    /// - Throws: ``GraphStoreError/damagedFile(path:offset:reason:)`` naming the journal and the
-    ///   byte for a damaged record, a journal of another store (its lineage differs), a journal
-    ///   that does not continue the store's file (records missing between them), or a journal
-    ///   without its store file; ``GraphStoreError/codingFailed(path:entity:id:reason:)`` for a
-    ///   record that does not decode with the app's types;
-    ///   ``GraphStoreError/unsupportedFormatVersion(path:found:supported:)``.
+    /// - Throws: as ``pending(journalAt:storedNumber:storedLineage:storePath:schema:recover:prefetched:)``.
     /// - Complexity: O(journal size + changed objects × log n).
     package static func open(
         journalAt path: String, stored: GraphVersion?, storedLineage: UUID?, storePath: String, schema: Schema, recover: Bool,
         reportingChanges: Bool = true, prefetched prefetch: JournalPrefetch? = nil
     ) throws -> Opened {
+        let pending = try pending(
+            journalAt: path, storedNumber: stored?.number, storedLineage: storedLineage, storePath: storePath, schema: schema,
+            recover: recover, prefetched: prefetch)
+        var version = stored ?? GraphVersion(schema: schema)
+        var changes: [GraphChange] = []
+        for decoded in pending.records {
+            if reportingChanges { changes.append(decoded.change(replayedOnto: version, schema: schema)) }
+            decoded.apply(to: &version, schema: schema)
+        }
+        let replayed = stored == nil && !pending.holdsRecords ? nil : version
+        return Opened(version: replayed, lineage: pending.lineage, journal: pending.journal, replayed: changes)
+    }
+
+    /// The journal beside a store, checked against the store's file, with its records newer
+    /// than that file decoded and not yet applied.
+    package struct Pending: Sendable {
+        /// The store's lineage: the journal's, or the file's (a new one when neither names one).
+        var lineage: UUID
+        /// The journal as read (`nil` when there was none).
+        var journal: JournalContents?
+        /// The records newer than the store's file, in order.
+        var records: [JournalRecord]
+        /// Whether the journal holds any record at all, newer or not: then the store exists even
+        /// without its file.
+        var holdsRecords: Bool
+    }
+
+    /// Reads the journal beside a store (or takes it as prefetched), checks that it continues
+    /// the store's file, and decodes its records newer than that file.
+    ///
+    /// - Parameters:
+    ///   - storedNumber: The store version of the store's file (`nil`: no file).
+    ///   - storedLineage: The lineage the store's file names (`nil`: a file written before
+    ///     journals existed, or no file).
+    ///   - recover: Whether a damaged journal is set aside (copied to
+    ///     `<journal>.damaged-<unix time>`) and only its intact records are returned, instead of
+    ///     refusing to open.
+    ///   - prefetch: The journal as read and decoded while the store's file was read, if it
+    ///     was; when its read failed, the journal is read here.
+    /// - Throws: ``GraphStoreError/damagedFile(path:offset:reason:)`` naming the journal and the
+    ///   byte for a damaged record, a journal of another store (its lineage differs), a journal
+    ///   that does not continue the store's file (records missing between them), or a journal
+    ///   without its store file; ``GraphStoreError/codingFailed(path:entity:id:reason:)`` for a
+    ///   record that does not decode with the app's types, or one holding a field whose values
+    ///   the app's types would lose (see ``UnkeptFields``);
+    ///   ``GraphStoreError/unsupportedFormatVersion(path:found:supported:)``.
+    /// - Complexity: O(journal size), less what the prefetch did.
+    static func pending(
+        journalAt path: String, storedNumber: UInt64?, storedLineage: UUID?, storePath: String, schema: Schema, recover: Bool,
+        prefetched prefetch: JournalPrefetch? = nil
+    ) throws -> Pending {
         var contents: JournalContents?
         let prefetched = prefetch?.wait()
         do {
@@ -90,26 +139,23 @@ package enum JournalReplay {
             contents = JournalContents(data: data, scan: intact)
         }
         guard let contents, let header = contents.scan.header else {
-            return Opened(version: stored, lineage: storedLineage ?? UUID(), journal: contents)
+            return Pending(lineage: storedLineage ?? UUID(), journal: contents, records: [], holdsRecords: false)
         }
-        let storedNumber = stored?.number ?? 0
         try checkContinuity(
-            of: contents, header: header, storedNumber: stored?.number, storedLineage: storedLineage, path: path, storePath: storePath)
-        var version = stored ?? GraphVersion(schema: schema)
-        var changes: [GraphChange] = []
+            of: contents, header: header, storedNumber: storedNumber, storedLineage: storedLineage, path: path, storePath: storePath)
+        let newer = storedNumber ?? 0
         let records: [JournalRecord]
+        let survey: JournalSurvey
         if let prefetched {
-            records = prefetched.records.filter { $0.version > storedNumber }
+            records = prefetched.records.filter { $0.version > newer }
+            survey = prefetched.survey
         } else {
-            let pending = contents.scan.records.filter { $0.version > storedNumber }
+            let pending = contents.scan.records.filter { $0.version > newer }
             records = try JournalRecord.decode(pending, in: contents.data, schema: schema, path: path)
+            survey = JournalSurvey(records)
         }
-        for decoded in records {
-            if reportingChanges { changes.append(decoded.change(replayedOnto: version, schema: schema)) }
-            decoded.apply(to: &version, schema: schema)
-        }
-        let replayed = stored == nil && contents.scan.records.isEmpty ? nil : version
-        return Opened(version: replayed, lineage: header.lineage, journal: contents, replayed: changes)
+        try survey.check(after: newer, contents: contents, schema: schema, path: path)
+        return Pending(lineage: header.lineage, journal: contents, records: records, holdsRecords: !contents.scan.records.isEmpty)
     }
 
     /// Checks that the journal continues the store's file: the same lineage (or, for a file

@@ -123,6 +123,32 @@ package enum SnapshotCodec {
     static func decodeSurveying(
         _ data: consuming Data, schema: Schema, path: String, modelVersion: String? = nil, reportingPositions: Bool = false, survey: Bool
     ) throws -> (header: SnapshotHeaderV1, version: GraphVersion, unkept: [UnkeptFields.Candidate]) {
+        let decoded = try decodeObjects(consume data, schema: schema, path: path, modelVersion: modelVersion, reportingPositions: reportingPositions, survey: survey)
+        let version = try build(decoded.objects, number: decoded.header.storeVersion, schema: schema, path: path)
+        return (decoded.header, version, decoded.unkept)
+    }
+
+    /// The graph of `objects` (per entity index) at store version `number`, indexed and checked.
+    ///
+    /// - Throws: ``GraphStoreError/damagedFile(path:offset:reason:)`` naming `path` for a
+    ///   duplicate id, a unique value held twice, or a reference to a missing object.
+    /// - Complexity: O(objects + references).
+    static func build(_ objects: [[any Entity]], number: UInt64, schema: Schema, path: String) throws -> GraphVersion {
+        do {
+            return try GraphVersion.loaded(objects, number: number, schema: schema)
+        } catch {
+            throw GraphStoreError.damagedFile(path: path, offset: nil, reason: error.description)
+        }
+    }
+
+    /// As ``decodeSurveying(_:schema:path:modelVersion:reportingPositions:survey:)``, without
+    /// building the graph: the header, the objects per entity index in stored order, and the
+    /// survey's candidates.
+    ///
+    /// - Complexity: O(size of the document).
+    static func decodeObjects(
+        _ data: consuming Data, schema: Schema, path: String, modelVersion: String? = nil, reportingPositions: Bool = false, survey: Bool
+    ) throws -> (header: SnapshotHeaderV1, objects: [[any Entity]], unkept: [UnkeptFields.Candidate]) {
         let format = try SnapshotHeaderCheck.format(of: data, path: path)
         let context = DecodingContext(schema: schema, modelVersion: modelVersion, surveysMembers: survey)
         let document: DecodableDocument
@@ -155,12 +181,7 @@ package enum SnapshotCodec {
         }
         _ = consume data
         let unkept = survey ? UnkeptFields.candidates(document.memberNames, objects: document.objects, schema: schema) : []
-        do {
-            let version = try GraphVersion.loaded(document.objects, number: document.header.storeVersion, schema: schema)
-            return (document.header, version, unkept)
-        } catch {
-            throw GraphStoreError.damagedFile(path: path, offset: nil, reason: error.description)
-        }
+        return (document.header, document.objects, unkept)
     }
 
     private static func describe(_ error: DecodingError, format: SnapshotFormat, path: String) -> GraphStoreError {

@@ -56,17 +56,8 @@ final class SnapshotFileBackend: StoreBackend {
             // decompressed and decoded here (a migration rewrites the journal: then it is
             // read again).
             let prefetch = JournalPrefetch.start(path: journalPath, schema: schema)
-            var snapshot: (header: SnapshotHeaderV1, version: GraphVersion)?
-            var migrated = false
-            do {
-                snapshot = try readMigrating(schema: schema, migrated: &migrated)
-            } catch let error as GraphStoreError where options.recoverFromPreviousSnapshot && error.isDamage {
-                snapshot = try recover(from: error, schema: schema)
-            }
-            let replayed = try JournalReplay.open(
-                journalAt: journalPath, stored: snapshot?.version, storedLineage: snapshot?.header.lineage.flatMap(UUID.init(uuidString:)),
-                storePath: target.url.path, schema: schema, recover: options.recoverFromPreviousSnapshot, reportingChanges: false,
-                prefetched: migrated ? nil : prefetch)
+            let (replayed, snapshotNumber) = try openFolding(journalPath: journalPath, prefetch: prefetch, schema: schema)
+                ?? openReplaying(journalPath: journalPath, prefetch: prefetch, schema: schema)
             var journal: StoreJournal?
             if durability != .coalesced || replayed.journal != nil {
                 journal = try StoreJournal.start(
@@ -75,7 +66,7 @@ final class SnapshotFileBackend: StoreBackend {
             }
             opened.withLock { $0.journal = journal }
             writer.reset(
-                to: replayed.version ?? GraphVersion(schema: schema), snapshotVersion: snapshot?.version.number ?? 0,
+                to: replayed.version ?? GraphVersion(schema: schema), snapshotVersion: snapshotNumber,
                 lineage: replayed.lineage, journal: journal)
             return replayed.version
         } catch {
@@ -134,6 +125,97 @@ final class SnapshotFileBackend: StoreBackend {
         writer.events()
     }
 
+    // MARK: - Opening
+
+    /// The common way to open: the snapshot's objects are decoded, the journal's newer records
+    /// folded into them (``JournalFold``), and the graph built once.
+    ///
+    /// Returns `nil`, having changed nothing, where ``openReplaying(journalPath:prefetch:schema:)``
+    /// must decide: a snapshot of another model version (migrated or refused), a damaged
+    /// snapshot when recovery is on, or objects that do not form a graph, so that the error or
+    /// the recovery is the one met without a journal.
+    ///
+    /// - Returns: what opening gives, and the store version of the snapshot.
+    /// - Throws: the errors of ``readObjects(_:schema:limit:modelVersion:)`` and of
+    ///   ``JournalReplay/pending(journalAt:storedNumber:storedLineage:storePath:schema:recover:prefetched:)``;
+    ///   ``GraphStoreError/damagedFile(path:offset:reason:)`` naming the journal when its
+    ///   records leave objects that do not form a graph (a unique value held twice, a
+    ///   reference to a missing object) although the snapshot's do.
+    /// - Complexity: O(file size + journal size), the graph built once.
+    private func openFolding(
+        journalPath: String, prefetch: JournalPrefetch?, schema: Schema
+    ) throws -> (opened: JournalReplay.Opened, snapshotNumber: UInt64)? {
+        let url = target.url
+        let limit = options.maxDecompressedBytes
+        let read: (header: SnapshotHeaderV1, objects: [[any Entity]])?
+        do {
+            do {
+                read = try Self.readObjects(url, schema: schema, limit: limit, modelVersion: target.modelVersion)
+            } catch let found as StoredModelVersion {
+                guard schema.model.compare(found: found.found, option: options.modelVersion) == .same else { return nil }
+                read = try Self.readObjects(url, schema: schema, limit: limit)
+            }
+        } catch let error as GraphStoreError where options.recoverFromPreviousSnapshot && error.isDamage {
+            return nil
+        }
+        let storedNumber = read?.header.storeVersion
+        let pending: JournalReplay.Pending
+        do {
+            pending = try JournalReplay.pending(
+                journalAt: journalPath, storedNumber: storedNumber, storedLineage: read?.header.lineage.flatMap(UUID.init(uuidString:)),
+                storePath: url.path, schema: schema, recover: options.recoverFromPreviousSnapshot, prefetched: prefetch)
+        } catch {
+            // A snapshot whose objects do not form a graph is reported (or recovered from)
+            // before its journal is looked at.
+            if let read, (try? SnapshotCodec.build(read.objects, number: read.header.storeVersion, schema: schema, path: url.path)) == nil {
+                return nil
+            }
+            throw error
+        }
+        var objects = read?.objects ?? schema.entities.map { _ in [] }
+        JournalFold.fold(pending.records, into: &objects, schema: schema)
+        let number = pending.records.last?.version ?? storedNumber ?? 0
+        let version: GraphVersion
+        do {
+            version = try GraphVersion.loaded(objects, number: number, schema: schema)
+        } catch {
+            if pending.records.isEmpty { return nil }
+            if let read, (try? SnapshotCodec.build(read.objects, number: read.header.storeVersion, schema: schema, path: url.path)) == nil {
+                return nil
+            }
+            throw GraphStoreError.damagedFile(
+                path: journalPath, offset: nil,
+                reason: "the journal's records, replayed onto \(url.path), leave objects that do not form a graph: \(error.description)")
+        }
+        let opened = read == nil && !pending.holdsRecords ? nil : version
+        return (JournalReplay.Opened(version: opened, lineage: pending.lineage, journal: pending.journal), storedNumber ?? 0)
+    }
+
+    /// Opening by building the snapshot's graph and replaying the journal's records onto it,
+    /// one by one: for a snapshot that is migrated, recovered from, or damaged.
+    ///
+    /// - Returns: what opening gives, and the store version of the snapshot.
+    /// - Throws: the errors of ``readMigrating(schema:migrated:)`` and of
+    ///   ``JournalReplay/open(journalAt:stored:storedLineage:storePath:schema:recover:reportingChanges:prefetched:)``.
+    /// - Complexity: O(file size + journal size + changed objects × log n).
+    private func openReplaying(
+        journalPath: String, prefetch: JournalPrefetch?, schema: Schema
+    ) throws -> (opened: JournalReplay.Opened, snapshotNumber: UInt64) {
+        var snapshot: (header: SnapshotHeaderV1, version: GraphVersion)?
+        var migrated = false
+        do {
+            snapshot = try readMigrating(schema: schema, migrated: &migrated)
+        } catch let error as GraphStoreError where options.recoverFromPreviousSnapshot && error.isDamage {
+            snapshot = try recover(from: error, schema: schema)
+        }
+        let replayed = try JournalReplay.open(
+            journalAt: journalPath, stored: snapshot?.version, storedLineage: snapshot?.header.lineage.flatMap(UUID.init(uuidString:)),
+            storePath: target.url.path, schema: schema, recover: options.recoverFromPreviousSnapshot, reportingChanges: false,
+            // A migration rewrites the journal: then it is read again.
+            prefetched: migrated ? nil : prefetch)
+        return (replayed, snapshot?.version.number ?? 0)
+    }
+
     // MARK: - Reading
 
     /// The snapshot in the app's model version: read as is when its header names that
@@ -179,9 +261,19 @@ final class SnapshotFileBackend: StoreBackend {
     ///   ``GraphStoreError/codingFailed(path:entity:id:reason:)`` for a stored field whose
     ///   values the app's types would lose (see ``UnkeptFields``).
     static func read(_ url: URL, schema: Schema, limit: Int, modelVersion: String? = nil) throws -> (header: SnapshotHeaderV1, version: GraphVersion)? {
+        guard let decoded = try readObjects(url, schema: schema, limit: limit, modelVersion: modelVersion) else { return nil }
+        return (decoded.header, try SnapshotCodec.build(decoded.objects, number: decoded.header.storeVersion, schema: schema, path: url.path))
+    }
+
+    /// As ``read(_:schema:limit:modelVersion:)``, without building the graph: the header and
+    /// the objects per entity index, in stored order, not yet checked as a graph.
+    ///
+    /// - Throws: as ``read(_:schema:limit:modelVersion:)``, except for the graph's checks.
+    /// - Complexity: O(file size).
+    static func readObjects(_ url: URL, schema: Schema, limit: Int, modelVersion: String? = nil) throws -> (header: SnapshotHeaderV1, objects: [[any Entity]])? {
         guard let document = try readDocument(url, limit: limit) else { return nil }
         // The last reference goes in, so the document is freed before the graph is built.
-        let decoded = try SnapshotCodec.decodeSurveying(consume document, schema: schema, path: url.path, modelVersion: modelVersion, survey: true)
+        let decoded = try SnapshotCodec.decodeObjects(consume document, schema: schema, path: url.path, modelVersion: modelVersion, survey: true)
         if !decoded.unkept.isEmpty {
             // Rare: a field the types did not write back. Read the objects generically to see
             // whether the types read it at all, from the document read again (the file is
@@ -196,7 +288,7 @@ final class SnapshotFileBackend: StoreBackend {
                     reason: UnkeptFields.reason(lost) + ". The file was left untouched")
             }
         }
-        return (decoded.header, decoded.version)
+        return (decoded.header, decoded.objects)
     }
 
     /// The uncompressed document at `url` (gzip is detected by its magic), or `nil` when

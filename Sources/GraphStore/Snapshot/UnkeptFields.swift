@@ -95,7 +95,8 @@ package enum UnkeptFields {
 
     // MARK: - Helpers
 
-    private static func encodedFieldNames(_ object: some Entity, encoder: JSONEncoder) throws -> Set<String> {
+    /// The names of the fields `object` encodes.
+    static func encodedFieldNames(_ object: some Entity, encoder: JSONEncoder) throws -> Set<String> {
         let fields = try JSONSerialization.jsonObject(with: encoder.encode(object)) as? [String: Any] ?? [:]
         return Set(fields.keys)
     }

@@ -1,0 +1,79 @@
+import Foundation
+internal import GraphStoreCoding
+
+/// The distinct sets of stored field names among a journal's upserted objects, per entity: how
+/// a field that only journal records hold is checked as the store file's fields are (see
+/// ``UnkeptFields``). A field renamed without a new model version would otherwise read as `nil`
+/// from the journal, and the next snapshot would drop its values.
+///
+/// Made where the records are decoded (on the prefetch thread when there is one); checked once
+/// the store's file says which records are newer than it.
+struct JournalSurvey: Sendable {
+    /// The last upserted object holding a set of field names, and where it is.
+    struct Holder: Sendable {
+        /// The store version of its record.
+        var version: UInt64
+        /// The index of the object among its record's upserts of its entity.
+        var index: Int
+        var object: any Entity
+    }
+
+    /// Per entity index: each distinct set of non-null stored field names, with the last object
+    /// holding it (the last, so that a set held by any record newer than the store's file has a
+    /// holder among those records).
+    private(set) var sets: [Int: [Set<String>: Holder]] = [:]
+
+    /// The survey of `records`, decoded with their member names.
+    ///
+    /// - Complexity: O(parts); one hash of a name set per part and distinct set in it.
+    init(_ records: [JournalRecord]) {
+        for record in records {
+            for part in record.parts where !part.memberNames.isEmpty {
+                for names in part.memberNames where names.firstIndex < part.upserts.count {
+                    sets[part.entity, default: [:]][names.names] = Holder(
+                        version: record.version, index: names.firstIndex, object: part.upserts[names.firstIndex])
+                }
+            }
+        }
+    }
+
+    /// Throws when a record newer than `storedNumber` holds a field whose values the app's
+    /// types would lose.
+    ///
+    /// - Throws: ``GraphStoreError/codingFailed(path:entity:id:reason:)`` naming the journal at
+    ///   `path`, the entity, an object holding the field and the record.
+    /// - Complexity: one encoding of a typed object per distinct name set; for a candidate,
+    ///   a generic decoding of its record.
+    func check(after storedNumber: UInt64, contents: JournalContents, schema: Schema, path: String) throws {
+        let encoder = SnapshotCodec.makeJSONEncoder()
+        for entity in sets.keys.sorted() {
+            let description = schema.entities[entity]
+            // In record order, so the error names the first record at fault.
+            let holders = sets[entity, default: [:]].filter { $0.value.version > storedNumber }.sorted { $0.value.version < $1.value.version }
+            for (names, holder) in holders {
+                // An object that does not encode is left to the first save, which reports it.
+                guard let kept = try? UnkeptFields.encodedFieldNames(holder.object, encoder: encoder) else { continue }
+                for field in names.sorted() where !kept.contains(field) {
+                    guard let stored = storedObject(of: description.name, holder: holder, contents: contents) else { continue }
+                    let candidate = UnkeptFields.Candidate(entity: description.name, field: field, index: 0)
+                    guard UnkeptFields.lost([candidate], stored: MigratingStore([description.name: [stored]]), schema: schema) != nil else { continue }
+                    let start = contents.scan.records.first { $0.version == holder.version }?.start
+                    throw GraphStoreError.codingFailed(
+                        path: path, entity: description.name, id: stored["id"].map(ModelMigrator.idText),
+                        reason: UnkeptFields.reason(candidate)
+                            + " (the journal record of store version \(holder.version)\(start.map { ", byte \($0)" } ?? "")). The file was left untouched")
+                }
+            }
+        }
+    }
+
+    /// The object of `holder` as its record stores it, as generic values in the JSON snapshot
+    /// conventions.
+    private func storedObject(of entity: String, holder: Holder, contents: JournalContents) -> [String: SnapshotValue]? {
+        guard let location = contents.scan.records.first(where: { $0.version == holder.version }),
+              case .object(let parts)? = try? SnapshotCodec.makeJSONDecoder().decode(SnapshotValue.self, from: contents.data[location.document]),
+              case .array(let upserts)? = parts[entity]?["upsert"], upserts.indices.contains(holder.index)
+        else { return nil }
+        return MigratingStore(conventional: [(name: entity, objects: [upserts[holder.index]])])[entity].first
+    }
+}
