@@ -11,81 +11,96 @@ import Foundation
 /// stamped with the store version of the last record, where replaying stamps an object with
 /// its own record's: no reader of a store tells them apart, as every context starts at or
 /// after that version.
-enum JournalFold {
+struct JournalFold: Sendable {
     /// What the records do to one entity.
-    private struct EntityChanges {
+    struct EntityChanges: Sendable {
         /// Whether a record cleared the entity: no object of the file is kept.
         var cleared = false
-        /// The final object of each id a record touched (`nil`: deleted), in order of first touch.
-        var changes: [(key: ObjectKey, value: (any Entity)?)] = []
-        /// The position in `changes` of each id.
+        /// The ids the records touched, in order of first touch.
+        var keys: [ObjectKey] = []
+        /// The final object of each id in `keys` (`nil`: deleted).
+        var values: [(any Entity)?] = []
+        /// The position of each id in `keys`.
         var positions: [ObjectKey: Int] = [:]
-
-        mutating func set(_ key: ObjectKey, _ value: (any Entity)?) {
-            if let position = positions[key] {
-                changes[position].value = value
-            } else {
-                positions[key] = changes.count
-                changes.append((key, value))
-            }
-        }
 
         /// Takes in one record's part for this entity: the clear, then the deletions, then the
         /// upserts, as replaying does.
         mutating func apply(_ part: JournalRecord.Part, key: (any Entity) -> ObjectKey) {
             if part.clear {
                 cleared = true
-                changes.removeAll()
+                keys.removeAll()
+                values.removeAll()
                 positions.removeAll()
             }
             for deleted in part.deletes { set(deleted, nil) }
             for value in part.upserts { set(key(value), value) }
         }
+
+        private mutating func set(_ key: ObjectKey, _ value: (any Entity)?) {
+            if let position = positions[key] {
+                values[position] = value
+            } else {
+                positions[key] = keys.count
+                keys.append(key)
+                values.append(value)
+            }
+        }
     }
 
-    /// `objects` (per entity index, as the store's file holds them) with `records` applied in
-    /// order.
+    /// Per entity index, what the records change (`nil`: nothing).
+    private(set) var entities: [EntityChanges?]
+
+    /// The fold of `records`, in order.
+    ///
+    /// - Complexity: O(changed objects).
+    init(_ records: [JournalRecord], schema: Schema) {
+        entities = Array(repeating: nil, count: records.isEmpty ? 0 : schema.entities.count)
+        for record in records {
+            for part in record.parts {
+                if entities[part.entity] == nil { entities[part.entity] = EntityChanges() }
+                entities[part.entity]!.apply(part, key: schema.entities[part.entity].key)
+            }
+        }
+    }
+
+    /// Applies `records`, in order, to `objects` (per entity index, as the store's file holds
+    /// them): the kept objects of the file stay in their order, changed ones in their place, and
+    /// new ones follow. An unchanged object is not copied (the arrays are changed in place when
+    /// the caller holds the only reference).
     ///
     /// An id the file holds twice (a damaged file) stays twice, so that building the graph
     /// reports it as it would without the journal.
     ///
-    /// - Complexity: O(changed objects) for the records, plus an id lookup per object of each
-    ///   entity they change.
+    /// - Complexity: O(changed objects), plus an id lookup per object of each entity the
+    ///   records change.
     static func fold(_ records: [JournalRecord], into objects: inout [[any Entity]], schema: Schema) {
-        var entities: [Int: EntityChanges] = [:]
-        for record in records {
-            for part in record.parts {
-                let description = schema.entities[part.entity]
-                entities[part.entity, default: EntityChanges()].apply(part, key: description.key)
-            }
-        }
-        for (entity, changed) in entities {
-            objects[entity] = folded(objects[entity], with: changed, key: schema.entities[entity].key)
+        let fold = JournalFold(records, schema: schema)
+        for (entity, changes) in fold.entities.enumerated() {
+            guard let changes else { continue }
+            apply(changes, to: &objects[entity], key: schema.entities[entity].key)
         }
     }
 
-    private static func folded(
-        _ stored: [any Entity], with changed: EntityChanges, key: (any Entity) -> ObjectKey
-    ) -> [any Entity] {
-        var result: [any Entity] = []
-        if changed.cleared {
-            result.reserveCapacity(changed.changes.count)
-            for change in changed.changes { if let value = change.value { result.append(value) } }
-            return result
-        }
-        result.reserveCapacity(stored.count + changed.changes.count)
-        var used = [Bool](repeating: false, count: changed.changes.count)
-        for value in stored {
-            guard let position = changed.positions[key(value)], !used[position] else {
-                result.append(value)
-                continue
+    private static func apply(_ changes: EntityChanges, to values: inout [any Entity], key: (any Entity) -> ObjectKey) {
+        var used = [Bool](repeating: false, count: changes.keys.count)
+        if changes.cleared {
+            values.removeAll()
+        } else {
+            // Kept objects move down over deleted ones by swaps, which copy no object.
+            var kept = 0
+            for position in values.indices {
+                if let slot = changes.positions[key(values[position])], !used[slot] {
+                    used[slot] = true
+                    guard let new = changes.values[slot] else { continue }
+                    values[position] = new
+                }
+                if kept != position { values.swapAt(kept, position) }
+                kept += 1
             }
-            used[position] = true
-            if let new = changed.changes[position].value { result.append(new) }
+            values.removeLast(values.count - kept)
         }
-        for (position, change) in changed.changes.enumerated() where !used[position] {
-            if let value = change.value { result.append(value) }
+        for (slot, value) in changes.values.enumerated() where !used[slot] {
+            if let value { values.append(value) }
         }
-        return result
     }
 }

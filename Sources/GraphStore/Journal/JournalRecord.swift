@@ -19,9 +19,9 @@ struct JournalRecord: Sendable {
         var clear: Bool
         var deletes: [ObjectKey]
         var upserts: [any Entity]
-        /// When decoded: each distinct set of non-null field names among the upserted objects
-        /// as stored, with the index of the first object holding it (see ``JournalSurvey``).
-        var memberNames: [MemberNames] = []
+        /// When decoded: each distinct signature of the non-null field names of the upserted
+        /// objects as stored, with the index of the first object holding it (see ``JournalSurvey``).
+        var signatures: [(signature: MemberNameSignature, firstIndex: Int)] = []
     }
 
     var version: UInt64
@@ -137,12 +137,12 @@ struct JournalRecord: Sendable {
             if let count = array.count { upserts.reserveCapacity(count) }
             while !array.isAtEnd { upserts.append(try entity.decodeOne(&array)) }
         }
-        var names: [MemberNames] = []
-        if !upserts.isEmpty, let survey = try members.nestedUnkeyedContainer(forKey: .upsert) as? any MemberNameSurvey {
-            names = survey.distinctMemberNames()
+        var signatures: [(signature: MemberNameSignature, firstIndex: Int)] = []
+        if !upserts.isEmpty, let survey = try members.nestedUnkeyedContainer(forKey: .upsert) as? any MemberNameSignatureSurvey {
+            signatures = survey.distinctMemberNameSignatures()
         }
         let deletes = members.contains(.delete) ? try deletedKeys(entity.type, from: members) : []
-        return Part(entity: entity.index, clear: clear, deletes: deletes, upserts: upserts, memberNames: names)
+        return Part(entity: entity.index, clear: clear, deletes: deletes, upserts: upserts, signatures: signatures)
     }
 
     private static func deletedKeys<E: Entity>(_ type: E.Type, from members: KeyedDecodingContainer<PartKey>) throws -> [ObjectKey] {

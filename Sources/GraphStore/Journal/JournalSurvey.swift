@@ -18,20 +18,19 @@ struct JournalSurvey: Sendable {
         var object: any Entity
     }
 
-    /// Per entity index: each distinct set of non-null stored field names, with the last object
-    /// holding it (the last, so that a set held by any record newer than the store's file has a
-    /// holder among those records).
-    private(set) var sets: [Int: [Set<String>: Holder]] = [:]
+    /// Per entity index: each distinct signature of non-null stored field names, with the last
+    /// object holding it (the last, so that a signature held by any record newer than the
+    /// store's file has a holder among those records).
+    private(set) var signatures: [Int: [MemberNameSignature: Holder]] = [:]
 
     /// The survey of `records`, decoded with their member names.
     ///
-    /// - Complexity: O(parts); one hash of a name set per part and distinct set in it.
+    /// - Complexity: O(parts); one hash of a signature per part and distinct signature in it.
     init(_ records: [JournalRecord]) {
         for record in records {
-            for part in record.parts where !part.memberNames.isEmpty {
-                for names in part.memberNames where names.firstIndex < part.upserts.count {
-                    sets[part.entity, default: [:]][names.names] = Holder(
-                        version: record.version, index: names.firstIndex, object: part.upserts[names.firstIndex])
+            for part in record.parts {
+                for (signature, index) in part.signatures where index < part.upserts.count {
+                    signatures[part.entity, default: [:]][signature] = Holder(version: record.version, index: index, object: part.upserts[index])
                 }
             }
         }
@@ -46,11 +45,12 @@ struct JournalSurvey: Sendable {
     ///   a generic decoding of its record.
     func check(after storedNumber: UInt64, contents: JournalContents, schema: Schema, path: String) throws {
         let encoder = SnapshotCodec.makeJSONEncoder()
-        for entity in sets.keys.sorted() {
+        for entity in signatures.keys.sorted() {
             let description = schema.entities[entity]
             // In record order, so the error names the first record at fault.
-            let holders = sets[entity, default: [:]].filter { $0.value.version > storedNumber }.sorted { $0.value.version < $1.value.version }
-            for (names, holder) in holders {
+            let holders = signatures[entity, default: [:]].filter { $0.value.version > storedNumber }.sorted { $0.value.version < $1.value.version }
+            for (signature, holder) in holders {
+                let names = signature.names
                 // An object that does not encode is left to the first save, which reports it.
                 guard let kept = try? UnkeptFields.encodedFieldNames(holder.object, encoder: encoder) else { continue }
                 for field in names.sorted() where !kept.contains(field) {

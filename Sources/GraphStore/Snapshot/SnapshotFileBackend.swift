@@ -147,7 +147,7 @@ final class SnapshotFileBackend: StoreBackend {
     ) throws -> (opened: JournalReplay.Opened, snapshotNumber: UInt64)? {
         let url = target.url
         let limit = options.maxDecompressedBytes
-        let read: (header: SnapshotHeaderV1, objects: [[any Entity]])?
+        var read: (header: SnapshotHeaderV1, objects: [[any Entity]])?
         do {
             do {
                 read = try Self.readObjects(url, schema: schema, limit: limit, modelVersion: target.modelVersion)
@@ -158,11 +158,12 @@ final class SnapshotFileBackend: StoreBackend {
         } catch let error as GraphStoreError where options.recoverFromPreviousSnapshot && error.isDamage {
             return nil
         }
-        let storedNumber = read?.header.storeVersion
+        let header = read?.header
+        let storedNumber = header?.storeVersion
         let pending: JournalReplay.Pending
         do {
             pending = try JournalReplay.pending(
-                journalAt: journalPath, storedNumber: storedNumber, storedLineage: read?.header.lineage.flatMap(UUID.init(uuidString:)),
+                journalAt: journalPath, storedNumber: storedNumber, storedLineage: header?.lineage.flatMap(UUID.init(uuidString:)),
                 storePath: url.path, schema: schema, recover: options.recoverFromPreviousSnapshot, prefetched: prefetch)
         } catch {
             // A snapshot whose objects do not form a graph is reported (or recovered from)
@@ -172,22 +173,25 @@ final class SnapshotFileBackend: StoreBackend {
             }
             throw error
         }
+        // The only reference to the snapshot's objects, so that the fold changes them in place.
         var objects = read?.objects ?? schema.entities.map { _ in [] }
+        read = nil
         JournalFold.fold(pending.records, into: &objects, schema: schema)
-        let number = pending.records.last?.version ?? storedNumber ?? 0
         let version: GraphVersion
         do {
-            version = try GraphVersion.loaded(objects, number: number, schema: schema)
+            version = try GraphVersion.loaded(objects, number: pending.records.last?.version ?? storedNumber ?? 0, schema: schema)
         } catch {
+            // Whose fault: the snapshot's objects alone are read again (a rare path) to tell.
             if pending.records.isEmpty { return nil }
-            if let read, (try? SnapshotCodec.build(read.objects, number: read.header.storeVersion, schema: schema, path: url.path)) == nil {
+            if let snapshot = try? Self.readObjects(url, schema: schema, limit: limit),
+               (try? SnapshotCodec.build(snapshot.objects, number: snapshot.header.storeVersion, schema: schema, path: url.path)) == nil {
                 return nil
             }
             throw GraphStoreError.damagedFile(
                 path: journalPath, offset: nil,
                 reason: "the journal's records, replayed onto \(url.path), leave objects that do not form a graph: \(error.description)")
         }
-        let opened = read == nil && !pending.holdsRecords ? nil : version
+        let opened = header == nil && !pending.holdsRecords ? nil : version
         return (JournalReplay.Opened(version: opened, lineage: pending.lineage, journal: pending.journal), storedNumber ?? 0)
     }
 

@@ -292,3 +292,40 @@ extension FastJSONUnkeyedContainer: MemberNameSurvey {
         }
     }
 }
+
+extension FastJSONUnkeyedContainer: MemberNameSignatureSurvey {
+    package func distinctMemberNameSignatures() -> [(signature: MemberNameSignature, firstIndex: Int)] {
+        var result: [(signature: MemberNameSignature, firstIndex: Int)] = []
+        var element = firstElement
+        var previous: Int?
+        for index in 0..<total {
+            if impl.kind(element) == .object, previous.map({ !sameNonNullKeys(element, $0) }) ?? true {
+                let signature = signature(of: element)
+                if !result.contains(where: { $0.signature == signature }) { result.append((signature, index)) }
+                previous = element
+            }
+            element = impl.document.skip(element)
+        }
+        return result
+    }
+
+    /// The signature of the object at `object`: the names of its members whose value is not null.
+    private func signature(of object: Int) -> MemberNameSignature {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(128)
+        let end = impl.tokens[object].end
+        var key = object + 1
+        while key < end {
+            if impl.kind(key + 1) != .null {
+                if impl.tokens[key].tag & FastJSONFlag.escaped == 0 {
+                    MemberNameSignature.append(impl.document.span(key), to: &bytes)
+                } else {
+                    var name = impl.string(at: key)
+                    name.withUTF8 { MemberNameSignature.append($0, to: &bytes) }
+                }
+            }
+            key = impl.document.skip(key + 1)
+        }
+        return MemberNameSignature(bytes: bytes)
+    }
+}
