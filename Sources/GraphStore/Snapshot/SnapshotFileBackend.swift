@@ -130,10 +130,11 @@ final class SnapshotFileBackend: StoreBackend {
     /// The common way to open: the snapshot's objects are decoded, the journal's newer records
     /// folded into them (``JournalFold``), and the graph built once.
     ///
-    /// Returns `nil`, having changed nothing, where ``openReplaying(journalPath:prefetch:schema:)``
-    /// must decide: a snapshot of another model version (migrated or refused), a damaged
-    /// snapshot when recovery is on, or objects that do not form a graph, so that the error or
-    /// the recovery is the one met without a journal.
+    /// Returns `nil` where ``openReplaying(journalPath:prefetch:schema:)`` must decide: a
+    /// snapshot of another model version (migrated or refused), a damaged snapshot when
+    /// recovery is on, or objects that do not form a graph, so that the error or the recovery
+    /// is the one met without a journal. Nothing is changed then, except that a damaged journal
+    /// set aside under recovery is set aside again by the replay (a second copy).
     ///
     /// - Returns: what opening gives, and the store version of the snapshot.
     /// - Throws: the errors of ``readObjects(_:schema:limit:modelVersion:)`` and of
