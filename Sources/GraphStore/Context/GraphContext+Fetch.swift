@@ -1,4 +1,5 @@
 import Foundation
+import HashTreeCollections
 
 extension GraphContext {
     // MARK: - Fetching
@@ -124,21 +125,44 @@ extension GraphContext {
         return FetchSource(entity: entity, overlay: overlay, table: table)
     }
 
+    /// The objects matching `descriptor`'s predicate, sorted, by a scan of every object this
+    /// context sees; `source` is set to what it walked. Without a sort, the scan stops once it
+    /// holds `fetchLimit + fetchOffset` matches (the window keeps no more).
+    ///
+    /// The caller is generic code that runs unspecialized for an app's entity type, so the
+    /// loops here keep per-object work to one cast and one store: a fetch of every object
+    /// writes into an array allocated once at its final size, and the overlay is only looked
+    /// at when the context (or an ancestor) has pending changes of the entity.
     func matches<E: Entity>(_ descriptor: FetchDescriptor<E>, source: inout FetchSource?) throws -> [E] {
-        var result: [E] = []
+        let entity = core.schema.index(of: E.self)
+        // Pending changes first, then the version (as `forEachObject`).
+        let overlay = overlay(entity: entity)
+        let table = core.latestTable(entity: entity).table
+        source = FetchSource(entity: entity, overlay: overlay, table: table)
         let bound = descriptor.fetchLimit.map { max(0, $0) + max(0, descriptor.fetchOffset ?? 0) }
-        var topK = descriptor.sortBy.isEmpty ? nil : bound.map { TopK<E>(capacity: $0, sortBy: descriptor.sortBy) }
-        source = try forEachObject(E.self) { object in
-            if let predicate = descriptor.predicate {
-                let matched: Bool
-                do { matched = try predicate.evaluate(object) } catch {
-                    throw GraphStoreError.predicateFailed(entity: E.entityName, id: "\(object.id)", reason: "\(error)")
-                }
-                guard matched else { return }
+        let predicate = descriptor.predicate
+        if !descriptor.sortBy.isEmpty, let bound {
+            var topK = TopK<E>(capacity: bound, sortBy: descriptor.sortBy)
+            try Self.visit(table, overlay) { (object: E) in
+                if try Self.matches(object, predicate) { topK.offer(object) }
+                return true
             }
-            if topK != nil { topK!.offer(object) } else { result.append(object) }
+            return topK.elements
         }
-        if let topK { return topK.elements }
+        // Unsorted, the window is a prefix of the scan's order: no need to go past it.
+        let stopsAt = descriptor.sortBy.isEmpty ? bound : nil
+        var result: [E]
+        if predicate == nil {
+            result = Self.allObjects(table, overlay, limit: stopsAt)
+        } else {
+            result = []
+            guard stopsAt != 0 else { return result }
+            try Self.visit(table, overlay) { (object: E) in
+                guard try Self.matches(object, predicate) else { return true }
+                result.append(object)
+                return stopsAt.map { result.count < $0 } ?? true
+            }
+        }
         if !descriptor.sortBy.isEmpty {
             let order = FetchOrder(descriptor.sortBy)
             result.sort(by: order.precedes)
@@ -146,7 +170,59 @@ extension GraphContext {
         return result
     }
 
+    /// Calls `body` with every object of `table` that `overlay` does not replace, then with
+    /// every value `overlay` upserts, until `body` returns `false`.
+    private static func visit<E: Entity>(
+        _ table: TreeDictionary<ObjectKey, StoredObject>, _ overlay: EntityChanges, _ body: (E) throws -> Bool
+    ) rethrows {
+        if overlay.isEmpty {
+            for (_, stored) in table { guard try body(stored.value as! E) else { return } }
+            return
+        }
+        for (key, stored) in table where overlay[key] == nil {
+            guard try body(stored.value as! E) else { return }
+        }
+        for change in overlay.values {
+            if let value = change.upserted { guard try body(value as! E) else { return } }
+        }
+    }
+
+    /// The first `limit` (all when `nil`) objects `visit` would walk, in its order, written
+    /// straight into an array allocated once: no per-object growth check or closure call.
+    ///
+    /// - Complexity: O(n + p) for n stored objects and p pending changes of the entity.
+    private static func allObjects<E: Entity>(
+        _ table: TreeDictionary<ObjectKey, StoredObject>, _ overlay: EntityChanges, limit: Int?
+    ) -> [E] {
+        // At most every stored object and every pending change: the array is never outgrown.
+        let capacity = min(limit ?? .max, table.count + overlay.count)
+        guard capacity > 0 else { return [] }
+        return [E](unsafeUninitializedCapacity: capacity) { buffer, count in
+            if overlay.isEmpty {
+                for (_, stored) in table {
+                    guard count < capacity else { return }
+                    buffer.initializeElement(at: count, to: stored.value as! E)
+                    count += 1
+                }
+                return
+            }
+            for (key, stored) in table where overlay[key] == nil {
+                guard count < capacity else { return }
+                buffer.initializeElement(at: count, to: stored.value as! E)
+                count += 1
+            }
+            for change in overlay.values {
+                guard count < capacity else { return }
+                if let value = change.upserted {
+                    buffer.initializeElement(at: count, to: value as! E)
+                    count += 1
+                }
+            }
+        }
+    }
+
     func window<E: Entity>(_ sorted: [E], _ descriptor: FetchDescriptor<E>) -> [E] {
+        if (descriptor.fetchOffset ?? 0) <= 0, descriptor.fetchLimit.map({ $0 >= sorted.count }) ?? true { return sorted }
         let start = min(max(0, descriptor.fetchOffset ?? 0), sorted.count)
         let end = descriptor.fetchLimit.map { min(sorted.count, start + max(0, $0)) } ?? sorted.count
         return Array(sorted[start..<end])

@@ -259,6 +259,61 @@ import Testing
         }
     }
 
+    /// A fetch of every object (and an unsorted window of one) overlays the pending changes
+    /// of its own entity, and is not disturbed by pending changes of another entity, in a
+    /// context and in its child.
+    @Test(arguments: StoreKind.allCases)
+    func fetchAllOverlaysPendingChangesOfItsEntityOnly(store: StoreKind) async throws {
+        try await withContainer(store) { container in
+            try Self.seed(container)
+            let main = container.mainContext
+            let stored = try main.fetch(FetchDescriptor<Post>())
+            #expect(Set(stored) == Set(Self.posts) && stored.count == Self.posts.count)
+
+            // Pending changes of another entity only: the same objects in the same order.
+            main.insert(Tag(name: "pending tag"))
+            #expect(try main.fetch(FetchDescriptor<Post>()) == stored)
+
+            // Pending changes of the entity itself: an insert, an update and a delete.
+            var changed = Self.posts[4]
+            changed.blogName = "changed"
+            let inserted = Post(id: 1_000, blogName: "new", kind: .text, date: Fixtures.epoch, summary: "new post")
+            main.insert(changed)
+            main.insert(inserted)
+            main.delete(Post.self, id: 7)
+            var expected = Set(Self.posts.filter { $0.id != 5 && $0.id != 7 })
+            expected.formUnion([changed, inserted])
+            let overlaid = try Self.fetchChecked(main, FetchDescriptor<Post>())
+            #expect(Set(overlaid) == expected && overlaid.count == expected.count)
+
+            // Unsorted windows are slices of the unsorted whole, with and without a predicate.
+            let notBlog3 = #Predicate<Post> { $0.blogName != "blog3" }
+            let filtered = try main.fetch(FetchDescriptor<Post>(predicate: notBlog3))
+            #expect(Set(filtered) == expected.filter { $0.blogName != "blog3" })
+            for (offset, limit) in [(nil, 1), (0, 10), (20, 30), (55, 10), (58, 5), (60, 5), (nil, 0), (3, -1), (-2, 4)] as [(Int?, Int?)] {
+                for (predicate, whole) in [(nil, overlaid), (notBlog3, filtered)] as [(Predicate<Post>?, [Post])] {
+                    let page = try Self.fetchChecked(main, FetchDescriptor<Post>(predicate: predicate, fetchLimit: limit, fetchOffset: offset))
+                    let start = min(max(0, offset ?? 0), whole.count)
+                    let end = limit.map { min(whole.count, start + max(0, $0)) } ?? whole.count
+                    #expect(page == Array(whole[start..<end]), "offset \(String(describing: offset)) limit \(String(describing: limit))")
+                }
+            }
+
+            // A child sees its parent's pending changes under its own.
+            let child = main.newChildContext()
+            child.delete(Post.self, id: 1_000)
+            child.insert(Post(id: 1_001, blogName: "child", kind: .text, date: Fixtures.epoch, summary: "child post"))
+            let seenByChild = try child.fetch(FetchDescriptor<Post>())
+            #expect(Set(seenByChild.map(\.id)) == Set(expected.map(\.id)).subtracting([1_000]).union([1_001]))
+            #expect(seenByChild.first { $0.id == 5 }?.blogName == "changed")
+
+            // Saved, the same objects come back from the store without any overlay.
+            try main.save()
+            #expect(Set(try main.fetch(FetchDescriptor<Post>())) == expected)
+            try container.checkInvariants()
+        }
+    }
+
     @Test(arguments: StoreKind.allCases)
     func modelByID(store: StoreKind) async throws {
         try await withContainer(store) { container in
