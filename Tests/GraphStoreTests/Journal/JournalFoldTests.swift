@@ -75,6 +75,22 @@ import Testing
         try await reopened.close()
     }
 
+    /// Copies `container`'s store at `url` as a killed process leaves it, closes the container,
+    /// runs `check` on the copy, then expects the copy to fold to the container's committed graph.
+    static func expectCrashCopyFolds(
+        _ container: GraphContainer, at url: URL, checking check: (URL) throws -> Void = { _ in },
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        let expected = try TestStore.committedGraph(container, exampleModel)
+        let version = container.version
+        let scratch = try TemporaryDirectory()
+        defer { scratch.remove() }
+        let copy = try Kit.crashCopy(of: url, into: scratch)
+        try await container.close()
+        try check(copy)
+        try await expectFoldEqualsReplay(copy, expected: expected, version: version, sourceLocation: sourceLocation)
+    }
+
     /// One id inserted, updated, deleted and inserted again over many records; objects only
     /// in the snapshot updated and deleted; unique values moved between objects; references
     /// added, moved and nullified; sorted keys changed; a table cleared and filled again.
@@ -169,14 +185,9 @@ import Testing
         context.insert(posts[6])
         try save()
 
-        let expected = try TestStore.committedGraph(container, exampleModel)
-        let version = container.version
-        let scratch = try TemporaryDirectory()
-        defer { scratch.remove() }
-        let copy = try Kit.crashCopy(of: url, into: scratch)
-        try await container.close()
-        #expect(try JournalReplay.read(Kit.journalURL(copy).path)?.scan.records.count ?? 0 >= 25, "one record per save")
-        try await Self.expectFoldEqualsReplay(copy, expected: expected, version: version)
+        try await Self.expectCrashCopyFolds(container, at: url) { copy throws in
+            #expect(try JournalReplay.read(Kit.journalURL(copy).path)?.scan.records.count ?? 0 >= 25, "one record per save")
+        }
     }
 
     /// Many records over a few hundred ids, chosen at random: inserts, updates, deletes, and
@@ -213,13 +224,7 @@ import Testing
             }
             try context.save()
         }
-        let expected = try TestStore.committedGraph(container, exampleModel)
-        let version = container.version
-        let scratch = try TemporaryDirectory()
-        defer { scratch.remove() }
-        let copy = try Kit.crashCopy(of: url, into: scratch)
-        try await container.close()
-        try await Self.expectFoldEqualsReplay(copy, expected: expected, version: version)
+        try await Self.expectCrashCopyFolds(container, at: url)
     }
 
     /// A record that leaves a reference to a missing object (no save writes one; a journal
