@@ -101,17 +101,12 @@ package struct EntityDescription: Sendable {
                 Self.reading(object, as: E.self) { constraint.key($0) }
             })
         }
-        // Per index, its values read from the address of an `E`: code generic over `E` that
-        // walks arrays of `(E) -> IndexValue` closures looks up the metadata of those types at
-        // run time on every call, and passing the object to them copies it. A property stored
-        // in the entity's layout is read at its offset; any other through its closure.
-        let readers: [[IndexValueReader]] = E.indexes.map { index in
-            zip(index.components, index.readers).map { component, reader in
-                reader ?? { address in component(address.assumingMemoryBound(to: E.self).pointee) }
-            }
-        }
-        indexes = zip(E.indexes, readers).map { index, readers in
-            IndexDescription(name: index.name, keyPaths: index.keyPaths, key: { object in
+        // Per index, its values read from the address of an `E` (see `IndexValue.reader`):
+        // code generic over `E` that passes the object to `(E) -> IndexValue` closures looks up
+        // the metadata of those types at run time on every call, and copies the object.
+        indexes = E.indexes.map { index in
+            let readers = index.readers
+            return IndexDescription(name: index.name, keyPaths: index.keyPaths, key: { object in
                 Self.readingAddress(object, as: E.self) { IndexKey(at: $0, readers) }
             })
         }

@@ -24,42 +24,36 @@ public struct EntityIndex<E: Entity>: Sendable {
     /// A readable name, such as `date` or `(blogName, date)`.
     public let name: String
     let keyPaths: [AnyKeyPath & Sendable]
-    let components: [@Sendable (E) -> IndexValue]
-    /// Per property, when it is stored in the entity's own layout, a reader of its value at
-    /// the object's address (see ``IndexValue/reader(_:)``).
-    let readers: [IndexValueReader?]
+    /// Per property, a reader of its value at the address of an `E` (see
+    /// ``IndexValue/reader(_:)``).
+    let readers: [IndexValueReader]
 
     /// An index over one or more non-optional `Comparable` properties, compared in order.
     public init<each V: Comparable & Sendable>(_ keyPath: repeat KeyPath<E, each V> & Sendable) {
         var paths: [AnyKeyPath & Sendable] = []
-        var components: [@Sendable (E) -> IndexValue] = []
-        var readers: [IndexValueReader?] = []
+        var readers: [IndexValueReader] = []
         for path in repeat each keyPath {
             paths.append(path)
-            components.append { IndexValue($0[keyPath: path]) }
             readers.append(IndexValue.reader(path))
         }
         precondition(!paths.isEmpty, "GraphStore: an EntityIndex needs at least one key path.")
-        self.init(paths: paths, components: components, readers: readers)
+        self.init(paths: paths, readers: readers)
     }
 
     /// An index over one optional `Comparable` property; `nil` sorts first.
     public init<V: Comparable & Sendable>(_ keyPath: KeyPath<E, V?> & Sendable) {
-        self.init(paths: [keyPath], components: [{ IndexValue($0[keyPath: keyPath]) }], readers: [IndexValue.reader(keyPath)])
+        self.init(paths: [keyPath], readers: [IndexValue.reader(keyPath)])
     }
 
     /// A compound index whose second property is optional; `nil` sorts first.
     public init<V1: Comparable & Sendable, V2: Comparable & Sendable>(
         _ first: KeyPath<E, V1> & Sendable, _ second: KeyPath<E, V2?> & Sendable
     ) {
-        self.init(
-            paths: [first, second], components: [{ IndexValue($0[keyPath: first]) }, { IndexValue($0[keyPath: second]) }],
-            readers: [IndexValue.reader(first), IndexValue.reader(second)])
+        self.init(paths: [first, second], readers: [IndexValue.reader(first), IndexValue.reader(second)])
     }
 
-    private init(paths: [AnyKeyPath & Sendable], components: [@Sendable (E) -> IndexValue], readers: [IndexValueReader?]) {
+    private init(paths: [AnyKeyPath & Sendable], readers: [IndexValueReader]) {
         keyPaths = paths
-        self.components = components
         self.readers = readers
         let names = paths.map(propertyName)
         name = names.count == 1 ? names[0] : "(" + names.joined(separator: ", ") + ")"
@@ -70,17 +64,19 @@ public struct EntityIndex<E: Entity>: Sendable {
 typealias IndexValueReader = @Sendable (UnsafeRawPointer) -> IndexValue
 
 extension IndexValue {
-    /// A reader of the value `keyPath` names at the address of an `E`, or `nil` when the
-    /// property is not stored in `E`'s own layout (a computed property, or a class).
+    /// A reader of the value `keyPath` names at the address of an `E`.
     ///
-    /// Reads the property at its offset: a key path applied to the object, or a closure
-    /// taking the object, copy the whole object (retaining each string and array in it) and,
-    /// in code generic over the types, look up type metadata for every value. Opening a store
-    /// reads every indexed value of every object.
+    /// A property stored in `E`'s own layout is read at its offset: a key path applied to the
+    /// object, or a closure taking the object, copy the whole object (retaining each string and
+    /// array in it) and, in code generic over the types, look up type metadata for every
+    /// value. Opening a store reads every indexed value of every object. Any other property (a
+    /// computed one, or one of a class) is read through the key path.
     ///
     /// - Complexity: O(1) per read.
-    static func reader<E, V>(_ keyPath: KeyPath<E, V>) -> IndexValueReader? {
-        guard let offset = MemoryLayout<E>.offset(of: keyPath) else { return nil }
+    static func reader<E, V>(_ keyPath: KeyPath<E, V> & Sendable) -> IndexValueReader {
+        guard let offset = MemoryLayout<E>.offset(of: keyPath) else {
+            return { IndexValue($0.assumingMemoryBound(to: E.self).pointee[keyPath: keyPath]) }
+        }
         if V.self == Date.self { return { .date($0.load(fromByteOffset: offset, as: Date.self)) } }
         if V.self == Int.self { return { .int(Int64($0.load(fromByteOffset: offset, as: Int.self))) } }
         if V.self == Int64.self { return { .int($0.load(fromByteOffset: offset, as: Int64.self)) } }
