@@ -94,25 +94,13 @@ extension GraphVersion {
     ///
     /// - Complexity: O(n log n) per index, spread over the available processors.
     static func buildSortedIndexes(_ tables: [TreeDictionary<ObjectKey, StoredObject>], schema: Schema) -> [[IndexTree]] {
-        buildSortedIndexes(schema: schema) { entity, position in
-            let index = schema.entities[entity].indexes[position]
-            return tables[entity].map { index.entry($0.key, $0.value) }
-        }
-    }
-
-    /// One tree per index of every entity of `schema`, built in parallel (one task per index)
-    /// by sorting in place the entries `entriesOf(entity, position)` gives, in any order.
-    private static func buildSortedIndexes(
-        schema: Schema, entries entriesOf: @Sendable (_ entity: Int, _ position: Int) -> [IndexTree.Entry]
-    ) -> [[IndexTree]] {
         let jobs = schema.entities.flatMap { entity in entity.indexes.indices.map { (entity.index, $0) } }
         var result = schema.entities.map { Array(repeating: IndexTree(), count: $0.indexes.count) }
         guard !jobs.isEmpty else { return result }
         let built = Guarded<[IndexTree?]>(Array(repeating: nil, count: jobs.count))
         DispatchQueue.concurrentPerform(iterations: jobs.count) { job in
             let (entity, position) = jobs[job]
-            var mine = entriesOf(entity, position)
-            let tree = sortedIndex(of: &mine)
+            let tree = sortedIndex(of: tables[entity], index: schema.entities[entity].indexes[position])
             built.withLock { $0[job] = tree }
         }
         let trees = built.withLock { $0 }
@@ -139,8 +127,16 @@ extension GraphVersion {
     ///
     /// - Complexity: O(n log n).
     static func sortedIndex(of entries: inout [IndexTree.Entry]) -> IndexTree {
-        if !IndexSortKeys.sort(&entries) { entries.sort { IndexTree.Entry.compare($0, $1) < 0 } }
+        sort(&entries)
         return IndexTree(sorted: entries)
+    }
+
+    /// Sorts `entries` into index order: by words where their values allow (see
+    /// ``IndexSortKeys``), else by comparing entries.
+    ///
+    /// - Complexity: O(n log n).
+    static func sort(_ entries: inout [IndexTree.Entry]) {
+        if !IndexSortKeys.sort(&entries) { entries.sort { IndexTree.Entry.compare($0, $1) < 0 } }
     }
 
     /// Checks every sorted index's own invariants and that it holds exactly the objects of its

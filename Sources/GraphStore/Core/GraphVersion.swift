@@ -263,7 +263,7 @@ package struct GraphVersion: Sendable {
         var entries: [IndexTree.Entry] = []
         entries.reserveCapacity(values.count)
         for value in values { entries.append(IndexTree.Entry(key: index.key(value), id: entity.key(value))) }
-        if !IndexSortKeys.sort(&entries) { entries.sort { IndexTree.Entry.compare($0, $1) < 0 } }
+        sort(&entries)
         // Equal entries (an id held twice with the same value) are neighbours once sorted.
         for next in entries.indices.dropFirst() where entries[next - 1].id == entries[next].id { return IndexTree() }
         return IndexTree(sorted: entries)
