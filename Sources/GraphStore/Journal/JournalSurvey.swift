@@ -50,30 +50,31 @@ struct JournalSurvey: Sendable {
             // In record order, so the error names the first record at fault.
             let holders = signatures[entity, default: [:]].filter { $0.value.version > storedNumber }.sorted { $0.value.version < $1.value.version }
             for (signature, holder) in holders {
-                let names = signature.names
                 // An object that does not encode is left to the first save, which reports it.
                 guard let kept = try? UnkeptFields.encodedFieldNames(holder.object, encoder: encoder) else { continue }
-                for field in names.sorted() where !kept.contains(field) {
-                    guard let stored = storedObject(of: description.name, holder: holder, contents: contents) else { continue }
-                    let candidate = UnkeptFields.Candidate(entity: description.name, field: field, index: 0)
-                    guard UnkeptFields.lost([candidate], stored: MigratingStore([description.name: [stored]]), schema: schema) != nil else { continue }
-                    let start = contents.scan.records.first { $0.version == holder.version }?.start
-                    throw GraphStoreError.codingFailed(
-                        path: path, entity: description.name, id: stored["id"].map(ModelMigrator.idText),
-                        reason: UnkeptFields.reason(candidate)
-                            + " (the journal record of store version \(holder.version)\(start.map { ", byte \($0)" } ?? "")). The file was left untouched")
-                }
+                let unkept = signature.names.sorted().filter { !kept.contains($0) }
+                // The record is read generically once, for all its object's unkept fields.
+                guard !unkept.isEmpty, let location = contents.scan.records.first(where: { $0.version == holder.version }),
+                      let stored = storedObject(of: description.name, at: holder.index, in: location, contents: contents)
+                else { continue }
+                let candidates = unkept.map { UnkeptFields.Candidate(entity: description.name, field: $0, index: 0) }
+                guard let lost = UnkeptFields.lost(candidates, stored: MigratingStore([description.name: [stored]]), schema: schema) else { continue }
+                throw GraphStoreError.codingFailed(
+                    path: path, entity: description.name, id: stored["id"].map(ModelMigrator.idText),
+                    reason: UnkeptFields.reason(lost)
+                        + " (the journal record of store version \(holder.version), byte \(location.start)). The file was left untouched")
             }
         }
     }
 
-    /// The object of `holder` as its record stores it, as generic values in the JSON snapshot
-    /// conventions.
-    private func storedObject(of entity: String, holder: Holder, contents: JournalContents) -> [String: SnapshotValue]? {
-        guard let location = contents.scan.records.first(where: { $0.version == holder.version }),
-              case .object(let parts)? = try? SnapshotCodec.makeJSONDecoder().decode(SnapshotValue.self, from: contents.data[location.document]),
-              case .array(let upserts)? = parts[entity]?["upsert"], upserts.indices.contains(holder.index)
+    /// Upserted object `index` of `entity` in the record at `location`, as generic values in
+    /// the JSON snapshot conventions.
+    private func storedObject(
+        of entity: String, at index: Int, in location: JournalFormatV1.RecordLocation, contents: JournalContents
+    ) -> [String: SnapshotValue]? {
+        guard case .object(let parts)? = try? SnapshotCodec.makeJSONDecoder().decode(SnapshotValue.self, from: contents.data[location.document]),
+              case .array(let upserts)? = parts[entity]?["upsert"], upserts.indices.contains(index)
         else { return nil }
-        return MigratingStore(conventional: [(name: entity, objects: [upserts[holder.index]])])[entity].first
+        return MigratingStore(conventional: [(name: entity, objects: [upserts[index]])])[entity].first
     }
 }
