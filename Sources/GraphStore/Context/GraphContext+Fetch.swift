@@ -48,16 +48,9 @@ extension GraphContext {
     /// count is tested against).
     func scannedCount<E: Entity>(_ descriptor: FetchDescriptor<E>) throws -> Int {
         var count = 0
+        let predicate = descriptor.predicate
         try forEachObject(E.self) { object in
-            guard let predicate = descriptor.predicate else {
-                count += 1
-                return
-            }
-            do {
-                if try predicate.evaluate(object) { count += 1 }
-            } catch {
-                throw GraphStoreError.predicateFailed(entity: E.entityName, id: "\(object.id)", reason: "\(error)")
-            }
+            if try Self.matches(object, predicate) { count += 1 }
         }
         return count
     }
@@ -109,20 +102,21 @@ extension GraphContext {
     /// version overlaid with pending changes. Returns what it walked.
     @discardableResult
     func forEachObject<E: Entity>(_ type: E.Type, _ body: (E) throws -> Void) throws -> FetchSource {
-        let entity = core.schema.index(of: E.self)
-        // Pending changes first, then the version: a concurrent save that moves a change from
-        // pending to the store is then seen in at least one of the two.
-        let overlay = overlay(entity: entity)
-        let table = core.latestTable(entity: entity).table
-        if overlay.isEmpty {
-            for (_, stored) in table { try body(stored.value as! E) }
-        } else {
-            for (key, stored) in table where overlay[key] == nil { try body(stored.value as! E) }
-            for change in overlay.values {
-                if let value = change.upserted { try body(value as! E) }
-            }
+        let source = scanSource(E.self)
+        try Self.visit(source.table, source.overlay) { (object: E) in
+            try body(object)
+            return true
         }
-        return FetchSource(entity: entity, overlay: overlay, table: table)
+        return source
+    }
+
+    /// What a scan of `type` walks: the pending changes this context sees, then the latest
+    /// table. In that order, a concurrent save that moves a change from pending to the store
+    /// is seen in at least one of the two.
+    private func scanSource<E: Entity>(_ type: E.Type) -> FetchSource {
+        let entity = core.schema.index(of: E.self)
+        let overlay = overlay(entity: entity)
+        return FetchSource(entity: entity, overlay: overlay, table: core.latestTable(entity: entity).table)
     }
 
     /// The objects matching `descriptor`'s predicate, sorted, by a scan of every object this
@@ -134,11 +128,9 @@ extension GraphContext {
     /// writes into an array allocated once at its final size, and the overlay is only looked
     /// at when the context (or an ancestor) has pending changes of the entity.
     func matches<E: Entity>(_ descriptor: FetchDescriptor<E>, source: inout FetchSource?) throws -> [E] {
-        let entity = core.schema.index(of: E.self)
-        // Pending changes first, then the version (as `forEachObject`).
-        let overlay = overlay(entity: entity)
-        let table = core.latestTable(entity: entity).table
-        source = FetchSource(entity: entity, overlay: overlay, table: table)
+        let scan = scanSource(E.self)
+        source = scan
+        let (table, overlay) = (scan.table, scan.overlay)
         let bound = descriptor.fetchLimit.map { max(0, $0) + max(0, descriptor.fetchOffset ?? 0) }
         let predicate = descriptor.predicate
         if !descriptor.sortBy.isEmpty, let bound {

@@ -15,7 +15,7 @@ extension GraphContext {
     func indexedMatches<E: Entity>(_ descriptor: FetchDescriptor<E>, source: inout FetchSource?) throws -> [E]? {
         let entity = core.schema.index(of: E.self)
         guard let plan = IndexPlan.make(for: descriptor, entity: core.schema.entities[entity]) else { return nil }
-        // Pending changes first, then the version (as `forEachObject`).
+        // Pending changes first, then the version (as `scanSource`).
         let overlay = overlay(entity: entity)
         let (table, tree) = core.latestIndex(entity: entity, index: plan.index)
         source = FetchSource(entity: entity, overlay: overlay, table: table)
