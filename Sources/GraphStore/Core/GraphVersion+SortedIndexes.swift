@@ -11,31 +11,13 @@ extension GraphVersion {
     mutating func resort(entity: Int, key: ObjectKey, old: StoredObject?, new: StoredObject?, schema: Schema) {
         let indexes = schema.entities[entity].indexes
         guard !indexes.isEmpty else { return }
-        // Every key first, then the paths of all the indexes read together (see
-        // `IndexTree.prefetch(_:)`), then the changes along them.
-        var keys: [(old: IndexKey?, new: IndexKey?)] = []
-        keys.reserveCapacity(indexes.count)
-        var paths: [IndexTree.Path] = []
-        paths.reserveCapacity(2 * indexes.count)
         for (position, index) in indexes.enumerated() {
-            let oldKey = old.map { index.key($0.value) }
             let newKey = new.map { index.key($0.value) }
-            // Same indexed values: the entry stays as it is (it does not hold the object).
-            if let oldKey, let newKey, IndexKey.compare(oldKey, newKey) == 0 {
-                keys.append((nil, nil))
-                continue
-            }
-            keys.append((oldKey, newKey))
-            let tree = sorted[entity][position]
-            if let oldKey { paths.append(IndexTree.Path(tree: tree, key: oldKey, id: key)) }
-            if let newKey { paths.append(IndexTree.Path(tree: tree, key: newKey, id: key)) }
-        }
-        guard !paths.isEmpty else { return }
-        IndexTree.prefetch(paths)
-        paths = []
-        for (position, (oldKey, newKey)) in keys.enumerated() {
-            if let oldKey {
+            if let old {
+                let oldKey = index.key(old.value)
                 if let newKey {
+                    // Same indexed values: the entry stays as it is (it does not hold the object).
+                    if IndexKey.compare(oldKey, newKey) == 0 { continue }
                     // One walk for the remove and the insert; an absent old entry (which a
                     // version in step with its table never has) still leaves the new one in.
                     if sorted[entity][position].move(id: key, from: oldKey, to: newKey) { continue }
