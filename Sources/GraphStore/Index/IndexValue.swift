@@ -150,6 +150,11 @@ struct IndexKey: Sendable, CustomStringConvertible {
         rest = Array(values.dropFirst())
     }
 
+    init(first: IndexValue, rest: [IndexValue]) {
+        self.first = first
+        self.rest = rest
+    }
+
     var count: Int { 1 + rest.count }
 
     subscript(position: Int) -> IndexValue { position == 0 ? first : rest[position - 1] }
