@@ -23,9 +23,9 @@ extension GraphContext {
         let stopsAt = plan.isOrdered ? bound : nil
         var walked: [E] = []
         if stopsAt != 0 {
-            try tree.forEach(in: plan.range(in: tree), reversed: plan.isReversed) { entry in
-                if !overlay.isEmpty, overlay[entry.id] != nil { return true }
-                guard let stored = table[entry.id] else { preconditionFailure("GraphStore: index \(plan.index) of \(E.entityName) holds \(entry.id), which its table does not") }
+            try tree.forEachID(in: plan.range(in: tree), reversed: plan.isReversed) { id in
+                if !overlay.isEmpty, overlay[id] != nil { return true }
+                guard let stored = table[id] else { preconditionFailure("GraphStore: index \(plan.index) of \(E.entityName) holds \(id), which its table does not") }
                 let object = stored.value as! E
                 if !plan.isExact, try !Self.matches(object, descriptor.predicate) { return true }
                 walked.append(object)
@@ -71,8 +71,8 @@ extension GraphContext {
                 }
             } else {
                 count = 0
-                try tree.forEach(in: range) { entry in
-                    if overlay.isEmpty || overlay[entry.id] == nil, let stored = table[entry.id], try Self.matches(stored.value as! E, descriptor.predicate) { count += 1 }
+                try tree.forEachID(in: range) { id in
+                    if overlay.isEmpty || overlay[id] == nil, let stored = table[id], try Self.matches(stored.value as! E, descriptor.predicate) { count += 1 }
                     return true
                 }
             }

@@ -336,21 +336,31 @@ struct IndexTree: Sendable {
     /// - Complexity: O(log n + visited).
     func forEach(in range: Range<Int>, reversed: Bool = false, _ body: (Entry) throws -> Bool) rethrows {
         guard !range.isEmpty else { return }
-        _ = try Self.visit(root, offset: 0, range: range, reversed: reversed, body)
+        _ = try Self.visit(root, offset: 0, range: range, reversed: reversed) { try body($0.entry) }
     }
 
-    private static func visit(_ node: Node?, offset: Int, range: Range<Int>, reversed: Bool, _ body: (Entry) throws -> Bool) rethrows -> Bool {
+    /// Calls `body` with the ids of the entries at ranks `range`, in order or (`reversed`) in
+    /// reverse, until it returns `false`: as ``forEach(in:reversed:_:)``, without building
+    /// each entry from its node's parts (a copy of its key) for a caller that reads only ids.
+    ///
+    /// - Complexity: O(log n + visited).
+    func forEachID(in range: Range<Int>, reversed: Bool = false, _ body: (ObjectKey) throws -> Bool) rethrows {
+        guard !range.isEmpty else { return }
+        _ = try Self.visit(root, offset: 0, range: range, reversed: reversed) { try body($0.id) }
+    }
+
+    private static func visit(_ node: Node?, offset: Int, range: Range<Int>, reversed: Bool, _ body: (Node) throws -> Bool) rethrows -> Bool {
         guard let node else { return true }
         let leftCount = node.left?.count ?? 0
         let position = offset + leftCount
         guard offset < range.upperBound, offset + node.count > range.lowerBound else { return true }
         if reversed {
             if try !visit(node.right, offset: position + 1, range: range, reversed: true, body) { return false }
-            if range.contains(position), try !body(node.entry) { return false }
+            if range.contains(position), try !body(node) { return false }
             return try visit(node.left, offset: offset, range: range, reversed: true, body)
         }
         if try !visit(node.left, offset: offset, range: range, reversed: false, body) { return false }
-        if range.contains(position), try !body(node.entry) { return false }
+        if range.contains(position), try !body(node) { return false }
         return try visit(node.right, offset: position + 1, range: range, reversed: false, body)
     }
 
