@@ -63,44 +63,106 @@ struct JournalFold: Sendable {
         }
     }
 
-    /// Applies `records`, in order, to `objects` (per entity index, as the store's file holds
-    /// them): the kept objects of the file stay in their order, changed ones in their place, and
-    /// new ones follow. An unchanged object is not copied (the arrays are changed in place when
-    /// the caller holds the only reference).
+    /// Folds `pending`'s records into `objects` (see ``apply(to:schema:)``), with the fold made
+    /// while the store's file was read when there is one, then frees the records and the fold
+    /// on a background queue: `pending` is left without records or fold.
+    ///
+    /// - Returns: The store version of the last record (`nil`: there was none).
+    /// - Complexity: as ``apply(to:schema:)``, plus O(changed objects) when the fold was not made.
+    static func fold(_ pending: inout JournalReplay.Pending, into objects: inout [[any Entity]], schema: Schema) -> UInt64? {
+        let last = pending.records.last?.version
+        var fold = pending.fold ?? JournalFold(pending.records, schema: schema)
+        pending.fold = nil
+        fold.apply(to: &objects, schema: schema)
+        BackgroundRelease.drop((BackgroundRelease.take(&pending.records, leaving: []), consume fold))
+        return last
+    }
+
+    /// The fewest objects of an entity whose ids are looked up in runs on several threads.
+    static let parallelLookupThreshold = 16_384
+
+    /// Applies the fold to `objects` (per entity index, as the store's file holds them): the
+    /// kept objects of the file stay in their order, changed ones in their place, and new ones
+    /// follow. An unchanged object is not copied (the arrays are changed in place when the
+    /// caller holds the only reference). The fold's objects are moved into `objects`, not
+    /// copied: it is spent afterwards. The objects it replaces or drops are freed on a
+    /// background queue, not on the opening thread.
     ///
     /// An id the file holds twice (a damaged file) stays twice, so that building the graph
     /// reports it as it would without the journal.
     ///
     /// - Complexity: O(changed objects), plus an id lookup per object of each entity the
-    ///   records change.
-    static func fold(_ records: [JournalRecord], into objects: inout [[any Entity]], schema: Schema) {
-        let fold = JournalFold(records, schema: schema)
-        for (entity, changes) in fold.entities.enumerated() {
-            guard let changes else { continue }
-            apply(changes, to: &objects[entity], key: schema.entities[entity].key)
+    ///   records change (a large entity's in runs on several threads).
+    mutating func apply(to objects: inout [[any Entity]], schema: Schema) {
+        var released = Released()
+        for entity in entities.indices where entities[entity] != nil {
+            Self.apply(&entities[entity]!, to: &objects[entity], key: schema.entities[entity].key, released: &released)
+        }
+        if !released.objects.isEmpty || !released.arrays.isEmpty { BackgroundRelease.drop(consume released) }
+    }
+
+    /// Objects taken out of the snapshot's arrays, to be freed off the opening thread.
+    private struct Released: Sendable {
+        var objects: [any Entity] = []
+        var arrays: [[any Entity]] = []
+    }
+
+    private static func apply(
+        _ changes: inout EntityChanges, to values: inout [any Entity], key: @escaping @Sendable (any Entity) -> ObjectKey,
+        released: inout Released
+    ) {
+        var used = [Bool](repeating: false, count: changes.keys.count)
+        if changes.cleared {
+            var dropped: [any Entity] = []
+            swap(&dropped, &values)
+            released.arrays.append(dropped)
+        } else {
+            var deleted: [Int] = []
+            released.objects.reserveCapacity(released.objects.count + changes.keys.count)
+            for (position, slot) in matches(of: changes.positions, in: values, key: key) where !used[slot] {
+                used[slot] = true
+                guard var replacement = changes.values[slot].take() else {
+                    deleted.append(position)
+                    continue
+                }
+                swap(&values[position], &replacement)
+                released.objects.append(consume replacement)
+            }
+            if let first = deleted.first {
+                // Kept objects move down over deleted ones by swaps, which copy no object.
+                var kept = first, next = 0
+                for position in first..<values.count {
+                    if next < deleted.count, deleted[next] == position {
+                        next += 1
+                        continue
+                    }
+                    values.swapAt(kept, position)
+                    kept += 1
+                }
+                released.objects.append(contentsOf: values[kept...])
+                values.removeLast(values.count - kept)
+            }
+        }
+        for slot in changes.values.indices where !used[slot] {
+            if let value = changes.values[slot].take() { values.append(value) }
         }
     }
 
-    private static func apply(_ changes: EntityChanges, to values: inout [any Entity], key: (any Entity) -> ObjectKey) {
-        var used = [Bool](repeating: false, count: changes.keys.count)
-        if changes.cleared {
-            values.removeAll()
-        } else {
-            // Kept objects move down over deleted ones by swaps, which copy no object.
-            var kept = 0
-            for position in values.indices {
-                if let slot = changes.positions[key(values[position])], !used[slot] {
-                    used[slot] = true
-                    guard let new = changes.values[slot] else { continue }
-                    values[position] = new
-                }
-                if kept != position { values.swapAt(kept, position) }
-                kept += 1
+    /// The positions in `values` whose ids the records touch, in order, each with its slot in
+    /// `positions`. Only reads `values`; a large array is looked up in runs on several threads.
+    private static func matches(
+        of positions: [ObjectKey: Int], in values: [any Entity], key: @escaping @Sendable (any Entity) -> ObjectKey
+    ) -> [(position: Int, slot: Int)] {
+        let runs = values.count >= parallelLookupThreshold ? min(ProcessInfo.processInfo.activeProcessorCount, 8) : 1
+        let lookUp = { @Sendable (range: Range<Int>) -> [(position: Int, slot: Int)] in
+            var found: [(position: Int, slot: Int)] = []
+            for position in range {
+                if let slot = positions[key(values[position])] { found.append((position, slot)) }
             }
-            values.removeLast(values.count - kept)
+            return found
         }
-        for (slot, value) in changes.values.enumerated() where !used[slot] {
-            if let value { values.append(value) }
-        }
+        guard runs > 1 else { return lookUp(values.indices) }
+        return inConsecutiveParts(count: values.count, parts: runs) { (_, range) -> [(position: Int, slot: Int)] in lookUp(range) }
+            .flatMap { $0 }
     }
 }

@@ -9,11 +9,13 @@ import Foundation
 /// vain, on the other thread.
 package final class JournalPrefetch: Sendable {
     /// What was read: the contents and every record, decoded, in order, with the survey of
-    /// their stored field names.
+    /// their stored field names and their fold (what opening applies when the store's file
+    /// holds none of them, as after a crash).
     struct Prefetched: Sendable {
         var contents: JournalContents
         var records: [JournalRecord]
         var survey: JournalSurvey
+        var fold: JournalFold
     }
 
     private let finished = DispatchSemaphore(value: 0)
@@ -37,19 +39,22 @@ package final class JournalPrefetch: Sendable {
                   records.count == contents.scan.records.count
             else { return }
             let survey = JournalSurvey(records)
-            outcome.withLock { $0 = Prefetched(contents: contents, records: records, survey: survey) }
+            let fold = JournalFold(records, schema: schema)
+            outcome.withLock { $0 = Prefetched(contents: contents, records: records, survey: survey, fold: fold) }
         }
         thread.name = "GraphStore.JournalPrefetch"
         thread.qualityOfService = .userInitiated
         thread.start()
     }
 
-    /// Waits for the read to end; `nil` when it failed (the caller reads the journal itself).
+    /// Waits for the read to end and hands over what it read, so that the caller holds the
+    /// only reference; `nil` when it failed or was taken already (the caller reads the journal
+    /// itself).
     ///
     /// - Complexity: waits for the other thread at most once.
-    func wait() -> Prefetched? {
+    func take() -> Prefetched? {
         finished.wait()
         finished.signal()
-        return outcome.withLock { $0 }
+        return outcome.withLock { $0.take() }
     }
 }

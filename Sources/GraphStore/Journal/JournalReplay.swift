@@ -92,6 +92,9 @@ package enum JournalReplay {
         /// Whether the journal holds any record at all, newer or not: then the store exists even
         /// without its file.
         var holdsRecords: Bool
+        /// The fold of `records`, when it was made while the store's file was read (`nil`:
+        /// fold them when needed).
+        var fold: JournalFold? = nil
     }
 
     /// Reads the journal beside a store (or takes it as prefetched), checks that it continues
@@ -119,7 +122,7 @@ package enum JournalReplay {
         prefetched prefetch: JournalPrefetch? = nil
     ) throws -> Pending {
         var contents: JournalContents?
-        let prefetched = prefetch?.wait()
+        let prefetched = prefetch?.take()
         do {
             contents = try prefetched?.contents ?? read(path)
         } catch let damage as JournalFormatV1.Damage {
@@ -146,8 +149,16 @@ package enum JournalReplay {
         let newer = storedNumber ?? 0
         let records: [JournalRecord]
         let survey: JournalSurvey
+        var fold: JournalFold?
         if let prefetched {
-            records = prefetched.records.filter { $0.version > newer }
+            // The common case (a crash): the store's file holds none of the records, and the
+            // fold made with them applies as it is.
+            if prefetched.records.first.map({ $0.version > newer }) ?? true {
+                records = prefetched.records
+                fold = prefetched.fold
+            } else {
+                records = prefetched.records.filter { $0.version > newer }
+            }
             survey = prefetched.survey
         } else {
             let pending = contents.scan.records.filter { $0.version > newer }
@@ -155,7 +166,8 @@ package enum JournalReplay {
             survey = JournalSurvey(records)
         }
         try survey.check(after: newer, contents: contents, schema: schema, path: path)
-        return Pending(lineage: header.lineage, journal: contents, records: records, holdsRecords: !contents.scan.records.isEmpty)
+        return Pending(
+            lineage: header.lineage, journal: contents, records: records, holdsRecords: !contents.scan.records.isEmpty, fold: fold)
     }
 
     /// Checks that the journal continues the store's file: the same lineage (or, for a file

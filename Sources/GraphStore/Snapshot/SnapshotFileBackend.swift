@@ -161,7 +161,7 @@ final class SnapshotFileBackend: StoreBackend {
         }
         let header = read?.header
         let storedNumber = header?.storeVersion
-        let pending: JournalReplay.Pending
+        var pending: JournalReplay.Pending
         do {
             pending = try JournalReplay.pending(
                 journalAt: journalPath, storedNumber: storedNumber, storedLineage: header?.lineage.flatMap(UUID.init(uuidString:)),
@@ -177,13 +177,13 @@ final class SnapshotFileBackend: StoreBackend {
         // The only reference to the snapshot's objects, so that the fold changes them in place.
         var objects = read?.objects ?? schema.entities.map { _ in [] }
         read = nil
-        JournalFold.fold(pending.records, into: &objects, schema: schema)
+        let lastRecord = JournalFold.fold(&pending, into: &objects, schema: schema)
         let version: GraphVersion
         do {
-            version = try GraphVersion.loaded(objects, number: pending.records.last?.version ?? storedNumber ?? 0, schema: schema)
+            version = try GraphVersion.loaded(objects, number: lastRecord ?? storedNumber ?? 0, schema: schema)
         } catch {
             // Whose fault: the snapshot's objects alone are read again (a rare path) to tell.
-            if pending.records.isEmpty { return nil }
+            if lastRecord == nil { return nil }
             if let snapshot = try? Self.readObjects(url, schema: schema, limit: limit),
                (try? SnapshotCodec.build(snapshot.objects, number: snapshot.header.storeVersion, schema: schema, path: url.path)) == nil {
                 return nil
