@@ -176,7 +176,7 @@ struct Scenarios {
     }
 
     /// The floor of opening the snapshot at `url`: reading its bytes, gunzip alone, and
-    /// parsing alone (JSON into the token tape, a property list into its checked object
+    /// parsing alone (JSON in chunks of tokens as opening parses it, a property list into its checked object
     /// table, no object decoded), each on one thread, beside SQLite's open + fetch `sqlite`.
     private func floorRows(of url: URL, format: SnapshotFormat, scenario: String, name: String, sqlite: Double) throws -> [Row] {
         let raw = try SnapshotOpeningFloor.read(url)
@@ -203,7 +203,7 @@ struct Scenarios {
         return [
             Row(scenario: scenario, variant: "\(name): floor, read the file", graphStore: read, sqlite: sqlite, note: sizes),
             Row(scenario: scenario, variant: "\(name): floor, gunzip alone", graphStore: gunzip, sqlite: sqlite, note: "CRC and length checked"),
-            Row(scenario: scenario, variant: "\(name): floor, parse alone", graphStore: parse, sqlite: sqlite, note: format == .json ? "token tape, no object decoded" : "object table checked, no object decoded"),
+            Row(scenario: scenario, variant: "\(name): floor, parse alone", graphStore: parse, sqlite: sqlite, note: format == .json ? "entity arrays in chunks of tokens, no object decoded" : "object table checked, no object decoded"),
         ]
     }
 

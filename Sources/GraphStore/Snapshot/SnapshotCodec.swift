@@ -151,6 +151,11 @@ package enum SnapshotCodec {
     ) throws -> (header: SnapshotHeaderV1, objects: [[any Entity]], unkept: [UnkeptFields.Candidate]) {
         let format = try SnapshotHeaderCheck.format(of: data, path: path)
         let context = DecodingContext(schema: schema, modelVersion: modelVersion, surveysMembers: survey)
+        if format == .json, let chunked = decodeJSONInChunks(data, context: context, survey: survey) {
+            _ = consume data
+            let unkept = survey ? UnkeptFields.candidates(chunked.memberNames, objects: chunked.objects, schema: schema) : []
+            return (chunked.header, chunked.objects, unkept)
+        }
         let document: DecodableDocument
         do {
             switch format {

@@ -27,10 +27,10 @@ package enum SnapshotOpeningFloor {
         try SnapshotFileBackend.document(fromRaw: raw, path: "", limit: .max)
     }
 
-    /// Parses the uncompressed `document` without decoding any object: JSON into the token
-    /// tape the decoders read; a binary property list into its object table, every object's
-    /// marker and bounds checked as the decoder checks them. Returns the number of tokens or
-    /// objects.
+    /// Parses the uncompressed `document` without decoding any object: JSON as opening
+    /// parses it, the entity arrays in chunks of tokens and the rest into an outline; a binary
+    /// property list into its object table, every object's marker and bounds checked as the
+    /// decoder checks them. Returns the number of tokens or objects.
     ///
     /// - Throws: the parsers' syntax errors.
     /// - Complexity: O(size of the document).
@@ -38,7 +38,11 @@ package enum SnapshotOpeningFloor {
         switch format {
         case .json:
             return try FastJSONDecoder.withUTF8Representation(of: document) { bytes in
-                try FastJSONParser.parse(bytes).tokenCount
+                let tokens = Counter()
+                let outline = try FastJSONParser.parseChunked(
+                    bytes, member: DocumentKey.entities.stringValue, tokensPerChunk: FastJSONChunkedDecoder.defaultTokensPerChunk
+                ) { tokens.count += $0.tokenCount }
+                return outline.tokenCount + tokens.count
             }
         case .binaryPropertyList:
             let table = try BPlistDocument(document)
@@ -46,4 +50,9 @@ package enum SnapshotOpeningFloor {
             return table.objectCount
         }
     }
+}
+
+/// Tokens counted by the parse floor's chunk handler, which runs on the parsing thread.
+private final class Counter {
+    var count = 0
 }

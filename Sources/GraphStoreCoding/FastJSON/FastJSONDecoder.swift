@@ -59,7 +59,7 @@ package enum FastJSONDecoder {
 
     /// Decodes a `T` from a parsed document; no decoder, container or worker of this call
     /// holds the document when it returns, unless the decoded value kept one.
-    private static func decode<T: Decodable>(
+    static func decode<T: Decodable>(
         _ type: T.Type, in document: FastJSONDocument, userInfo: [CodingUserInfoKey: any Sendable],
         nonConformingFloats: NonConformingFloatStrings, parallel: Bool
     ) throws -> T {

@@ -44,6 +44,9 @@ struct FastJSONOpenContainer {
     /// Whether the object's keys cannot be matched byte for byte in order (see
     /// ``FastJSONFlag/slowKeys``).
     var slowKeys: Bool
+    /// Whether the object is the root member whose arrays are parsed in chunks (see
+    /// ``FastJSONChunkedParse``).
+    var holdsChunkedArrays = false
 }
 
 /// The bytes of JSON's grammar.
@@ -70,13 +73,22 @@ struct FastJSONScanner {
     var depth = 0
     /// Per open object (by depth), the fingerprints and offsets of its first keys.
     let keys: UnsafeMutablePointer<(fingerprint: UInt64, offset: Int)>
+    /// What a chunked parse does with the arrays of one root member (`nil`: a whole tape).
+    let chunking: FastJSONChunking?
+    /// While inside a chunked array: its depth (0 otherwise), the tape of the document
+    /// around it (`tokens` is then the chunk's), and the index of the chunk's first element.
+    var chunkDepth = 0
+    var outer: (tokens: UnsafeMutablePointer<FastJSONToken>, count: Int, capacity: Int)?
+    var chunkFirstElement = 0
 
-    init(bytes: UnsafePointer<UInt8>, count: Int, maxDepth: Int) {
+    init(bytes: UnsafePointer<UInt8>, count: Int, maxDepth: Int, chunking: FastJSONChunking? = nil) {
         self.bytes = bytes
         n = count
         self.maxDepth = maxDepth
-        // Our documents hold about one token per 14 bytes; growing doubles.
-        capacity = count / 8 + 16
+        self.chunking = chunking
+        // Our documents hold about one token per 14 bytes; growing doubles. A chunked parse
+        // keeps only the document around its chunked arrays in this tape.
+        capacity = chunking == nil ? count / 8 + 16 : 1_024
         tokens = .allocate(capacity: capacity)
         stack = .allocate(capacity: min(maxDepth, count) + 1)
         keys = .allocate(capacity: (min(maxDepth, count) + 1) * FastJSONParser.maxCheckedKeys)
@@ -84,6 +96,7 @@ struct FastJSONScanner {
 
     func deallocate() {
         tokens.deallocate()
+        outer?.tokens.deallocate()
         deallocateWorkspace()
     }
 
@@ -154,12 +167,15 @@ struct FastJSONScanner {
             case FastJSONByte.openBrace, FastJSONByte.openBracket:
                 let isObject = c == FastJSONByte.openBrace
                 guard depth < maxDepth else { throw error(i, "arrays and objects nest deeper than \(maxDepth) levels") }
-                stack[depth] = FastJSONOpenContainer(token: count, count: 0, isObject: isObject, slowKeys: false)
+                let holdsChunkedArrays = chunking != nil && depth == 1 && isObject && stack[0].isObject && isChunkedMemberKey(count - 1)
+                stack[depth] = FastJSONOpenContainer(token: count, count: 0, isObject: isObject, slowKeys: false, holdsChunkedArrays: holdsChunkedArrays)
                 depth += 1
                 append(isObject ? FastJSONKind.object.rawValue : FastJSONKind.array.rawValue, i, 0)
+                if depth == 3 && !isObject && stack[1].holdsChunkedArrays { beginChunks() }
                 i = skipWhitespace(i + 1)
                 guard i < n else { throw unexpectedEnd(isObject ? "an object" : "an array") }
                 if bytes[i] == (isObject ? FastJSONByte.closeBrace : FastJSONByte.closeBracket) {
+                    if depth == chunkDepth { endChunks() }
                     try close(at: i)
                     i += 1
                 } else {
@@ -195,6 +211,7 @@ struct FastJSONScanner {
                 guard i < n else { throw unexpectedEnd(isObject ? "an object" : "an array") }
                 let c = bytes[i]
                 if c == FastJSONByte.comma {
+                    if depth == chunkDepth && count >= chunking.unsafelyUnwrapped.tokensPerChunk { flushChunk() }
                     stack[depth - 1].count += 1
                     i = skipWhitespace(i + 1)
                     if isObject {
@@ -208,6 +225,7 @@ struct FastJSONScanner {
                         ? "expected ',' or '}' after an object member, found \(describe(c))"
                         : "expected ',' or ']' after an array element, found \(describe(c))")
                 }
+                if depth == chunkDepth { endChunks() }
                 try close(at: i)
                 i += 1
             }
