@@ -197,7 +197,7 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let url = directory.file("store.json.gz")
-        var random = SeededGenerator(seed: seed)
+        var random = SplitMix64(seed: seed)
         let tags = (0..<8).map { ExampleModel.Tag(name: "tag \($0)") }
         var notes = (0..<200).map { Note(text: "note \($0)", createdAt: Fixtures.epoch, tagIDs: [tags[$0 % tags.count].id]) }
         let first = try GraphContainer(for: exampleModel, store: .file(url))
@@ -243,19 +243,6 @@ import Testing
         try handle.write(contentsOf: JournalFormatV1.frameRecord(version: last + 1, document: document))
         try handle.close()
         JournalDamageTests.expectRefused(url, naming: journal.path, containing: "do not form a graph")
-    }
-
-    /// A deterministic generator, so a failure can be repeated.
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
     }
 }
 
