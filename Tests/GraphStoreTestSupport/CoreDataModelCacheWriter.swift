@@ -91,14 +91,10 @@ public enum CoreDataModelCacheWriter {
     /// `bytes` compressed with raw deflate (no zlib or gzip wrapper), as Core Data stores its
     /// model cache; with `zlibWrapper`, in a zlib stream instead.
     public static func deflate(_ bytes: Data, zlibWrapper: Bool = false) -> Data {
-        // zlib keeps a pointer back to the stream, so it needs a stable address.
-        let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
-        stream.initialize(to: z_stream())
-        defer {
-            deflateEnd(stream)
-            stream.deinitialize(count: 1)
-            stream.deallocate()
-        }
+        withZlibStream(ending: { deflateEnd($0) }) { stream in deflate(bytes, zlibWrapper: zlibWrapper, with: stream) }
+    }
+
+    private static func deflate(_ bytes: Data, zlibWrapper: Bool, with stream: UnsafeMutablePointer<z_stream>) -> Data {
         precondition(deflateInit2_(stream, 9, Z_DEFLATED, zlibWrapper ? 15 : -15, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK)
         var input = [UInt8](bytes)
         var output = [UInt8](repeating: 0, count: Int(deflateBound(stream, uLong(input.count))) + 64)

@@ -7,14 +7,10 @@ public enum ReferenceGzip {
     /// gzip wrapper (header, CRC-32 and ISIZE checked); `nil` when zlib refuses the file or
     /// bytes follow the member.
     public static func inflate(_ file: Data) -> Data? {
-        // zlib keeps a pointer back to the stream, so it needs a stable address.
-        let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
-        stream.initialize(to: z_stream())
-        defer {
-            inflateEnd(stream)
-            stream.deinitialize(count: 1)
-            stream.deallocate()
-        }
+        withZlibStream(ending: { inflateEnd($0) }) { stream in inflate(file, with: stream) }
+    }
+
+    private static func inflate(_ file: Data, with stream: UnsafeMutablePointer<z_stream>) -> Data? {
         guard inflateInit2_(stream, 16 + 15, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else { return nil }
         var input = [UInt8](file)
         var output = Data()
@@ -36,4 +32,19 @@ public enum ReferenceGzip {
         }
         return finished ? output : nil
     }
+}
+
+/// Runs `body` with a zlib stream at a stable address (zlib keeps a pointer back to it), and
+/// ends it with `end` afterwards.
+func withZlibStream<Result>(
+    ending end: (UnsafeMutablePointer<z_stream>) -> Int32, _ body: (UnsafeMutablePointer<z_stream>) -> Result
+) -> Result {
+    let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
+    stream.initialize(to: z_stream())
+    defer {
+        _ = end(stream)
+        stream.deinitialize(count: 1)
+        stream.deallocate()
+    }
+    return body(stream)
 }

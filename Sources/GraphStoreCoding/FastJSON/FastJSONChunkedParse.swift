@@ -121,21 +121,8 @@ extension FastJSONParser {
         _ input: UnsafeBufferPointer<UInt8>, member: String, tokensPerChunk: Int, maxDepth: Int = defaultMaxDepth,
         deliver: @escaping (FastJSONChunk) -> Void
     ) throws(FastJSONSyntaxError) -> FastJSONChunkedOutline {
-        guard let base = input.baseAddress, !input.isEmpty else {
-            throw FastJSONSyntaxError(offset: 0, reason: "the document is empty")
-        }
         let chunking = FastJSONChunking(member: member, tokensPerChunk: tokensPerChunk, deliver: deliver)
-        var parser = FastJSONScanner(bytes: base, count: input.count, maxDepth: max(maxDepth, 1), chunking: chunking)
-        do {
-            try parser.run()
-        } catch {
-            parser.deallocate()
-            throw error
-        }
-        parser.deallocateWorkspace()
-        parser.reserve(1)
-        parser.tokens[parser.count] = FastJSONToken(tag: FastJSONKind.null.rawValue, offset: 0, payload: 0)
-        let document = FastJSONDocument(tokens: parser.tokens, tokenCount: parser.count, bytes: base, byteCount: input.count)
+        let document = try scan(input, maxDepth: maxDepth, chunking: chunking)
         return FastJSONChunkedOutline(document: document, chunkedObjects: chunking.chunkedObjects, arrayNames: chunking.arrayNames)
     }
 }

@@ -19,10 +19,19 @@ package enum FastJSONParser {
     /// - Throws: ``FastJSONSyntaxError`` with the offset of the first offending byte.
     /// - Complexity: O(`input.count`).
     package static func parse(_ input: UnsafeBufferPointer<UInt8>, maxDepth: Int = defaultMaxDepth) throws(FastJSONSyntaxError) -> FastJSONDocument {
+        try scan(input, maxDepth: maxDepth, chunking: nil)
+    }
+
+    /// Runs a scanner over the whole of `input` and closes its tape with the null token that
+    /// ends every tape: the whole-document parse, or with `chunking`, the outline that the
+    /// chunked parse leaves.
+    static func scan(
+        _ input: UnsafeBufferPointer<UInt8>, maxDepth: Int, chunking: FastJSONChunking?
+    ) throws(FastJSONSyntaxError) -> FastJSONDocument {
         guard let base = input.baseAddress, !input.isEmpty else {
             throw FastJSONSyntaxError(offset: 0, reason: "the document is empty")
         }
-        var parser = FastJSONScanner(bytes: base, count: input.count, maxDepth: max(maxDepth, 1))
+        var parser = FastJSONScanner(bytes: base, count: input.count, maxDepth: max(maxDepth, 1), chunking: chunking)
         do {
             try parser.run()
         } catch {
