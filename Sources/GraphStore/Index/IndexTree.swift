@@ -1,14 +1,18 @@
-/// A persistent, structurally shared sorted multiset of index entries: a treap with subtree
-/// counts (an order-statistic tree).
+/// A persistent, structurally shared sorted multiset of index entries: a weight-balanced tree
+/// with subtree counts (an order-statistic tree), balanced as Adams' trees (Haskell's
+/// `Data.Map`) by the counts its nodes keep anyway.
 ///
 /// Nodes are immutable and shared between versions; an insert or remove copies only the path
-/// it walks, so keeping a version is O(1) and a change is O(log n) expected. A node's
-/// priority is a hash of its id, so the shape does not depend on insertion order. Entries are
-/// ordered by key, then by id (``ObjectKey/indexOrder(_:_:)``), so no two compare equal.
+/// it walks, so keeping a version is O(1) and a change is O(log n) worst case. Neither subtree
+/// of a node weighs more than ``delta`` times the other (a subtree of c entries weighs c + 1),
+/// so a tree of n entries is at most log₄⁄₃(n + 1) levels deep, and about log₂ n on average
+/// whatever the order of the inserts: dates inserted in order, the common case, give a
+/// balanced tree too. Entries are ordered by key, then by id
+/// (``ObjectKey/indexOrder(_:_:)``), so no two compare equal.
 struct IndexTree: Sendable {
     /// One object's place in an index: its indexed values and its id. The object itself is
     /// read from the table of the same version, so a commit that changes no indexed value of an
-    /// object leaves every index as it was, and a node stays small (112 bytes as allocated for
+    /// object leaves every index as it was, and a node stays small (96 bytes as allocated for
     /// the common key types).
     ///
     /// Held inline in its node, so that a walk down a path reads one object per level: the
@@ -24,15 +28,17 @@ struct IndexTree: Sendable {
         }
     }
 
-    /// A node: one entry, its priority, its subtree count and its children.
+    /// A node: one entry, its subtree count, its left subtree's count and its children.
     ///
-    /// The entry is held as its parts so that the 32-bit priority and count sit in the padding
-    /// after the key's first value and after the id: 88 bytes laid out, 96 as allocated,
-    /// instead of 104 and 112 with the entry, a word-sized priority and count as fields.
+    /// The entry is held as its parts so that the two 32-bit counts sit in the padding after
+    /// the key's first value and after the id: 88 bytes laid out, 96 as allocated. The left
+    /// subtree's count is kept beside the node's own so that both children's counts are read
+    /// from the node: the balance checks of a path copy and the rank walks read no child off
+    /// the path, which is usually not in the cache.
     final class Node: Sendable {
         /// The key's first value.
         let first: IndexValue
-        private let storedPriority: UInt32
+        private let storedLeftCount: UInt32
         let id: ObjectKey
         private let storedCount: UInt32
         /// The key's further values (a compound index).
@@ -40,42 +46,42 @@ struct IndexTree: Sendable {
         let left: Node?
         let right: Node?
 
-        var priority: Int { Int(storedPriority) }
         /// The number of entries in this node's subtree.
         var count: Int { Int(storedCount) }
+        /// The number of entries in the left subtree.
+        var leftCount: Int { Int(storedLeftCount) }
+        /// The number of entries in the right subtree.
+        var rightCount: Int { count - 1 - leftCount }
         var key: IndexKey { IndexKey(first: first, rest: rest) }
         var entry: Entry { Entry(key: key, id: id) }
 
-        private init(first: IndexValue, rest: [IndexValue], id: ObjectKey, priority: Int, left: Node?, right: Node?, count: Int) {
+        private init(first: IndexValue, rest: [IndexValue], id: ObjectKey, left: Node?, leftCount: Int, right: Node?, rightCount: Int) {
             self.first = first
             self.rest = rest
             self.id = id
-            storedPriority = UInt32(truncatingIfNeeded: priority)
             self.left = left
             self.right = right
+            let count = 1 + leftCount + rightCount
             precondition(count <= Int(UInt32.max), "IndexTree: more than \(UInt32.max) entries")
+            storedLeftCount = UInt32(truncatingIfNeeded: leftCount)
             storedCount = UInt32(truncatingIfNeeded: count)
         }
 
-        convenience init(_ entry: Entry, priority: Int, left: Node?, right: Node?) {
-            self.init(first: entry.key.first, rest: entry.key.rest, id: entry.id, priority: priority, left: left, right: right,
-                      count: 1 + (left?.count ?? 0) + (right?.count ?? 0))
+        /// A node of `entry` over `left` and `right`, whose counts the caller knows (so that
+        /// building it reads neither child).
+        convenience init(_ entry: Entry, left: Node?, leftCount: Int, right: Node?, rightCount: Int) {
+            self.init(first: entry.key.first, rest: entry.key.rest, id: entry.id, left: left, leftCount: leftCount, right: right, rightCount: rightCount)
         }
 
-        /// A node whose subtree count is known (one more or one fewer than the node it copies),
-        /// so building it reads neither child: on a path copy the child not on the path is
-        /// usually not in the cache.
-        convenience init(_ entry: Entry, priority: Int, left: Node?, right: Node?, count: Int) {
-            self.init(first: entry.key.first, rest: entry.key.rest, id: entry.id, priority: priority, left: left, right: right, count: count)
+        /// A leaf of `entry`.
+        convenience init(_ entry: Entry) {
+            self.init(entry, left: nil, leftCount: 0, right: nil, rightCount: 0)
         }
 
-        func with(left: Node?, right: Node?) -> Node {
-            Node(first: first, rest: rest, id: id, priority: priority, left: left, right: right, count: 1 + (left?.count ?? 0) + (right?.count ?? 0))
-        }
-
-        /// A copy with new children whose entries number `count - self.count` more.
-        func with(left: Node?, right: Node?, countChange: Int) -> Node {
-            Node(first: first, rest: rest, id: id, priority: priority, left: left, right: right, count: count + countChange)
+        /// A node of this node's entry over `left` and `right` of the given counts.
+        @inline(__always)
+        func with(left: Node?, _ leftCount: Int, right: Node?, _ rightCount: Int) -> Node {
+            Node(first: first, rest: rest, id: id, left: left, leftCount: leftCount, right: right, rightCount: rightCount)
         }
 
         /// The order of the entry `first`/`rest`/`id` against this node's (negative: before
@@ -128,21 +134,128 @@ struct IndexTree: Sendable {
     var count: Int { root?.count ?? 0 }
     var isEmpty: Bool { root == nil }
 
-    /// A hash of `id`, 32 bits wide (the width a node keeps).
-    static func priority(of id: ObjectKey) -> Int { Int(UInt32(truncatingIfNeeded: id._rawHashValue(seed: 0x1D3))) }
+    // MARK: - Balance
+
+    /// How many times a subtree may outweigh its sibling (Adams' δ).
+    static var delta: Int { 3 }
+    /// The weight ratio below which a rotation is single rather than double (Adams' γ).
+    static var gamma: Int { 2 }
+
+    /// Whether a subtree of `b` entries may stand beside one of `a` entries: its weight
+    /// (count + 1) is at most ``delta`` times that of `a`.
+    @inline(__always)
+    static func isBalanced(_ a: Int, _ b: Int) -> Bool { delta * (a + 1) >= b + 1 }
+
+    /// Whether rebalancing a heavy child with an inner subtree of `inner` entries and an outer
+    /// one of `outer` takes a single rotation (the inner one is light enough to move across).
+    @inline(__always)
+    private static func isSingle(inner: Int, outer: Int) -> Bool { inner + 1 < gamma * (outer + 1) }
+
+    /// A node of `top`'s entry over `left` and `right` (of the given counts), rotated once or
+    /// twice if one side outweighs the other; `left` and `right` are balanced trees that were
+    /// balanced beside each other before one entry came or went on one side (or one on each).
+    ///
+    /// Reads neither child unless it rotates.
+    private static func balanced(_ top: Node, _ left: Node?, _ leftCount: Int, _ right: Node?, _ rightCount: Int) -> Node {
+        if !isBalanced(leftCount, rightCount), let right {
+            // The right side is too heavy: rotate left.
+            if isSingle(inner: right.leftCount, outer: right.rightCount) {
+                let lower = top.with(left: left, leftCount, right: right.left, right.leftCount)
+                return right.with(left: lower, leftCount + right.leftCount + 1, right: right.right, right.rightCount)
+            }
+            let inner = right.left!
+            let lower = top.with(left: left, leftCount, right: inner.left, inner.leftCount)
+            let upper = right.with(left: inner.right, inner.rightCount, right: right.right, right.rightCount)
+            return inner.with(left: lower, leftCount + inner.leftCount + 1, right: upper, inner.rightCount + right.rightCount + 1)
+        }
+        if !isBalanced(rightCount, leftCount), let left {
+            // The left side is too heavy: rotate right.
+            if isSingle(inner: left.rightCount, outer: left.leftCount) {
+                let lower = top.with(left: left.right, left.rightCount, right: right, rightCount)
+                return left.with(left: left.left, left.leftCount, right: lower, left.rightCount + rightCount + 1)
+            }
+            let inner = left.right!
+            let lower = top.with(left: inner.right, inner.rightCount, right: right, rightCount)
+            let upper = left.with(left: left.left, left.leftCount, right: inner.left, inner.leftCount)
+            return inner.with(left: upper, left.leftCount + inner.leftCount + 1, right: lower, inner.rightCount + rightCount + 1)
+        }
+        return top.with(left: left, leftCount, right: right, rightCount)
+    }
+
+    /// A tree of `left`, `top`'s entry and `right`, whose every entry of `left` precedes
+    /// `top`'s and every entry of `right` follows it, whatever their sizes (Adams' `link`).
+    ///
+    /// - Complexity: O(|log(leftCount / rightCount)| + 1).
+    private static func linked(_ top: Node, _ left: Node?, _ leftCount: Int, _ right: Node?, _ rightCount: Int) -> Node {
+        if !isBalanced(leftCount, rightCount), let right {
+            let lower = linked(top, left, leftCount, right.left, right.leftCount)
+            return balanced(right, lower, leftCount + right.leftCount + 1, right.right, right.rightCount)
+        }
+        if !isBalanced(rightCount, leftCount), let left {
+            let lower = linked(top, left.right, left.rightCount, right, rightCount)
+            return balanced(left, left.left, left.leftCount, lower, left.rightCount + rightCount + 1)
+        }
+        return top.with(left: left, leftCount, right: right, rightCount)
+    }
+
+    /// A tree of `left` and `right`, whose every entry of `left` precedes every entry of
+    /// `right`, whatever their sizes (Adams' `merge`).
+    private static func merged(_ left: Node?, _ leftCount: Int, _ right: Node?, _ rightCount: Int) -> Node? {
+        guard let left else { return right }
+        guard let right else { return left }
+        if !isBalanced(leftCount, rightCount) {
+            let lower = merged(left, leftCount, right.left, right.leftCount)
+            return balanced(right, lower, leftCount + right.leftCount, right.right, right.rightCount)
+        }
+        if !isBalanced(rightCount, leftCount) {
+            let lower = merged(left.right, left.rightCount, right, rightCount)
+            return balanced(left, left.left, left.leftCount, lower, left.rightCount + rightCount)
+        }
+        return glued(left, leftCount, right, rightCount)
+    }
+
+    /// A tree of `left` and `right`, the two children of a removed node (so balanced beside
+    /// each other): the last entry of the heavier one takes the removed node's place, or the
+    /// first (Adams' `glue`).
+    private static func glued(_ left: Node?, _ leftCount: Int, _ right: Node?, _ rightCount: Int) -> Node? {
+        guard let left else { return right }
+        guard let right else { return left }
+        if leftCount > rightCount {
+            let (last, rest) = removingLast(left)
+            return balanced(last, rest, leftCount - 1, right, rightCount)
+        }
+        let (first, rest) = removingFirst(right)
+        return balanced(first, left, leftCount, rest, rightCount - 1)
+    }
+
+    /// The node of the first entry of `node` (its children are not part of the answer), and
+    /// `node` without it.
+    private static func removingFirst(_ node: Node) -> (Node, Node?) {
+        guard let left = node.left else { return (node, node.right) }
+        let (first, rest) = removingFirst(left)
+        return (first, balanced(node, rest, node.leftCount - 1, node.right, node.rightCount))
+    }
+
+    /// The node of the last entry of `node` (its children are not part of the answer), and
+    /// `node` without it.
+    private static func removingLast(_ node: Node) -> (Node, Node?) {
+        guard let right = node.right else { return (node, node.left) }
+        let (last, rest) = removingLast(right)
+        return (last, balanced(node, node.left, node.leftCount, rest, node.rightCount - 1))
+    }
 
     // MARK: - Changing
 
     /// Adds `entry`; an entry for the same key and id must not be present.
     ///
-    /// - Complexity: O(log n) expected.
+    /// - Complexity: O(log n).
     mutating func insert(_ entry: Entry) {
-        root = Self.inserting(Node(entry, priority: Self.priority(of: entry.id), left: nil, right: nil), into: root)
+        root = Self.inserting(Node(entry), into: root)
     }
 
     /// Removes the entry equal to `entry` (same key and id); returns whether there was one.
     ///
-    /// - Complexity: O(log n) expected.
+    /// - Complexity: O(log n).
     @discardableResult
     mutating func remove(_ entry: Entry) -> Bool {
         remove(key: entry.key, id: entry.id)
@@ -150,7 +263,7 @@ struct IndexTree: Sendable {
 
     /// Removes the entry with `key` and `id`; returns whether there was one.
     ///
-    /// - Complexity: O(log n) expected.
+    /// - Complexity: O(log n).
     @discardableResult
     mutating func remove(key: IndexKey, id: ObjectKey) -> Bool {
         var found = false
@@ -158,111 +271,98 @@ struct IndexTree: Sendable {
         return found
     }
 
+    /// `node` with `leaf` (a node without children) added.
     private static func inserting(_ leaf: Node, into node: Node?) -> Node {
         guard let node else { return leaf }
-        if leaf.priority > node.priority {
-            let (less, greater) = split(node, at: leaf.entry)
-            return leaf.with(left: less, right: greater)
-        }
         if node.order(of: leaf) < 0 {
-            return node.with(left: inserting(leaf, into: node.left), right: node.right, countChange: 1)
+            return balanced(node, inserting(leaf, into: node.left), node.leftCount + 1, node.right, node.rightCount)
         }
-        return node.with(left: node.left, right: inserting(leaf, into: node.right), countChange: 1)
+        return balanced(node, node.left, node.leftCount, inserting(leaf, into: node.right), node.rightCount + 1)
     }
 
-    /// The entries of `node` before and after `entry` (which it does not contain).
-    private static func split(_ node: Node?, at entry: Entry) -> (Node?, Node?) {
-        guard let node else { return (nil, nil) }
-        if node.order(of: entry) < 0 {
-            let (less, greater) = split(node.left, at: entry)
-            return (less, node.with(left: greater, right: node.right))
-        }
-        let (less, greater) = split(node.right, at: entry)
-        return (node.with(left: node.left, right: less), greater)
-    }
-
+    /// `node` without the entry `key`/`id`; `node` itself, with `found` left as it was, when
+    /// that entry is not in it.
     private static func removing(key: IndexKey, id: ObjectKey, from node: Node?, found: inout Bool) -> Node? {
         guard let node else { return nil }
         let order = node.order(of: key, id: id)
         if order == 0 {
             found = true
-            return join(node.left, node.right)
+            return glued(node.left, node.leftCount, node.right, node.rightCount)
         }
         if order < 0 {
             let left = removing(key: key, id: id, from: node.left, found: &found)
-            return found ? node.with(left: left, right: node.right, countChange: -1) : node
+            return found ? balanced(node, left, node.leftCount - 1, node.right, node.rightCount) : node
         }
         let right = removing(key: key, id: id, from: node.right, found: &found)
-        return found ? node.with(left: node.left, right: right, countChange: -1) : node
-    }
-
-    /// Joins two trees whose every entry of `a` precedes every entry of `b`.
-    private static func join(_ a: Node?, _ b: Node?) -> Node? {
-        guard let a else { return b }
-        guard let b else { return a }
-        if a.priority > b.priority { return a.with(left: a.left, right: join(a.right, b)) }
-        return b.with(left: join(a, b.left), right: b.right)
+        return found ? balanced(node, node.left, node.leftCount, right, node.rightCount - 1) : node
     }
 
     /// Moves the entry for `id` from `oldKey` to `newKey`: a remove and an insert in one walk.
     /// Returns `false`, changing nothing, when there is no entry with `oldKey` and `id`; an
     /// entry with `newKey` and `id` must not be present.
     ///
-    /// The new entry has the old one's priority (a hash of the id), so the two walks share the
-    /// path down to the node whose key lies between the old and the new entry, which is copied
-    /// once. When no other entry lies between the two, as for a date moved by a second, the
-    /// shape stays as it is and only the path to the entry is copied: half the nodes of a
-    /// remove and an insert, and half the nodes the old version frees later.
+    /// The two walks share the path down to the node whose entry lies between the old and the
+    /// new one, which is copied once; no node above it changes its count, so none above it is
+    /// rebalanced. When no other entry lies between the two, as for a date moved by a second,
+    /// only the path to the entry is copied: half the nodes of a remove and an insert, and half
+    /// the nodes the old version frees later.
     ///
-    /// - Complexity: O(log n) expected; O(d + log m) node copies, for d the depth of the node
-    ///   where the old and the new entry part and m the entries of its subtree.
+    /// - Complexity: O(log n); O(d + log m) node copies, for d the depth of the node where the
+    ///   old and the new entry part and m the entries of its subtree.
     @discardableResult
     mutating func move(id: ObjectKey, from oldKey: IndexKey, to newKey: IndexKey) -> Bool {
         guard let root else { return false }
-        let new = Entry(key: newKey, id: id)
-        guard let moved = Self.moving(key: oldKey, id: id, to: new, in: root) else { return false }
+        guard let moved = Self.moving(key: oldKey, id: id, to: Node(Entry(key: newKey, id: id)), in: root) else { return false }
         self.root = moved
         return true
     }
 
-    /// `node` with the entry `key`/`id` moved to `new`, or `nil` when that entry is not in it.
-    private static func moving(key: IndexKey, id: ObjectKey, to new: Entry, in node: Node) -> Node? {
+    /// `node` with the entry `key`/`id` replaced by the entry of `new` (a node without
+    /// children), or `nil` when that entry is not in it. The two must lie within the same
+    /// bounds of `node`'s ancestors.
+    private static func moving(key: IndexKey, id: ObjectKey, to new: Node, in node: Node) -> Node? {
         let old = node.order(of: key, id: id)
         if old == 0 { return replacing(node, with: new) }
         let order = node.order(of: new)
         if old < 0, order < 0 {
             guard let left = node.left, let moved = moving(key: key, id: id, to: new, in: left) else { return nil }
-            return node.with(left: moved, right: node.right, countChange: 0)
+            return node.with(left: moved, node.leftCount, right: node.right, node.rightCount)
         }
         if old > 0, order >= 0 {
             guard let right = node.right, let moved = moving(key: key, id: id, to: new, in: right) else { return nil }
-            return node.with(left: node.left, right: moved, countChange: 0)
+            return node.with(left: node.left, node.leftCount, right: moved, node.rightCount)
         }
-        // The walks part here: out of one side, into the other. The moved entry was below
-        // `node`, so its priority is not above `node`'s and it stays below it.
+        // The walks part here: out of one side, into the other, which may leave the two sides
+        // out of balance by one entry each; the subtree's count, and so every node above, stays.
         var found = false
-        let leaf = Node(new, priority: priority(of: id), left: nil, right: nil)
         if old < 0 {
             let left = removing(key: key, id: id, from: node.left, found: &found)
-            return found ? node.with(left: left, right: inserting(leaf, into: node.right), countChange: 0) : nil
+            guard found else { return nil }
+            return linked(node, left, node.leftCount - 1, inserting(new, into: node.right), node.rightCount + 1)
         }
         let right = removing(key: key, id: id, from: node.right, found: &found)
-        return found ? node.with(left: inserting(leaf, into: node.left), right: right, countChange: 0) : nil
+        guard found else { return nil }
+        return linked(node, inserting(new, into: node.left), node.leftCount + 1, right, node.rightCount - 1)
     }
 
-    /// `node` with its own entry replaced by `new` (same id, so the same priority, which is at
-    /// least that of every entry below). Unless an entry of a subtree passes the new one, the
-    /// shape stays; otherwise the subtree it crosses is split at `new`.
-    private static func replacing(_ node: Node, with new: Entry) -> Node {
-        if let left = node.left, last(left).order(of: new) < 0 {
-            let (less, greater) = split(left, at: new)
-            return Node(new, priority: node.priority, left: less, right: join(greater, node.right), count: node.count)
+    /// `node` with its own entry replaced by `new`'s. Unless an entry of a subtree passes the
+    /// new one, the shape stays; otherwise the nearest entry of that subtree takes the node's
+    /// place and, within the subtree, moves to the new entry (the subtree keeps its count).
+    private static func replacing(_ node: Node, with new: Node) -> Node {
+        if node.order(of: new) < 0 {
+            if let left = node.left {
+                let last = last(left)
+                if last.order(of: new) < 0, let moved = moving(key: last.key, id: last.id, to: new, in: left) {
+                    return last.with(left: moved, node.leftCount, right: node.right, node.rightCount)
+                }
+            }
+        } else if let right = node.right {
+            let first = first(right)
+            if first.order(of: new) > 0, let moved = moving(key: first.key, id: first.id, to: new, in: right) {
+                return first.with(left: node.left, node.leftCount, right: moved, node.rightCount)
+            }
         }
-        if let right = node.right, first(right).order(of: new) > 0 {
-            let (less, greater) = split(right, at: new)
-            return Node(new, priority: node.priority, left: join(node.left, less), right: greater, count: node.count)
-        }
-        return Node(new, priority: node.priority, left: node.left, right: node.right, count: node.count)
+        return new.with(left: node.left, node.leftCount, right: node.right, node.rightCount)
     }
 
     private static func first(_ node: Node) -> Node {
@@ -282,29 +382,43 @@ struct IndexTree: Sendable {
     /// Cheaper than inserting them one by one for a batch: each node of the result is built
     /// once, where k inserts copy their k paths and most of the upper nodes again and again.
     ///
-    /// - Complexity: O(k log(n / k + 1)) expected, for k entries in `other`.
+    /// - Complexity: O(k log(n / k + 1)), for k entries in `other`.
     mutating func formUnion(_ other: IndexTree) {
         root = Self.union(root, other.root)
     }
 
+    /// The entries of `a` and `b` (disjoint): `b` split at each node of `a` it reaches
+    /// (Adams' divide-and-conquer union, with `a` the larger tree in practice).
     private static func union(_ a: Node?, _ b: Node?) -> Node? {
         guard let a else { return b }
         guard let b else { return a }
-        if a.priority < b.priority { return union(b, a) }
-        let (less, greater) = split(b, at: a.entry)
-        return a.with(left: union(a.left, less), right: union(a.right, greater))
+        let (less, lessCount, greater, greaterCount) = split(b, at: a)
+        let left = union(a.left, less), right = union(a.right, greater)
+        return linked(a, left, a.leftCount + lessCount, right, a.rightCount + greaterCount)
     }
 
-    /// A tree of `entries`, which must be sorted and distinct.
+    /// The entries of `node` before and after the entry of `pivot` (which it does not
+    /// contain), with their counts.
+    private static func split(_ node: Node?, at pivot: Node) -> (Node?, Int, Node?, Int) {
+        guard let node else { return (nil, 0, nil, 0) }
+        if node.order(of: pivot) < 0 {
+            let (less, lessCount, greater, greaterCount) = split(node.left, at: pivot)
+            return (less, lessCount, linked(node, greater, greaterCount, node.right, node.rightCount), greaterCount + 1 + node.rightCount)
+        }
+        let (less, lessCount, greater, greaterCount) = split(node.right, at: pivot)
+        return (linked(node, node.left, node.leftCount, less, lessCount), node.leftCount + 1 + lessCount, greater, greaterCount)
+    }
+
+    /// A tree of `entries`, which must be sorted and distinct: perfectly balanced (the two
+    /// subtrees of each node differ by at most one entry).
     ///
-    /// - Complexity: O(n log n) expected.
+    /// - Complexity: O(n).
     init(sorted entries: [Entry]) {
-        let priorities = entries.map { Self.priority(of: $0.id) }
         func build(_ range: Range<Int>) -> Node? {
             guard !range.isEmpty else { return nil }
-            var top = range.lowerBound
-            for position in range where priorities[position] > priorities[top] { top = position }
-            return Node(entries[top], priority: priorities[top], left: build(range.lowerBound..<top), right: build((top + 1)..<range.upperBound))
+            let middle = range.lowerBound + range.count / 2
+            return Node(entries[middle], left: build(range.lowerBound..<middle), leftCount: middle - range.lowerBound,
+                        right: build((middle + 1)..<range.upperBound), rightCount: range.upperBound - middle - 1)
         }
         root = build(entries.indices)
     }
@@ -314,14 +428,14 @@ struct IndexTree: Sendable {
     /// The number of entries whose key, compared on `prefix`'s length, is before `prefix`
     /// (`orEqual`: before or equal).
     ///
-    /// - Complexity: O(log n) expected.
+    /// - Complexity: O(log n).
     func rank(of prefix: [IndexValue], orEqual: Bool) -> Int {
         var node = root
         var rank = 0
         while let current = node {
             let order = current.compare(prefix: prefix)
             if order < 0 || (orEqual && order == 0) {
-                rank += (current.left?.count ?? 0) + 1
+                rank += current.leftCount + 1
                 node = current.right
             } else {
                 node = current.left
@@ -351,8 +465,7 @@ struct IndexTree: Sendable {
 
     private static func visit(_ node: Node?, offset: Int, range: Range<Int>, reversed: Bool, _ body: (Node) throws -> Bool) rethrows -> Bool {
         guard let node else { return true }
-        let leftCount = node.left?.count ?? 0
-        let position = offset + leftCount
+        let position = offset + node.leftCount
         guard offset < range.upperBound, offset + node.count > range.lowerBound else { return true }
         if reversed {
             if try !visit(node.right, offset: position + 1, range: range, reversed: true, body) { return false }
@@ -374,8 +487,9 @@ struct IndexTree: Sendable {
 
     // MARK: - Invariants
 
-    /// Checks order, heap order of priorities and subtree counts; a precondition failure names
-    /// the first broken one.
+    /// Checks order, subtree counts (each node's own and its left subtree's) and weight
+    /// balance (neither subtree of a node weighs more than ``delta`` times the other); a
+    /// precondition failure names the first broken one.
     ///
     /// - Complexity: O(n).
     func checkInvariants() {
@@ -383,13 +497,30 @@ struct IndexTree: Sendable {
             guard let node else { return 0 }
             if let low { precondition(Entry.compare(low, node.entry) < 0, "IndexTree: entries out of order") }
             if let high { precondition(Entry.compare(node.entry, high) < 0, "IndexTree: entries out of order") }
-            precondition(node.priority == Self.priority(of: node.entry.id), "IndexTree: wrong priority")
-            if let left = node.left { precondition(left.priority <= node.priority, "IndexTree: heap order broken") }
-            if let right = node.right { precondition(right.priority <= node.priority, "IndexTree: heap order broken") }
-            let count = 1 + check(node.left, low: low, high: node.entry) + check(node.right, low: node.entry, high: high)
-            precondition(count == node.count, "IndexTree: wrong subtree count")
-            return count
+            let left = check(node.left, low: low, high: node.entry)
+            let right = check(node.right, low: node.entry, high: high)
+            precondition(left == node.leftCount, "IndexTree: wrong left subtree count")
+            precondition(1 + left + right == node.count, "IndexTree: wrong subtree count")
+            precondition(Self.isBalanced(left, right) && Self.isBalanced(right, left), "IndexTree: weight balance broken")
+            return node.count
         }
         _ = check(root, low: nil, high: nil)
+    }
+
+    /// The average and the greatest depth of an entry (the root's is 1), for tests and
+    /// measurements of the shape.
+    ///
+    /// - Complexity: O(n).
+    func depths() -> (average: Double, maximum: Int) {
+        var total = 0, maximum = 0
+        func visit(_ node: Node?, depth: Int) {
+            guard let node else { return }
+            total += depth
+            maximum = max(maximum, depth)
+            visit(node.left, depth: depth + 1)
+            visit(node.right, depth: depth + 1)
+        }
+        visit(root, depth: 1)
+        return (count == 0 ? 0 : Double(total) / Double(count), maximum)
     }
 }

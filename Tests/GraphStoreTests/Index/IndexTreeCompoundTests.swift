@@ -5,7 +5,7 @@ import Testing
 @testable import GraphStore
 import GraphStoreTestSupport
 
-/// A compound index in the treap: keys of a string and an optional integer, compared by the
+/// A compound index in the sorted-index tree: keys of a string and an optional integer, compared by the
 /// node on its parts in place (its first value, then its further values, then the id).
 /// Random inserts, removals and moves against a sorted array, ranks of one- and two-value
 /// prefixes, and old versions left untouched.
