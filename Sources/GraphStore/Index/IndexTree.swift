@@ -401,11 +401,15 @@ struct IndexTree: Sendable {
     /// contain), with their counts.
     private static func split(_ node: Node?, at pivot: Node) -> (Node?, Int, Node?, Int) {
         guard let node else { return (nil, 0, nil, 0) }
+        // A side that nothing was split off is the node itself, not a copy: a batch of new
+        // dates, after every entry, is split at each node of the tree it joins.
         if node.order(of: pivot) < 0 {
             let (less, lessCount, greater, greaterCount) = split(node.left, at: pivot)
+            if less == nil { return (nil, 0, node, node.count) }
             return (less, lessCount, linked(node, greater, greaterCount, node.right, node.rightCount), greaterCount + 1 + node.rightCount)
         }
         let (less, lessCount, greater, greaterCount) = split(node.right, at: pivot)
+        if greater == nil { return (node, node.count, nil, 0) }
         return (linked(node, node.left, node.leftCount, less, lessCount), node.leftCount + 1 + lessCount, greater, greaterCount)
     }
 
