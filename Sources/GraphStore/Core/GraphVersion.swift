@@ -134,10 +134,11 @@ package struct GraphVersion: Sendable {
     /// - Complexity: O(objects + references), plus O(n log n) per sorted index.
     static func loaded(_ objects: [[any Entity]], number: UInt64, schema: Schema) throws(LoadProblem) -> GraphVersion {
         let parallel = objects.reduce(0, { $0 + $1.count }) >= 10_000 && ProcessInfo.processInfo.activeProcessorCount > 1
+        let ids = LoadedIDs.read(objects, schema: schema, splittingTables: parallel)
         let jobs = LoadJob.jobs(objects, schema: schema, splittingTables: parallel)
         let results = Guarded<[LoadJob.Result?]>(Array(repeating: nil, count: jobs.count))
         let run: @Sendable (Int) -> Void = { job in
-            let result = jobs[job].run(objects, number: number, schema: schema)
+            let result = jobs[job].run(objects, ids: ids, number: number, schema: schema)
             results.withLock { $0[job] = result }
         }
         if parallel {
@@ -213,7 +214,7 @@ package struct GraphVersion: Sendable {
             for entity in schema.entities {
                 let count = objects[entity.index].count
                 guard count > 0 else { continue }
-                if splittingTables && count >= TableBuilder.parallelThreshold {
+                if LoadedIDs.splits(count: count, splittingTables: splittingTables) {
                     weighted += [(.table(entity: entity.index, half: 0), count), (.table(entity: entity.index, half: 1), count)]
                 } else {
                     weighted.append((.table(entity: entity.index, half: nil), 2 * count))
@@ -226,43 +227,144 @@ package struct GraphVersion: Sendable {
             return weighted.enumerated().sorted { ($0.element.weight, -$0.offset) > ($1.element.weight, -$1.offset) }.map(\.element.job)
         }
 
-        func run(_ objects: [[any Entity]], number: UInt64, schema: Schema) -> Result {
+        func run(_ objects: [[any Entity]], ids: [LoadedIDs], number: UInt64, schema: Schema) -> Result {
             switch self {
             case .table(let entity, let half):
-                return GraphVersion.loadedTable(objects[entity], entity: schema.entities[entity], number: number, half: half)
+                return GraphVersion.loadedTable(objects[entity], ids: ids[entity], entity: schema.entities[entity], number: number, half: half)
             case .sorted(let entity, let position):
-                return .sorted(GraphVersion.loadedSortedIndex(objects[entity], entity: schema.entities[entity], position: position))
+                return .sorted(GraphVersion.loadedSortedIndex(objects[entity], ids: ids[entity], entity: schema.entities[entity], position: position))
             case .unique(let entity):
-                return GraphVersion.loadedUniqueValues(objects[entity], entity: schema.entities[entity])
+                return GraphVersion.loadedUniqueValues(objects[entity], ids: ids[entity], entity: schema.entities[entity])
             case .inverse(let index):
                 let relationship = schema.relationships[index]
-                return .inverse(GraphVersion.inverseIndex(of: objects[relationship.source], source: schema.entities[relationship.source], relationship: relationship))
+                return .inverse(GraphVersion.inverseIndex(of: objects[relationship.source], ids: ids[relationship.source], relationship: relationship))
             }
+        }
+    }
+
+    /// The ids of one entity's loaded objects, each read once, before the jobs of
+    /// ``loaded(_:number:schema:)`` start, and shared by all of them: reading an id goes through
+    /// the object's existential and the generic `id`, which every job would otherwise repeat.
+    /// For a table built in two halves, the positions of each half's objects too, so that
+    /// neither half visits the other's objects.
+    struct LoadedIDs: Sendable {
+        /// The ids of consecutive runs of the objects, in order: one run per thread that read them.
+        private let runs: [[ObjectKey]]
+        /// The length of every run but the last.
+        private let runLength: Int
+        /// For a table built in halves: per half (``TableBuilder/half(of:)``), the positions of
+        /// its objects, ascending; otherwise empty.
+        let halves: [[Int]]
+
+        /// The id of the object at `position`.
+        @inline(__always) subscript(position: Int) -> ObjectKey {
+            runs.count == 1 ? runs[0][position] : runs[position / runLength][position % runLength]
+        }
+
+        /// Whether the table of `count` objects is built in two halves.
+        static func splits(count: Int, splittingTables: Bool) -> Bool {
+            splittingTables && count >= TableBuilder.parallelThreshold
+        }
+
+        /// The ids of every entity's `objects`; when `splittingTables`, a large entity's are read
+        /// in two runs on two threads.
+        ///
+        /// - Complexity: O(objects), one id read per object.
+        static func read(_ objects: [[any Entity]], schema: Schema, splittingTables: Bool) -> [LoadedIDs] {
+            // One piece per run: (entity, run, range).
+            var planned: [(entity: Int, run: Int, range: Range<Int>)] = []
+            var runLengths = Array(repeating: 0, count: objects.count)
+            for entity in objects.indices {
+                let count = objects[entity].count
+                let runs = splits(count: count, splittingTables: splittingTables) ? 2 : 1
+                let length = max(1, (count + runs - 1) / runs)
+                runLengths[entity] = length
+                for run in 0..<runs { planned.append((entity, run, min(count, run * length)..<min(count, (run + 1) * length))) }
+            }
+            let pieces = planned
+            typealias Piece = (ids: [ObjectKey], halves: [[Int]])
+            let done = Guarded<[Piece?]>(Array(repeating: nil, count: pieces.count))
+            let work: @Sendable (Int) -> Void = { index in
+                let piece = pieces[index]
+                let key = schema.entities[piece.entity].key
+                var ids: [ObjectKey] = []
+                ids.reserveCapacity(piece.range.count)
+                var halves: [[Int]] = []
+                // Read through a buffer pointer: an array's element passed on is copied first.
+                objects[piece.entity].withUnsafeBufferPointer { values in
+                    if splits(count: values.count, splittingTables: splittingTables) {
+                        halves = [[], []]
+                        halves[0].reserveCapacity(piece.range.count / 2 + piece.range.count / 8)
+                        halves[1].reserveCapacity(piece.range.count / 2 + piece.range.count / 8)
+                        for position in piece.range {
+                            let id = key(values[position])
+                            halves[TableBuilder.half(of: id)].append(position)
+                            ids.append(id)
+                        }
+                    } else {
+                        for position in piece.range { ids.append(key(values[position])) }
+                    }
+                }
+                done.withLock { $0[index] = (ids, halves) }
+            }
+            if pieces.count > 1 && splittingTables {
+                DispatchQueue.concurrentPerform(iterations: pieces.count, execute: work)
+            } else {
+                for index in pieces.indices { work(index) }
+            }
+            let read = done.withLock { done in
+                defer { done = [] }
+                return done
+            }
+            var result: [LoadedIDs] = []
+            result.reserveCapacity(objects.count)
+            var next = 0
+            for entity in objects.indices {
+                var runs: [[ObjectKey]] = []
+                var halves: [[Int]] = []
+                while next < pieces.count && pieces[next].entity == entity {
+                    let piece = read[next]!
+                    runs.append(piece.ids)
+                    if halves.isEmpty { halves = piece.halves } else {
+                        for half in halves.indices { halves[half] += piece.halves[half] }
+                    }
+                    next += 1
+                }
+                result.append(LoadedIDs(runs: runs, runLength: runLengths[entity], halves: halves))
+            }
+            return result
         }
     }
 
     /// The table of `values` (or of the half of their ids `half` names), every object at
     /// `number`; a failure at the first id met twice.
-    private static func loadedTable(_ values: [any Entity], entity: EntityDescription, number: UInt64, half: Int?) -> LoadJob.Result {
+    private static func loadedTable(_ values: [any Entity], ids: LoadedIDs, entity: EntityDescription, number: UInt64, half: Int?) -> LoadJob.Result {
         var table = TreeDictionary<ObjectKey, StoredObject>()
-        for (index, value) in values.enumerated() {
-            let key = entity.key(value)
-            if let half, TableBuilder.half(of: key) != half { continue }
-            guard table.updateValue(StoredObject(value: value, version: number), forKey: key) == nil else {
+        func insert(_ index: Int) -> LoadJob.Result? {
+            let key = ids[index]
+            guard table.updateValue(StoredObject(value: values[index], version: number), forKey: key) == nil else {
                 return .failure(PositionedLoadProblem(
                     position: (entity.index, index, 0), problem: LoadProblem(entity: entity.name, id: key.description, message: "the id appears twice")))
             }
+            return nil
+        }
+        if let half {
+            for index in ids.halves[half] { if let failure = insert(index) { return failure } }
+        } else {
+            for index in values.indices { if let failure = insert(index) { return failure } }
         }
         return .table(table)
     }
 
     /// Sorted index `position` of `values`, the objects of `entity`. With an id held twice
     /// (which the table reports) the index is left empty.
-    private static func loadedSortedIndex(_ values: [any Entity], entity: EntityDescription, position: Int) -> IndexTree {
+    private static func loadedSortedIndex(_ values: [any Entity], ids: LoadedIDs, entity: EntityDescription, position: Int) -> IndexTree {
         let index = entity.indexes[position]
         var entries: [IndexTree.Entry] = []
         entries.reserveCapacity(values.count)
-        for value in values { entries.append(IndexTree.Entry(key: index.key(value), id: entity.key(value))) }
+        values.withUnsafeBufferPointer { values in
+            for position in values.indices { entries.append(IndexTree.Entry(key: index.key(values[position]), id: ids[position])) }
+        }
         sort(&entries)
         // Equal entries (an id held twice with the same value) are neighbours once sorted.
         for next in entries.indices.dropFirst() where entries[next - 1].id == entries[next].id { return IndexTree() }
@@ -271,12 +373,12 @@ package struct GraphVersion: Sendable {
 
     /// The unique values of `values`, the objects of `entity`, one object at a time; a failure
     /// at the first value held twice.
-    private static func loadedUniqueValues(_ values: [any Entity], entity: EntityDescription) -> LoadJob.Result {
+    private static func loadedUniqueValues(_ values: [any Entity], ids: LoadedIDs, entity: EntityDescription) -> LoadJob.Result {
         var unique = entity.constraints.map { _ in TreeDictionary<ObjectKey, ObjectKey>() }
-        for (position, value) in values.enumerated() {
-            let key = entity.key(value)
+        for position in values.indices {
+            let key = ids[position]
             for (index, constraint) in entity.constraints.enumerated() {
-                guard let value = constraint.key(value) else { continue }
+                guard let value = constraint.key(values[position]) else { continue }
                 if let other = unique[index].updateValue(key, forKey: value) {
                     return .failure(PositionedLoadProblem(
                         position: (entity.index, position, 1),
@@ -292,15 +394,17 @@ package struct GraphVersion: Sendable {
     /// instead of one update of the persistent map per reference.
     ///
     /// - Complexity: O(references), plus O(t) persistent-map inserts for t targets.
-    static func inverseIndex(
-        of values: [any Entity], source: EntityDescription, relationship: RelationshipDescription
+    private static func inverseIndex(
+        of values: [any Entity], ids: LoadedIDs, relationship: RelationshipDescription
     ) -> TreeDictionary<ObjectKey, TreeSet<ObjectKey>> {
         var sourcesByTarget: [ObjectKey: [ObjectKey]] = [:]
-        for value in values {
-            let targets = relationship.targets(value)
-            guard !targets.isEmpty else { continue }
-            let key = source.key(value)
-            for target in targets { sourcesByTarget[target, default: []].append(key) }
+        values.withUnsafeBufferPointer { values in
+            for position in values.indices {
+                let targets = relationship.targets(values[position])
+                guard !targets.isEmpty else { continue }
+                let key = ids[position]
+                for target in targets { sourcesByTarget[target, default: []].append(key) }
+            }
         }
         var inverse = TreeDictionary<ObjectKey, TreeSet<ObjectKey>>()
         for (target, sources) in sourcesByTarget { inverse[target] = TreeSet(sources) }

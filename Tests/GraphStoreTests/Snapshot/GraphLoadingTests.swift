@@ -1,5 +1,6 @@
 import ExampleModel
 import Foundation
+import HashTreeCollections
 import GraphStoreTestSupport
 import Testing
 
@@ -65,5 +66,37 @@ import Testing
         // A reference to a tag that is not in the file.
         guard case .failure(let dangling) = Self.load(Array(tags.dropFirst(4)), posts: posts) else { Issue.record("loaded"); return }
         #expect(dangling.entity == "Post" && dangling.message.contains("references Tag \(tags[3].id)"))
+    }
+
+    /// Above ``TableBuilder/parallelThreshold`` a table is built in two halves split on a hash
+    /// bit, from ids read once up front: the result holds the same ids in the same order (so
+    /// the same trie) as one built by inserting every object in order.
+    @Test func aTableBuiltInHalvesMatchesOneBuiltByInserts() throws {
+        let tags = Self.tags(TableBuilder.parallelThreshold + 3_000)
+        let version = try Self.load(tags).get()
+        var reference = TreeDictionary<ObjectKey, StoredObject>()
+        for tag in tags { reference[ObjectKey(tag.id)] = StoredObject(value: tag, version: 7) }
+        let table = version.tables[Self.schema.index(of: Tag.self)]
+        #expect(table.count == tags.count)
+        #expect(Array(table.keys) == Array(reference.keys))
+        #expect(tags.allSatisfy { tag in (table[ObjectKey(tag.id)]?.value as? Tag).map { $0.id == tag.id && $0.name == tag.name } ?? false })
+        try version.checkInvariants(schema: Self.schema)
+    }
+
+    /// A duplicate id in each half of a table built in two halves: the one met first in order
+    /// is reported, whichever half holds it.
+    @Test func theFirstDuplicateIdOfEitherHalfIsReported() throws {
+        let count = TableBuilder.parallelThreshold + 3_000
+        let tags = Self.tags(count)
+        func half(_ position: Int) -> Int { TableBuilder.half(of: ObjectKey(tags[position].id)) }
+        // An original in each half, among the first objects.
+        let original = [try #require((0..<100).first { half($0) == 0 }), try #require((0..<100).first { half($0) == 1 })]
+        for (firstHalf, early, late) in [(0, count / 2, count - 10), (1, count / 2, count - 10), (0, count - 20, count - 10)] {
+            var copy = tags
+            copy[early].id = tags[original[firstHalf]].id
+            copy[late].id = tags[original[1 - firstHalf]].id
+            guard case .failure(let problem) = Self.load(copy) else { Issue.record("loaded"); continue }
+            #expect(problem.id == tags[original[firstHalf]].id.uuidString && problem.message == "the id appears twice")
+        }
     }
 }
