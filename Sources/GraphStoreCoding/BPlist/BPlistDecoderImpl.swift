@@ -11,6 +11,20 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer, MovingCode
     private var depth = 0
     var parallel = false
     var speculations: [ArraySpeculation] = []
+    /// Per position in a dictionary, the last name found there and the reference of the key
+    /// string object that matched it: byte for byte when `ascii`, else as Swift compares strings
+    /// (see ``BPlistDictionary/value(named:)``). Each decoder is used on one thread.
+    private(set) var knownKeys: [(name: String, ascii: Bool, reference: Int)] = []
+
+    /// Notes that the key string object `reference`, at `position` in a dictionary, matched
+    /// `name`; the first 64 positions only.
+    func remember(key name: String, ascii: Bool, reference: Int, at position: Int) {
+        guard position < 64 else { return }
+        if position >= knownKeys.count {
+            knownKeys.append(contentsOf: repeatElement((name: "", ascii: true, reference: -1), count: position + 1 - knownKeys.count))
+        }
+        knownKeys[position] = (name, ascii, reference)
+    }
 
     init(document: BPlistDocument, userInfo: [CodingUserInfoKey: Any], current: Int, path: CodingPath) {
         self.document = document
@@ -137,6 +151,11 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer, MovingCode
         try reading(path: path, key: key) { try document.integer(object) }
     }
 
+    /// The number `object` (the member `key` of `path`) as `T`, when `T` holds it exactly.
+    ///
+    /// Inlined, so that the conversion to `T` is made for the caller's concrete type: unspecialized,
+    /// `T(exactly:)` goes through witness tables and metadata lookups on every call.
+    @inline(__always)
     func integer<T: FixedWidthInteger, Key: CodingKey>(_ object: BPlistObject, as type: T.Type, path: CodingPath, key: Key) throws -> T {
         var result: T?
         switch object.kind {
@@ -149,11 +168,14 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer, MovingCode
         default:
             throw typeMismatch(T.self, object, path: path, key: key)
         }
-        guard let result else {
-            throw DecodingError.dataCorrupted(DecodingError.Context(
-                codingPath: path.codingPath(appending: key), debugDescription: "Parsed property list number does not fit in \(T.self)."))
-        }
+        guard let result else { throw numberDoesNotFit(T.self, path: path, key: key) }
         return result
+    }
+
+    /// The error for a number that `type` cannot hold exactly, at `key` of `path`.
+    private func numberDoesNotFit<Key: CodingKey>(_ type: Any.Type, path: CodingPath, key: Key) -> DecodingError {
+        DecodingError.dataCorrupted(DecodingError.Context(
+            codingPath: path.codingPath(appending: key), debugDescription: "Parsed property list number does not fit in \(type)."))
     }
 
     // MARK: Containers

@@ -13,14 +13,30 @@ final class BPlistDictionary {
     }
 
     /// The reference of the value for `name`, or `nil`.
+    ///
+    /// The key tried first, at the cursor, is compared by reference when the decoder has seen
+    /// `name` matched there before (``BPlistDecoderImpl/knownKeys``): a writer stores each
+    /// distinct key string once, so the dictionaries of one entity share their key objects.
     func value(named name: String) -> Int? {
         let document = impl.document, count = object.count
         var index = cursor
+        if index == count { index = 0 }
+        if index < count && index < impl.knownKeys.count {
+            let known = impl.knownKeys[index]
+            // An ASCII key matched `name` byte for byte, another key as Swift compares strings.
+            if known.reference == document.reference(at: object.payload, index: index),
+               known.ascii ? known.name.utf8.elementsEqual(name.utf8) : known.name == name {
+                cursor = index + 1
+                return document.reference(at: object.payload, index: count + index)
+            }
+        }
         for _ in 0..<count {
             if index == count { index = 0 }
-            if let key = try? document.object(document.reference(at: object.payload, index: index)),
+            let reference = document.reference(at: object.payload, index: index)
+            if let key = try? document.object(reference),
                key.kind == .asciiString || key.kind == .utf16String, document.stringEquals(key, name) {
                 cursor = index + 1
+                impl.remember(key: name, ascii: key.kind == .asciiString, reference: reference, at: index)
                 return document.reference(at: object.payload, index: count + index)
             }
             index += 1
@@ -79,7 +95,7 @@ struct BPlistKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         try impl.object(try value(key), path: state.path, key: key)
     }
 
-    private func integer<T: FixedWidthInteger>(_ key: Key) throws -> T {
+    @inline(__always) private func integer<T: FixedWidthInteger>(_ key: Key) throws -> T {
         try impl.integer(try object(key), as: T.self, path: state.path, key: key)
     }
 
