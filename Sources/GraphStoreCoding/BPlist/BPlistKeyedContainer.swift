@@ -24,8 +24,11 @@ final class BPlistDictionary {
         if index < count && index < impl.knownKeys.count {
             let known = impl.knownKeys[index]
             // An ASCII key matched `name` byte for byte, another key as Swift compares strings.
+            // A string Swift finds equal to an ASCII one has its bytes unless it is longer: only
+            // a singleton decomposition (KELVIN SIGN to "K") turns a non-ASCII scalar into ASCII.
+            // `==` on the same literal is one comparison of the strings' raw bits.
             if known.reference == document.reference(at: object.payload, index: index),
-               known.ascii ? known.name.utf8.elementsEqual(name.utf8) : known.name == name {
+               known.name == name, !known.ascii || known.name.utf8.count == name.utf8.count {
                 cursor = index + 1
                 return document.reference(at: object.payload, index: count + index)
             }

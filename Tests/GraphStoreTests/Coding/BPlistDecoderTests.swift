@@ -121,6 +121,41 @@ import Testing
         }
     }
 
+    /// Members are looked up first at the cursor by the key object found there before; with
+    /// dictionaries whose keys come in different sets and orders, every member still reads as
+    /// Foundation reads it.
+    @Test func keysInChangingOrdersAndSetsReadAsFoundationReadsThem() throws {
+        struct Some: Codable, Equatable {
+            var a: Int?
+            var b: Int?
+            var c: String?
+        }
+        let dictionaries: [[String: Int]] = [["a": 1, "b": 2], ["b": 3, "a": 4, "c": 5], ["c": 6], [:], ["a": 7, "b": 8], ["z": 9, "b": 10]]
+        let data = try Self.encode(dictionaries)
+        #expect(try BPlistDecoder.decode([[String: Int]].self, from: data) == PropertyListDecoder().decode([[String: Int]].self, from: data))
+        let structs = try Self.encode((0..<200).map { Some(a: $0 % 3 == 0 ? nil : $0, b: $0 % 5 == 0 ? nil : -$0, c: $0 % 2 == 0 ? "c\($0)" : nil) })
+        #expect(try BPlistDecoder.decode([Some].self, from: structs) == PropertyListDecoder().decode([Some].self, from: structs))
+    }
+
+    /// An ASCII key matches a name byte for byte, even after the same key object has matched
+    /// another name: `"\u{212A}"` (KELVIN SIGN), which Swift finds equal to `"K"`, does not
+    /// find the key `"K"`.
+    @Test func anASCIIKeyIsMatchedByteForByteAfterItWasFound() throws {
+        struct Pair: Decodable {
+            enum Plain: String, CodingKey { case k = "K" }
+            enum Kelvin: String, CodingKey { case k = "\u{212A}" }
+            var plain: Int
+            var kelvin: Int?
+            init(from decoder: any Decoder) throws {
+                var array = try decoder.unkeyedContainer()
+                plain = try array.nestedContainer(keyedBy: Plain.self).decode(Int.self, forKey: .k)
+                kelvin = try array.nestedContainer(keyedBy: Kelvin.self).decodeIfPresent(Int.self, forKey: .k)
+            }
+        }
+        let pair = try BPlistDecoder.decode(Pair.self, from: Self.encode([["K": 1], ["K": 2]]))
+        #expect(pair.plain == 1 && pair.kelvin == nil)
+    }
+
     @Test func nullAndTheNullMarker() throws {
         let data = try Self.encode([Box<String?>(v: nil), Box(v: "$null"), Box(v: "text")])
         // Foundation writes nil as "$null": an optional reads it as nil either way...
