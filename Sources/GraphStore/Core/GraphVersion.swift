@@ -248,9 +248,11 @@ package struct GraphVersion: Sendable {
     /// For a table built in two halves, the positions of each half's objects too, so that
     /// neither half visits the other's objects.
     struct LoadedIDs: Sendable {
-        /// The ids of consecutive runs of the objects, in order: one run per thread that read them.
-        private let runs: [[ObjectKey]]
-        /// The length of every run but the last.
+        /// The ids of the objects: of all of them, or of the first `runLength` when `rest` holds
+        /// the others (read on a second thread).
+        private let first: [ObjectKey]
+        private let rest: [ObjectKey]
+        /// The length of `first` when `rest` is used.
         private let runLength: Int
         /// For a table built in halves: per half (``TableBuilder/half(of:)``), the positions of
         /// its objects, ascending; otherwise empty.
@@ -258,7 +260,15 @@ package struct GraphVersion: Sendable {
 
         /// The id of the object at `position`.
         @inline(__always) subscript(position: Int) -> ObjectKey {
-            runs.count == 1 ? runs[0][position] : runs[position / runLength][position % runLength]
+            position < first.count ? first[position] : rest[position - runLength]
+        }
+
+        private init(runs: [[ObjectKey]], runLength: Int, halves: [[Int]]) {
+            precondition(runs.count <= 2, "GraphStore: at most two runs of ids")
+            first = runs.first ?? []
+            rest = runs.count > 1 ? runs[1] : []
+            self.runLength = runLength
+            self.halves = halves
         }
 
         /// Whether the table of `count` objects is built in two halves.
