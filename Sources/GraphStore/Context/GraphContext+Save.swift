@@ -72,7 +72,7 @@ extension GraphContext {
             // Either may hold the last reference to a whole deleted table (a clear marker, a
             // dropped table) or to many thousand objects: freeing them should not delay the save.
             if changes.count >= Self.backgroundReleaseCount || changes.cleared.contains(where: { $0 != nil }) {
-                core.releaseInBackground((consume changes, consume written))
+                BackgroundRelease.drop((consume changes, consume written))
             }
             if let notDurable { throw notDurable }
             return parent == nil ? actions : []

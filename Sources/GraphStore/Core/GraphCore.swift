@@ -20,7 +20,6 @@ package final class GraphCore: Sendable {
     /// Every commit, in commit order: broadcast under the commit lock. Feeds ``subscribe()``
     /// and ``signals(entity:)``.
     private let committed = Broadcaster<GraphChange>()
-    private static let reclaimer = DispatchQueue(label: "GraphStore.reclaimer", qos: .background)
 
     private struct CommitState {
         var isClosed = false
@@ -151,18 +150,11 @@ package final class GraphCore: Sendable {
         }
         // Objects only the replaced version held (say, a deleted table) are freed on a
         // background queue, not on the saving thread.
-        Self.reclaimer.async { withExtendedLifetime(replaced) {} }
+        BackgroundRelease.drop(consume replaced)
         // Under the commit lock, so that both hear of commits in commit order.
         backend.didCommit(next, change: change)
         committed.broadcast(change)
         return (change, mark)
-    }
-
-    /// Drops `value` on a background queue: for the last reference to something large (a
-    /// committed change set holding a dropped table), whose freeing should not delay a save.
-    func releaseInBackground<T: Sendable>(_ value: consuming T) {
-        let box = [value]
-        Self.reclaimer.async { withExtendedLifetime(box) {} }
     }
 
     /// A new stream of every commit from now on, in commit order.

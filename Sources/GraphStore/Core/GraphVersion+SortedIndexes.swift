@@ -97,14 +97,11 @@ extension GraphVersion {
         let jobs = schema.entities.flatMap { entity in entity.indexes.indices.map { (entity.index, $0) } }
         var result = schema.entities.map { Array(repeating: IndexTree(), count: $0.indexes.count) }
         guard !jobs.isEmpty else { return result }
-        let built = Guarded<[IndexTree?]>(Array(repeating: nil, count: jobs.count))
-        DispatchQueue.concurrentPerform(iterations: jobs.count) { job in
+        let trees = inJobs(jobs.count, inParallel: true) { job in
             let (entity, position) = jobs[job]
-            let tree = sortedIndex(of: tables[entity], index: schema.entities[entity].indexes[position])
-            built.withLock { $0[job] = tree }
+            return sortedIndex(of: tables[entity], index: schema.entities[entity].indexes[position])
         }
-        let trees = built.withLock { $0 }
-        for (job, (entity, position)) in jobs.enumerated() { result[entity][position] = trees[job]! }
+        for (job, (entity, position)) in jobs.enumerated() { result[entity][position] = trees[job] }
         return result
     }
 

@@ -136,24 +136,13 @@ package struct GraphVersion: Sendable {
         let parallel = objects.reduce(0, { $0 + $1.count }) >= 10_000 && ProcessInfo.processInfo.activeProcessorCount > 1
         let ids = LoadedIDs.read(objects, schema: schema, splittingTables: parallel)
         let jobs = LoadJob.jobs(objects, schema: schema, splittingTables: parallel)
-        let results = Guarded<[LoadJob.Result?]>(Array(repeating: nil, count: jobs.count))
-        let run: @Sendable (Int) -> Void = { job in
-            let result = jobs[job].run(objects, ids: ids, number: number, schema: schema)
-            results.withLock { $0[job] = result }
-        }
-        if parallel {
-            DispatchQueue.concurrentPerform(iterations: jobs.count, execute: run)
-        } else {
-            for job in jobs.indices { run(job) }
-        }
-        let done = results.withLock { results in
-            defer { results = [] }
-            return results
+        let done = inJobs(jobs.count, inParallel: parallel) { job in
+            jobs[job].run(objects, ids: ids, number: number, schema: schema)
         }
         var version = GraphVersion(schema: schema)
         var first: PositionedLoadProblem?
         for (job, result) in zip(jobs, done) {
-            switch (job, result!) {
+            switch (job, result) {
             case (_, .failure(let problem)):
                 if first.map({ problem.position < $0.position }) ?? true { first = problem }
             case (.table(let entity, _), .table(let table)):
@@ -293,8 +282,7 @@ package struct GraphVersion: Sendable {
             }
             let pieces = planned
             typealias Piece = (ids: [ObjectKey], halves: [[Int]])
-            let done = Guarded<[Piece?]>(Array(repeating: nil, count: pieces.count))
-            let work: @Sendable (Int) -> Void = { index in
+            let read = inJobs(pieces.count, inParallel: splittingTables) { index -> Piece in
                 let piece = pieces[index]
                 let key = schema.entities[piece.entity].key
                 var ids: [ObjectKey] = []
@@ -315,16 +303,7 @@ package struct GraphVersion: Sendable {
                         for position in piece.range { ids.append(key(values[position])) }
                     }
                 }
-                done.withLock { $0[index] = (ids, halves) }
-            }
-            if pieces.count > 1 && splittingTables {
-                DispatchQueue.concurrentPerform(iterations: pieces.count, execute: work)
-            } else {
-                for index in pieces.indices { work(index) }
-            }
-            let read = done.withLock { done in
-                defer { done = [] }
-                return done
+                return (ids, halves)
             }
             var result: [LoadedIDs] = []
             result.reserveCapacity(objects.count)
@@ -333,7 +312,7 @@ package struct GraphVersion: Sendable {
                 var runs: [[ObjectKey]] = []
                 var halves: [[Int]] = []
                 while next < pieces.count && pieces[next].entity == entity {
-                    let piece = read[next]!
+                    let piece = read[next]
                     runs.append(piece.ids)
                     if halves.isEmpty { halves = piece.halves } else {
                         for half in halves.indices { halves[half] += piece.halves[half] }

@@ -1,7 +1,8 @@
 import Foundation
 
-/// Frees large values (decoded journal records, the objects a fold replaced) on a background
-/// queue instead of the opening thread.
+/// Frees large values on a background queue instead of the thread that lets them go: the
+/// version a commit replaced, a saved change set, decoded journal records and the objects a
+/// fold replaced at open.
 ///
 /// The value is moved into a box that the queue's job empties, so the last reference is
 /// dropped on the queue even when the job runs before the caller has let go of the box.
