@@ -63,19 +63,33 @@ struct JournalFold: Sendable {
         }
     }
 
+    /// What a fold leaves behind to be freed: the spent records and fold, and the objects of
+    /// the store's file that it replaced or dropped. The caller frees them on a background
+    /// queue (``BackgroundRelease/drop(_:)``) once the graph is built: freed while the graph is
+    /// built in parallel jobs, they would take a processor from those jobs.
+    struct Leftovers: Sendable {
+        fileprivate var records: [JournalRecord] = []
+        fileprivate var fold: JournalFold?
+        fileprivate var released = Released()
+    }
+
     /// Folds `pending`'s records into `objects` (see ``apply(to:schema:)``), with the fold made
-    /// while the store's file was read when there is one, then frees the records and the fold
-    /// on a background queue: `pending` is left without records or fold.
+    /// while the store's file was read when there is one: `pending` is left without records or
+    /// fold.
     ///
-    /// - Returns: The store version of the last record (`nil`: there was none).
+    /// - Returns: The store version of the last record (`nil`: there was none), and what is
+    ///   left to free, off the opening thread and after the graph is built.
     /// - Complexity: as ``apply(to:schema:)``, plus O(changed objects) when the fold was not made.
-    static func fold(_ pending: inout JournalReplay.Pending, into objects: inout [[any Entity]], schema: Schema) -> UInt64? {
+    static func fold(
+        _ pending: inout JournalReplay.Pending, into objects: inout [[any Entity]], schema: Schema
+    ) -> (last: UInt64?, leftovers: Leftovers) {
         let last = pending.records.last?.version
         var fold = pending.fold ?? JournalFold(pending.records, schema: schema)
         pending.fold = nil
-        fold.apply(to: &objects, schema: schema)
-        BackgroundRelease.drop((BackgroundRelease.take(&pending.records, leaving: []), consume fold))
-        return last
+        let released = fold.apply(to: &objects, schema: schema)
+        let leftovers = Leftovers(
+            records: BackgroundRelease.take(&pending.records, leaving: []), fold: consume fold, released: released)
+        return (last, leftovers)
     }
 
     /// The fewest objects of an entity whose ids are looked up in runs on several threads.
@@ -85,24 +99,24 @@ struct JournalFold: Sendable {
     /// kept objects of the file stay in their order, changed ones in their place, and new ones
     /// follow. An unchanged object is not copied (the arrays are changed in place when the
     /// caller holds the only reference). The fold's objects are moved into `objects`, not
-    /// copied: it is spent afterwards. The objects it replaces or drops are freed on a
-    /// background queue, not on the opening thread.
+    /// copied: it is spent afterwards. The objects it replaces or drops are returned, for the
+    /// caller to free off the opening thread.
     ///
     /// An id the file holds twice (a damaged file) stays twice, so that building the graph
     /// reports it as it would without the journal.
     ///
     /// - Complexity: O(changed objects), plus an id lookup per object of each entity the
     ///   records change (a large entity's in runs on several threads).
-    mutating func apply(to objects: inout [[any Entity]], schema: Schema) {
+    mutating func apply(to objects: inout [[any Entity]], schema: Schema) -> Released {
         var released = Released()
         for entity in entities.indices where entities[entity] != nil {
             Self.apply(&entities[entity]!, to: &objects[entity], key: schema.entities[entity].key, released: &released)
         }
-        if !released.objects.isEmpty || !released.arrays.isEmpty { BackgroundRelease.drop(consume released) }
+        return released
     }
 
     /// Objects taken out of the snapshot's arrays, to be freed off the opening thread.
-    private struct Released: Sendable {
+    struct Released: Sendable {
         var objects: [any Entity] = []
         var arrays: [[any Entity]] = []
     }

@@ -34,8 +34,11 @@ package final class JournalPrefetch: Sendable {
         // pool whose workers all wait so could never run it.
         let thread = Thread { [self] in
             defer { finished.signal() }
+            // One thread only: the store's file is decoded on every processor meanwhile, and
+            // a helper thread here would take more of their time than it saves.
             guard let contents = try? JournalReplay.read(path), contents.scan.header != nil,
-                  let records = try? JournalRecord.decode(contents.scan.records, in: contents.data, schema: schema, path: path),
+                  let records = try? JournalRecord.decode(
+                      contents.scan.records, in: contents.data, schema: schema, path: path, parallel: false),
                   records.count == contents.scan.records.count
             else { return }
             let survey = JournalSurvey(records)

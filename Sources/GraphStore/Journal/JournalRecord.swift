@@ -98,16 +98,21 @@ struct JournalRecord: Sendable {
         }
     }
 
-    /// The records at `locations` in the journal `data`, decoded with one parse: their
-    /// documents are read as one JSON array (large ones in parallel). When that fails, the
-    /// records are decoded one by one, so the error names the record at fault.
+    /// The records at `locations` in the journal `data`: their upserted objects decoded per
+    /// entity from one array (``decodeBatched(_:in:schema:parallel:)``), or, for documents of
+    /// another shape, the documents read as one JSON array (large ones in parallel when
+    /// `parallel`). When that fails, the records are decoded one by one, so the error names the
+    /// record at fault.
     ///
     /// - Throws: as ``decode(version:document:schema:path:offset:)``.
     /// - Complexity: O(size of the records).
-    static func decode(_ locations: [JournalFormatV1.RecordLocation], in data: Data, schema: Schema, path: String) throws -> [JournalRecord] {
+    static func decode(
+        _ locations: [JournalFormatV1.RecordLocation], in data: Data, schema: Schema, path: String, parallel: Bool = true
+    ) throws -> [JournalRecord] {
         guard locations.count > 1 else {
             return try locations.map { try decode(version: $0.version, document: data[$0.document], schema: schema, path: path, offset: $0.start) }
         }
+        if let records = decodeBatched(locations, in: data, schema: schema, parallel: parallel) { return records }
         var array = Data(capacity: locations.reduce(2) { $0 + $1.document.count + 1 })
         array.append(UInt8(ascii: "["))
         for (index, location) in locations.enumerated() {
@@ -116,7 +121,7 @@ struct JournalRecord: Sendable {
         }
         array.append(UInt8(ascii: "]"))
         if let documents = try? FastJSONDecoder.decode(
-            [PayloadDecodable].self, from: array, userInfo: [DecodingContext.key: DecodingContext(schema: schema)], parallel: true
+            [PayloadDecodable].self, from: array, userInfo: [DecodingContext.key: DecodingContext(schema: schema)], parallel: parallel
         ), documents.count == locations.count {
             return zip(locations, documents).map { JournalRecord(version: $0.version, parts: $1.parts) }
         }

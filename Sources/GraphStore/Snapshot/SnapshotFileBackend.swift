@@ -177,10 +177,12 @@ final class SnapshotFileBackend: StoreBackend {
         // The only reference to the snapshot's objects, so that the fold changes them in place.
         var objects = read?.objects ?? schema.entities.map { _ in [] }
         read = nil
-        let lastRecord = JournalFold.fold(&pending, into: &objects, schema: schema)
+        let (lastRecord, leftovers) = JournalFold.fold(&pending, into: &objects, schema: schema)
         let version: GraphVersion
         do {
             version = try GraphVersion.loaded(objects, number: lastRecord ?? storedNumber ?? 0, schema: schema)
+            // Freed only now: freeing them while the graph is built would slow its parallel jobs.
+            BackgroundRelease.drop(consume leftovers)
         } catch {
             // Whose fault: the snapshot's objects alone are read again (a rare path) to tell.
             if lastRecord == nil { return nil }
