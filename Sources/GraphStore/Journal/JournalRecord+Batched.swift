@@ -83,13 +83,22 @@ extension JournalRecord {
 
     /// A JSON array of the elements in `ranges` of `data`, in order.
     private static func joinedArray(_ ranges: [Range<Int>], in data: Data) -> Data {
-        var array = Data(capacity: ranges.reduce(2) { $0 + $1.count + 1 })
-        array.append(UInt8(ascii: "["))
-        for (index, range) in ranges.enumerated() {
-            if index > 0 { array.append(UInt8(ascii: ",")) }
-            array.append(data[range])
+        var array = Data(count: ranges.reduce(1) { $0 + $1.count + 1 })
+        array.withUnsafeMutableBytes { array in
+            data.withUnsafeBytes { source in
+                array[0] = UInt8(ascii: "[")
+                var at = 1
+                for (index, range) in ranges.enumerated() {
+                    if index > 0 {
+                        array[at] = UInt8(ascii: ",")
+                        at += 1
+                    }
+                    UnsafeMutableRawBufferPointer(rebasing: array[at..<(at + range.count)]).copyMemory(from: UnsafeRawBufferPointer(rebasing: source[range]))
+                    at += range.count
+                }
+                array[at] = UInt8(ascii: "]")
+            }
         }
-        array.append(UInt8(ascii: "]"))
         return array
     }
 
