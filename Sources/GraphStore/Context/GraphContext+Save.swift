@@ -56,7 +56,7 @@ extension GraphContext {
                 if rebasing {
                     state.pending.removeCommitted(changes)
                 } else {
-                    state.pending = ChangeSet(entityCount: changes.entities.count)
+                    state.pending = emptyChanges
                 }
                 // Objects changed again while this save committed are now based on what it
                 // wrote, so the next save does not conflict with this one; so are later changes

@@ -27,6 +27,10 @@ public final class GraphContext: Sendable {
     /// Serializes `save()` calls on this context.
     private let saving = NSLock()
     let queue: DispatchQueue
+    /// An empty change set for this schema, shared by every reset of `pending`: a save or a
+    /// rollback then allocates nothing, and a later change copies only the per-entity array it
+    /// touches.
+    let emptyChanges: ChangeSet
     static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
 
     struct State {
@@ -45,8 +49,9 @@ public final class GraphContext: Sendable {
         self.core = core
         self.parent = parent
         let entityCount = core.schema.entities.count
+        emptyChanges = ChangeSet(entityCount: entityCount)
         state = Guarded(State(
-            pending: ChangeSet(entityCount: entityCount), name: name, mergePolicy: mergePolicy,
+            pending: emptyChanges, name: name, mergePolicy: mergePolicy,
             reads: Array(repeating: EntityReads(), count: entityCount)))
         queue = DispatchQueue(label: "GraphStore.context.\(name ?? "unnamed")")
         queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(self))
@@ -122,7 +127,7 @@ public final class GraphContext: Sendable {
     /// Discards every unsaved change and pending `onCommit` action.
     public func rollback() {
         state.withLock { state in
-            state.pending = ChangeSet(entityCount: core.schema.entities.count)
+            state.pending = emptyChanges
             state.commitActions = []
             state.generation += 1
         }

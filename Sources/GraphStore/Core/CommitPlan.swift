@@ -165,8 +165,11 @@ struct CommitPlan {
     /// change set; under `.error` a collision throws, otherwise the incoming object is merged
     /// into the existing one and references to it are moved.
     mutating func enforceUniqueConstraints() throws {
-        var moved: [[ObjectKey: ObjectKey]] = Array(repeating: [:], count: schema.entities.count)
-        for entity in schema.entities where !entity.constraints.isEmpty && !upserts[entity.index].isEmpty {
+        // Most commits write no constrained entity: they allocate nothing here.
+        var moved: [[ObjectKey: ObjectKey]] = []
+        for index in schema.entities.indices where !schema.entities[index].constraints.isEmpty && !upserts[index].isEmpty {
+            let entity = schema.entities[index]
+            if moved.isEmpty { moved = Array(repeating: [:], count: schema.entities.count) }
             let incoming = upserts[entity.index]
             var kept = OrderedDictionary<ObjectKey, any Entity>()
             var claimed = Array(repeating: [ObjectKey: ObjectKey](), count: entity.constraints.count)
@@ -209,7 +212,7 @@ struct CommitPlan {
             }
             upserts[entity.index] = kept
         }
-        try moveReferences(moved)
+        if !moved.isEmpty { try moveReferences(moved) }
     }
 
     /// Whether the stored holder of a unique value still holds it after this change set.
@@ -314,7 +317,8 @@ struct CommitPlan {
 
     /// Every reference a written object holds must name an object that exists after the commit.
     func checkReferences() throws {
-        for entity in schema.entities where !entity.relationshipIndexes.isEmpty {
+        for index in schema.entities.indices where !schema.entities[index].relationshipIndexes.isEmpty && !upserts[index].isEmpty {
+            let entity = schema.entities[index]
             for (key, value) in upserts[entity.index] {
                 for relationshipIndex in entity.relationshipIndexes {
                     let relationship = schema.relationships[relationshipIndex]

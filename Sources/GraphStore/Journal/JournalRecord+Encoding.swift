@@ -17,9 +17,10 @@ extension JournalRecord {
         JournalFormatV1.beginRecord(version: version, in: &json)
         json.append(UInt8(ascii: "{"))
         for (position, part) in parts.enumerated() {
-            let entity = schema.entities[part.entity]
+            // Only the name and the type: a whole description is many references to copy.
+            let name = schema.entities[part.entity].name
             if position > 0 { json.append(UInt8(ascii: ",")) }
-            json.appendString(entity.name)
+            json.appendString(name)
             json.append(contentsOf: ":{")
             var separator: StaticString = ""
             if part.clear {
@@ -30,17 +31,17 @@ extension JournalRecord {
                 if !part.deletes.isEmpty {
                     json.append(contentsOf: separator)
                     json.append(contentsOf: "\"delete\":")
-                    try Self.encodeIDs(part.deletes, entity.type, into: &json)
+                    try Self.encodeIDs(part.deletes, schema.entities[part.entity].type, into: &json)
                     separator = ","
                 }
                 if !part.upserts.isEmpty {
                     json.append(contentsOf: separator)
                     json.append(contentsOf: "\"upsert\":[")
-                    try Self.encodeUpserts(part.upserts, entity: entity.name, into: &json)
+                    try Self.encodeUpserts(part.upserts, entity: name, into: &json)
                     json.append(UInt8(ascii: "]"))
                 }
             } catch let error as EncodingError {
-                throw Self.describe(error, part: part, entity: entity, path: path)
+                throw Self.describe(error, part: part, entity: schema.entities[part.entity], path: path)
             }
             json.append(UInt8(ascii: "}"))
         }

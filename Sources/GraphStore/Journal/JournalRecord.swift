@@ -39,7 +39,9 @@ struct JournalRecord: Sendable {
         func visit(_ name: String) {
             if let index = schema.index(named: name), !entities.contains(index) { entities.append(index) }
         }
-        for names in [change.inserted.keys, change.updated.keys, change.deleted.keys] { names.forEach(visit) }
+        change.inserted.keys.forEach(visit)
+        change.updated.keys.forEach(visit)
+        change.deleted.keys.forEach(visit)
         change.dropped.keys.forEach(visit)
         if entities.count > 1 { entities.sort() }
         parts.reserveCapacity(entities.count)
@@ -48,13 +50,15 @@ struct JournalRecord: Sendable {
             let table = version.tables[entity]
             var part = Part(entity: entity, clear: change.dropped[name] != nil, deletes: [], upserts: [])
             for key in change.deleted[name] ?? [] where table[key] == nil { part.deletes.append(key) }
-            for list in [change.inserted[name], change.updated[name]] {
-                guard let list else { continue }
+            func upsert(_ list: [ObjectKey]?) {
+                guard let list else { return }
                 part.upserts.reserveCapacity(part.upserts.count + list.count)
                 for key in list {
                     if let stored = table[key] { part.upserts.append(stored.value) } else { part.deletes.append(key) }
                 }
             }
+            upsert(change.inserted[name])
+            upsert(change.updated[name])
             parts.append(part)
         }
     }
