@@ -191,9 +191,11 @@ extension GraphContext {
         guard capacity > 0 else { return [] }
         return [E](unsafeUninitializedCapacity: capacity) { buffer, count in
             if overlay.isEmpty {
-                for (_, stored) in table {
+                // The values only, each read in place as an `E` (a metatype comparison) rather
+                // than through a dynamic cast: this loop is the whole of a fetch of every object.
+                for stored in table.values {
                     guard count < capacity else { return }
-                    buffer.initializeElement(at: count, to: stored.value as! E)
+                    buffer.initializeElement(at: count, to: EntityDescription.reading(stored.value, as: E.self) { copy $0 })
                     count += 1
                 }
                 return

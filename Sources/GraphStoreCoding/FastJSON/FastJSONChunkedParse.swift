@@ -66,6 +66,8 @@ package final class FastJSONChunk: @unchecked Sendable {
         var codingPath = CodingPath.root
         for key in path { codingPath = codingPath.appending(codingKey: key) }
         let impl = FastJSONDecoderImpl(document: document, userInfo: userInfo, floats: nonConformingFloats, current: 0, path: codingPath)
+        impl.recyclesObjects = true
+        defer { impl.endRecycling() }
         var container: any UnkeyedDecodingContainer = try impl.unkeyedContainer(at: 0, path: codingPath)
         return try body(&container)
     }

@@ -65,7 +65,9 @@ package enum FastJSONDecoder {
     ) throws -> T {
         let impl = FastJSONDecoderImpl(document: document, userInfo: userInfo, floats: nonConformingFloats, current: 0, path: .root)
         impl.parallel = parallel && ProcessInfo.processInfo.activeProcessorCount > 1
+        impl.recyclesObjects = true
         defer {
+            impl.endRecycling()
             // No worker may read the bytes once the caller gets them back.
             for speculation in impl.speculations { speculation.cancel() }
             impl.speculations = []

@@ -26,6 +26,64 @@ extension FastJSONDecoderImpl {
             debugDescription: "Parsed JSON number <\(String(decoding: document.span(value), as: UTF8.self))> does not fit in \(type)."))
     }
 
+    // MARK: Values read without their coding path
+
+    /// The value at `value` as `T` when it is one of the common cases that cannot fail
+    /// (a string as `String`, an integer that fits, a number as `Double` or `Date`, a true or
+    /// false, a canonical UUID or array of them), else `nil`: the caller then reads it the full
+    /// way, which makes the same value or the error with its coding path. Callers whose path
+    /// is costly to pass (a keyed container's, held in a class) try this first, so that the
+    /// path is touched only for the rare value that needs it.
+    @inline(__always)
+    func unwrapWithoutPath<T>(_ value: Int, as type: T.Type) -> T? {
+        let token = tokens[value]
+        if T.self == String.self {
+            guard token.kind == .string else { return nil }
+            return unsafeBitCast(string(at: value), to: T.self)
+        }
+        if T.self == Int.self { return integerWithoutPath(token, value, as: Int.self).map { unsafeBitCast($0, to: T.self) } }
+        if T.self == Int64.self { return integerWithoutPath(token, value, as: Int64.self).map { unsafeBitCast($0, to: T.self) } }
+        if T.self == Int32.self { return integerWithoutPath(token, value, as: Int32.self).map { unsafeBitCast($0, to: T.self) } }
+        if T.self == Double.self {
+            guard token.kind == .number, let double = FastJSONNumbers.double(document.span(value), tag: token.tag) else { return nil }
+            return unsafeBitCast(double, to: T.self)
+        }
+        if T.self == Date.self {
+            guard token.kind == .number, let double = FastJSONNumbers.double(document.span(value), tag: token.tag) else { return nil }
+            return unsafeBitCast(Date(timeIntervalSinceReferenceDate: double), to: T.self)
+        }
+        if T.self == Bool.self {
+            switch token.kind {
+            case .true: return unsafeBitCast(true, to: T.self)
+            case .false: return unsafeBitCast(false, to: T.self)
+            default: return nil
+            }
+        }
+        if T.self == UUID.self {
+            guard token.tag == FastJSONKind.string.rawValue, let uuid = UUIDParsing.canonicalUUID(document.span(value)) else { return nil }
+            return unsafeBitCast(uuid, to: T.self)
+        }
+        if T.self == [UUID].self {
+            guard token.kind == .array else { return nil }
+            var uuids: [UUID] = []
+            uuids.reserveCapacity(token.count)
+            var element = value + 1
+            for _ in 0..<token.count {
+                guard tokens[element].tag == FastJSONKind.string.rawValue, let uuid = UUIDParsing.canonicalUUID(document.span(element)) else { return nil }
+                uuids.append(uuid)
+                element += 1
+            }
+            return unsafeBitCast(uuids, to: T.self)
+        }
+        return nil
+    }
+
+    @inline(__always)
+    private func integerWithoutPath<T: FixedWidthInteger>(_ token: FastJSONToken, _ value: Int, as type: T.Type) -> T? {
+        guard token.kind == .number else { return nil }
+        return FastJSONNumbers.integer(document.span(value), tag: token.tag, as: T.self)
+    }
+
     @inline(__always)
     func unwrapBool<Key: CodingKey>(_ value: Int, path: CodingPath, key: Key) throws -> Bool {
         switch kind(value) {

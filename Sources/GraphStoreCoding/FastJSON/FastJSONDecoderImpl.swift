@@ -16,6 +16,13 @@ final class FastJSONDecoderImpl: Decoder, SingleValueDecodingContainer, MovingCo
     var parallel = false
     /// The workers started, to wait for before the decoding returns.
     var speculations: [ArraySpeculation] = []
+    /// Whether keyed containers' states are recycled (see ``FastJSONObject``): set by an owner
+    /// that calls ``endRecycling()`` when its decoding ends, since the spare state refers back
+    /// to this decoder.
+    var recyclesObjects = false
+    /// The state of the last keyed container made, reused for the next object once no
+    /// container holds it.
+    @exclusivity(unchecked) private var spareObject: FastJSONObject?
 
     init(document: FastJSONDocument, userInfo: [CodingUserInfoKey: Any], floats: FastJSONDecoder.NonConformingFloatStrings, current: Int, path: CodingPath) {
         self.document = document
@@ -36,7 +43,14 @@ final class FastJSONDecoderImpl: Decoder, SingleValueDecodingContainer, MovingCo
     // MARK: Containers
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        KeyedDecodingContainer(try keyedContainer(keyedBy: type, at: current, path: path))
+        // The usual case, an object with plain keys at a path of at most one inline component
+        // and a free spare state: the path is copied once, straight into the state.
+        if recyclesObjects, tokens[current].tag == FastJSONKind.object.rawValue, path.inline < 2,
+           isKnownUniquelyReferenced(&spareObject), let spare = spareObject {
+            spare.resetToCurrent(of: self)
+            return KeyedDecodingContainer(FastJSONKeyedContainer<Key>(state: spare))
+        }
+        return KeyedDecodingContainer(try keyedContainer(keyedBy: type, at: current, path: path))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -59,7 +73,25 @@ final class FastJSONDecoderImpl: Decoder, SingleValueDecodingContainer, MovingCo
                 debugDescription: "Expected to decode \([String: Any].self) but found \(token.kind.debugDescription) instead."))
         }
         let index = token.tag & FastJSONFlag.slowKeys != 0 ? FastJSONKeyIndex(object: value, in: self) : nil
-        return FastJSONKeyedContainer(state: FastJSONObject(impl: self, object: value, path: path.compacted, index: index))
+        guard recyclesObjects else {
+            return FastJSONKeyedContainer(state: FastJSONObject(impl: self, object: value, path: path.compacted, index: index))
+        }
+        // The objects of an array are decoded one after the other, each container gone before
+        // the next object's is made: one state serves them all, allocated once.
+        if isKnownUniquelyReferenced(&spareObject), let spare = spareObject {
+            spare.reset(object: value, path: path.compacted, index: index)
+            return FastJSONKeyedContainer(state: spare)
+        }
+        // The spare is held (a container of an enclosing object, or one a value kept).
+        let state = FastJSONObject(impl: self, object: value, path: path.compacted, index: index)
+        spareObject = state
+        return FastJSONKeyedContainer(state: state)
+    }
+
+    /// Stops recycling keyed containers' states and lets the spare one go.
+    func endRecycling() {
+        recyclesObjects = false
+        spareObject = nil
     }
 
     func unkeyedContainer(at value: Int, path: CodingPath) throws -> FastJSONUnkeyedContainer {

@@ -2,18 +2,37 @@
 /// and for objects whose keys cannot be matched byte for byte, an index by key.
 ///
 /// A class, so that the container, which `KeyedDecodingContainer` copies for every call, is a
-/// single reference.
+/// single reference. A decoder that recycles them (``FastJSONDecoderImpl/recyclesObjects``)
+/// moves one that no container holds any more to its next object instead of allocating
+/// another: only ``FastJSONDecoderImpl/keyedContainer(keyedBy:at:path:)`` changes it, and only
+/// while the decoder holds the sole reference.
 final class FastJSONObject {
     let impl: FastJSONDecoderImpl
     /// The object's token.
-    let object: Int
+    @exclusivity(unchecked) private(set) var object: Int
     /// The object's coding path (at most one inline component, so members extend it freely).
-    let path: CodingPath
+    @exclusivity(unchecked) private(set) var path: CodingPath
     /// Set for objects whose keys need matching as strings.
-    let index: FastJSONKeyIndex?
+    @exclusivity(unchecked) private(set) var index: FastJSONKeyIndex?
 
     init(impl: FastJSONDecoderImpl, object: Int, path: CodingPath, index: FastJSONKeyIndex?) {
         self.impl = impl
+        self.object = object
+        self.path = path
+        self.index = index
+    }
+
+    /// Moves this state to the object `impl` stands at, an object with plain keys (no
+    /// ``FastJSONKeyIndex``) whose path has at most one inline component; only while no
+    /// container holds it.
+    @inline(__always) func resetToCurrent(of impl: FastJSONDecoderImpl) {
+        object = impl.current
+        path = impl.path
+        index = nil
+    }
+
+    /// Moves this state to another object; only while no container holds it.
+    @inline(__always) func reset(object: Int, path: CodingPath, index: FastJSONKeyIndex?) {
         self.object = object
         self.path = path
         self.index = index
@@ -72,9 +91,24 @@ struct FastJSONKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     // MARK: Scalars
 
-    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try impl.unwrapBool(try value(key), path: state.path, key: key) }
-    func decode(_ type: String.Type, forKey key: Key) throws -> String { try impl.unwrapString(try value(key), path: state.path, key: key) }
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try impl.unwrapDouble(try value(key), path: state.path, key: key) }
+    // The common values are read without the path (``FastJSONDecoderImpl/unwrapWithoutPath(_:as:)``):
+    // passing the path, a `var` of the state object, copies it on every call.
+
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
+        let value = try value(key)
+        if let bool = impl.unwrapWithoutPath(value, as: Bool.self) { return bool }
+        return try impl.unwrapBool(value, path: state.path, key: key)
+    }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String {
+        let value = try value(key)
+        if let string = impl.unwrapWithoutPath(value, as: String.self) { return string }
+        return try impl.unwrapString(value, path: state.path, key: key)
+    }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
+        let value = try value(key)
+        if let double = impl.unwrapWithoutPath(value, as: Double.self) { return double }
+        return try impl.unwrapDouble(value, path: state.path, key: key)
+    }
     func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try impl.unwrapFloat(try value(key), path: state.path, key: key) }
     func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try integer(key) }
     func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try integer(key) }
@@ -90,11 +124,15 @@ struct FastJSONKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func decode(_ type: UInt128.Type, forKey key: Key) throws -> UInt128 { try integer(key) }
 
     @inline(__always) private func integer<T: FixedWidthInteger>(_ key: Key) throws -> T {
-        try impl.unwrapInteger(try value(key), as: T.self, path: state.path, key: key)
+        let value = try value(key)
+        if let integer = impl.unwrapWithoutPath(value, as: T.self) { return integer }
+        return try impl.unwrapInteger(value, as: T.self, path: state.path, key: key)
     }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        try impl.unwrapValue(try value(key), as: T.self, path: state.path, key: key, nestedPath: state.path.appending(.key(key)))
+        let value = try value(key)
+        if let special = impl.unwrapWithoutPath(value, as: T.self) { return special }
+        return try impl.unwrapValue(value, as: T.self, path: state.path, key: key, nestedPath: state.path.appending(.key(key)))
     }
 
     // MARK: Optionals: a missing key or null is nil
@@ -105,9 +143,15 @@ struct FastJSONKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         return try unwrap(value)
     }
 
-    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try scalarIfPresent(key) { try impl.unwrapBool($0, path: state.path, key: key) } }
-    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try scalarIfPresent(key) { try impl.unwrapString($0, path: state.path, key: key) } }
-    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try scalarIfPresent(key) { try impl.unwrapDouble($0, path: state.path, key: key) } }
+    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? {
+        try scalarIfPresent(key) { try impl.unwrapWithoutPath($0, as: Bool.self) ?? impl.unwrapBool($0, path: state.path, key: key) }
+    }
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
+        try scalarIfPresent(key) { try impl.unwrapWithoutPath($0, as: String.self) ?? impl.unwrapString($0, path: state.path, key: key) }
+    }
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
+        try scalarIfPresent(key) { try impl.unwrapWithoutPath($0, as: Double.self) ?? impl.unwrapDouble($0, path: state.path, key: key) }
+    }
     func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { try scalarIfPresent(key) { try impl.unwrapFloat($0, path: state.path, key: key) } }
     func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try integerIfPresent(key) }
     func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try integerIfPresent(key) }
@@ -123,11 +167,14 @@ struct FastJSONKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func decodeIfPresent(_ type: UInt128.Type, forKey key: Key) throws -> UInt128? { try integerIfPresent(key) }
 
     @inline(__always) private func integerIfPresent<T: FixedWidthInteger>(_ key: Key) throws -> T? {
-        try scalarIfPresent(key) { try impl.unwrapInteger($0, as: T.self, path: state.path, key: key) }
+        try scalarIfPresent(key) { try impl.unwrapWithoutPath($0, as: T.self) ?? impl.unwrapInteger($0, as: T.self, path: state.path, key: key) }
     }
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-        try scalarIfPresent(key) { try impl.unwrapValue($0, as: T.self, path: state.path, key: key, nestedPath: state.path.appending(.key(key))) }
+        try scalarIfPresent(key) {
+            try impl.unwrapWithoutPath($0, as: T.self)
+                ?? impl.unwrapValue($0, as: T.self, path: state.path, key: key, nestedPath: state.path.appending(.key(key)))
+        }
     }
 
     // MARK: Nesting
