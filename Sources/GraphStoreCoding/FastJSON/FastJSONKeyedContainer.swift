@@ -129,10 +129,10 @@ struct FastJSONKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         return try impl.unwrapInteger(value, as: T.self, path: state.path, key: key)
     }
 
+    // Generic over `T`, these run unspecialized: asking ``FastJSONDecoderImpl/unwrapWithoutPath(_:as:)``
+    // first would look up the metadata of `T?` on every call, which costs more than the path.
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        let value = try value(key)
-        if let special = impl.unwrapWithoutPath(value, as: T.self) { return special }
-        return try impl.unwrapValue(value, as: T.self, path: state.path, key: key, nestedPath: state.path.appending(.key(key)))
+        try impl.unwrapValue(try value(key), as: T.self, path: state.path, key: key, nestedPath: state.path.appending(.key(key)))
     }
 
     // MARK: Optionals: a missing key or null is nil
@@ -171,10 +171,7 @@ struct FastJSONKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-        try scalarIfPresent(key) {
-            try impl.unwrapWithoutPath($0, as: T.self)
-                ?? impl.unwrapValue($0, as: T.self, path: state.path, key: key, nestedPath: state.path.appending(.key(key)))
-        }
+        try scalarIfPresent(key) { try impl.unwrapValue($0, as: T.self, path: state.path, key: key, nestedPath: state.path.appending(.key(key))) }
     }
 
     // MARK: Nesting
