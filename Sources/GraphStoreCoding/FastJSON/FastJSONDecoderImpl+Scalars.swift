@@ -29,11 +29,12 @@ extension FastJSONDecoderImpl {
     // MARK: Values read without their coding path
 
     /// The value at `value` as `T` when it is one of the common cases that cannot fail
-    /// (a string as `String`, an integer that fits, a number as `Double` or `Date`, a true or
-    /// false, a canonical UUID or array of them), else `nil`: the caller then reads it the full
-    /// way, which makes the same value or the error with its coding path. Callers whose path
-    /// is costly to pass (a keyed container's, held in a class) try this first, so that the
-    /// path is touched only for the rare value that needs it.
+    /// (a string as `String`, an `Int`, `Int64` or `Int32` that fits, a number as `Double`, a
+    /// true or false), else `nil`: the caller then reads it the full way, which makes the same
+    /// value or the error with its coding path. Callers whose path is costly to pass (a keyed
+    /// container's, held in a class) try this first, so that the path is touched only for the
+    /// rare value that needs it. For concrete `T` only: unspecialized, the optional result's
+    /// metadata is looked up on every call.
     @inline(__always)
     func unwrapWithoutPath<T>(_ value: Int, as type: T.Type) -> T? {
         let token = tokens[value]
@@ -48,32 +49,12 @@ extension FastJSONDecoderImpl {
             guard token.kind == .number, let double = FastJSONNumbers.double(document.span(value), tag: token.tag) else { return nil }
             return unsafeBitCast(double, to: T.self)
         }
-        if T.self == Date.self {
-            guard token.kind == .number, let double = FastJSONNumbers.double(document.span(value), tag: token.tag) else { return nil }
-            return unsafeBitCast(Date(timeIntervalSinceReferenceDate: double), to: T.self)
-        }
         if T.self == Bool.self {
             switch token.kind {
             case .true: return unsafeBitCast(true, to: T.self)
             case .false: return unsafeBitCast(false, to: T.self)
             default: return nil
             }
-        }
-        if T.self == UUID.self {
-            guard token.tag == FastJSONKind.string.rawValue, let uuid = UUIDParsing.canonicalUUID(document.span(value)) else { return nil }
-            return unsafeBitCast(uuid, to: T.self)
-        }
-        if T.self == [UUID].self {
-            guard token.kind == .array else { return nil }
-            var uuids: [UUID] = []
-            uuids.reserveCapacity(token.count)
-            var element = value + 1
-            for _ in 0..<token.count {
-                guard tokens[element].tag == FastJSONKind.string.rawValue, let uuid = UUIDParsing.canonicalUUID(document.span(element)) else { return nil }
-                uuids.append(uuid)
-                element += 1
-            }
-            return unsafeBitCast(uuids, to: T.self)
         }
         return nil
     }
