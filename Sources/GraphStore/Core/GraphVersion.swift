@@ -133,8 +133,29 @@ package struct GraphVersion: Sendable {
     ///   to a missing object.
     /// - Complexity: O(objects + references), plus O(n log n) per sorted index.
     static func loaded(_ objects: [[any Entity]], number: UInt64, schema: Schema) throws(LoadProblem) -> GraphVersion {
-        let parallel = objects.reduce(0, { $0 + $1.count }) >= 10_000 && ProcessInfo.processInfo.activeProcessorCount > 1
-        let ids = LoadedIDs.read(objects, schema: schema, splittingTables: parallel)
+        let ids = LoadedIDs.read(objects, schema: schema, splittingTables: buildsInParallel(objects))
+        return try loaded(objects, ids: ids, number: number, schema: schema)
+    }
+
+    /// Whether the graph of `objects` is built in parallel jobs, with large tables in halves.
+    static func buildsInParallel(_ objects: [[any Entity]]) -> Bool {
+        objects.reduce(0, { $0 + $1.count }) >= 10_000 && ProcessInfo.processInfo.activeProcessorCount > 1
+    }
+
+    /// As ``loaded(_:number:schema:)``, with the ids of `objects` read already (by
+    /// ``LoadedIDs/read(_:schema:splittingTables:lookingUp:)``, and changed as the objects
+    /// were, as folding a journal does): the halves of a table are settled here when the
+    /// objects' count changed whether it is built in halves.
+    ///
+    /// - Throws: as ``loaded(_:number:schema:)``.
+    /// - Complexity: as ``loaded(_:number:schema:)``, without the id reads.
+    static func loaded(_ objects: [[any Entity]], ids read: [LoadedIDs], number: UInt64, schema: Schema) throws(LoadProblem) -> GraphVersion {
+        let parallel = buildsInParallel(objects)
+        var settled = read
+        for entity in objects.indices {
+            settled[entity].settleHalves(splitting: LoadedIDs.splits(count: objects[entity].count, splittingTables: parallel))
+        }
+        let ids = settled
         let jobs = LoadJob.jobs(objects, schema: schema, splittingTables: parallel)
         let done = inJobs(jobs.count, inParallel: parallel) { job in
             jobs[job].run(objects, ids: ids, number: number, schema: schema)
@@ -239,18 +260,21 @@ package struct GraphVersion: Sendable {
     struct LoadedIDs: Sendable {
         /// The ids of the objects: of all of them, or of the first `runLength` when `rest` holds
         /// the others (read on a second thread).
-        private let first: [ObjectKey]
-        private let rest: [ObjectKey]
+        private var first: [ObjectKey]
+        private var rest: [ObjectKey]
         /// The length of `first` when `rest` is used.
-        private let runLength: Int
+        private var runLength: Int
         /// For a table built in halves: per half (``TableBuilder/half(of:)``), the positions of
         /// its objects, ascending; otherwise empty.
-        let halves: [[Int]]
+        private(set) var halves: [[Int]]
 
         /// The id of the object at `position`.
         @inline(__always) subscript(position: Int) -> ObjectKey {
             position < first.count ? first[position] : rest[position - runLength]
         }
+
+        /// The number of ids.
+        var count: Int { first.count + rest.count }
 
         private init(runs: [[ObjectKey]], runLength: Int, halves: [[Int]]) {
             precondition(runs.count <= 2, "GraphStore: at most two runs of ids")
@@ -265,63 +289,179 @@ package struct GraphVersion: Sendable {
             splittingTables && count >= TableBuilder.parallelThreshold
         }
 
+        /// What reading an entity's ids does besides (see ``read(_:schema:splittingTables:lookingUp:)``).
+        enum Lookup: Sendable {
+            /// Nothing.
+            case none
+            /// Each id is looked up in these slots by id (a journal fold's): the positions
+            /// found are returned, each with its slot.
+            case slots([ObjectKey: Int])
+            /// The entity's objects are all dropped afterwards (a cleared entity): no id is read.
+            case skipped
+        }
+
+        /// A position whose id a ``Lookup/slots(_:)`` lookup found, with the slot it found.
+        typealias Found = (position: Int, slot: Int)
+
         /// The ids of every entity's `objects`; when `splittingTables`, a large entity's are read
         /// in two runs on two threads.
         ///
         /// - Complexity: O(objects), one id read per object.
         static func read(_ objects: [[any Entity]], schema: Schema, splittingTables: Bool) -> [LoadedIDs] {
-            // One piece per run: (entity, run, range).
-            var planned: [(entity: Int, run: Int, range: Range<Int>)] = []
+            read(objects, schema: schema, splittingTables: splittingTables, lookingUp: []).ids
+        }
+
+        /// The ids of every entity's `objects`, as ``read(_:schema:splittingTables:)``, each
+        /// also looked up as `lookups` (per entity index; missing ones are ``Lookup/none``) says
+        /// while it is at hand, so that no id is read twice.
+        ///
+        /// - Returns: the ids (none for a ``Lookup/skipped`` entity), and per entity index the
+        ///   positions found, ascending.
+        /// - Complexity: O(objects), one id read per object, plus a dictionary lookup per
+        ///   object of each entity looked up.
+        static func read(
+            _ objects: [[any Entity]], schema: Schema, splittingTables: Bool, lookingUp lookups: [Lookup]
+        ) -> (ids: [LoadedIDs], found: [[Found]]) {
+            // One piece per run: (entity, run, range, whether the entity's table is split).
+            var planned: [(entity: Int, run: Int, range: Range<Int>, split: Bool)] = []
             var runLengths = Array(repeating: 0, count: objects.count)
             for entity in objects.indices {
-                let count = objects[entity].count
-                let runs = splits(count: count, splittingTables: splittingTables) ? 2 : 1
+                var skipped = false
+                if entity < lookups.count, case .skipped = lookups[entity] { skipped = true }
+                let count = skipped ? 0 : objects[entity].count
+                let split = splits(count: count, splittingTables: splittingTables)
+                let runs = split ? 2 : 1
                 let length = max(1, (count + runs - 1) / runs)
                 runLengths[entity] = length
-                for run in 0..<runs { planned.append((entity, run, min(count, run * length)..<min(count, (run + 1) * length))) }
+                for run in 0..<runs { planned.append((entity, run, min(count, run * length)..<min(count, (run + 1) * length), split)) }
             }
             let pieces = planned
-            typealias Piece = (ids: [ObjectKey], halves: [[Int]])
+            typealias Piece = (ids: [ObjectKey], halves: [[Int]], found: [Found])
             let read = inJobs(pieces.count, inParallel: splittingTables) { index -> Piece in
                 let piece = pieces[index]
                 let key = schema.entities[piece.entity].key
+                var slots: [ObjectKey: Int]? = nil
+                if piece.entity < lookups.count, case .slots(let found) = lookups[piece.entity] { slots = found }
                 var ids: [ObjectKey] = []
                 ids.reserveCapacity(piece.range.count)
                 var halves: [[Int]] = []
+                var found: [Found] = []
                 // Read through a buffer pointer: an array's element passed on is copied first.
                 objects[piece.entity].withUnsafeBufferPointer { values in
-                    if splits(count: values.count, splittingTables: splittingTables) {
+                    if piece.split {
                         halves = [[], []]
                         halves[0].reserveCapacity(piece.range.count / 2 + piece.range.count / 8)
                         halves[1].reserveCapacity(piece.range.count / 2 + piece.range.count / 8)
+                    }
+                    switch (piece.split, slots) {
+                    case (true, let slots?):
+                        for position in piece.range {
+                            let id = key(values[position])
+                            halves[TableBuilder.half(of: id)].append(position)
+                            if let slot = slots[id] { found.append((position, slot)) }
+                            ids.append(id)
+                        }
+                    case (true, nil):
                         for position in piece.range {
                             let id = key(values[position])
                             halves[TableBuilder.half(of: id)].append(position)
                             ids.append(id)
                         }
-                    } else {
+                    case (false, let slots?):
+                        for position in piece.range {
+                            let id = key(values[position])
+                            if let slot = slots[id] { found.append((position, slot)) }
+                            ids.append(id)
+                        }
+                    case (false, nil):
                         for position in piece.range { ids.append(key(values[position])) }
                     }
                 }
-                return (ids, halves)
+                return (ids, halves, found)
             }
             var result: [LoadedIDs] = []
             result.reserveCapacity(objects.count)
+            var allFound: [[Found]] = []
+            allFound.reserveCapacity(objects.count)
             var next = 0
             for entity in objects.indices {
                 var runs: [[ObjectKey]] = []
                 var halves: [[Int]] = []
+                var found: [Found] = []
                 while next < pieces.count && pieces[next].entity == entity {
                     let piece = read[next]
                     runs.append(piece.ids)
                     if halves.isEmpty { halves = piece.halves } else {
                         for half in halves.indices { halves[half] += piece.halves[half] }
                     }
+                    found += piece.found
                     next += 1
                 }
                 result.append(LoadedIDs(runs: runs, runLength: runLengths[entity], halves: halves))
+                allFound.append(found)
             }
-            return result
+            return (result, allFound)
+        }
+
+        /// Follows a change of the objects these are the ids of: the objects at `deleted`
+        /// (ascending) removed, the kept ones moved down in order, and objects of the ids
+        /// `appended` added at the end. An object replaced in its place keeps its id: nothing
+        /// to do.
+        ///
+        /// - Complexity: O(ids) when `deleted` is not empty (no id is hashed), plus
+        ///   O(`appended`) (each appended id hashed when the table is built in halves).
+        mutating func remove(_ deleted: [Int], appending appended: [ObjectKey]) {
+            if !deleted.isEmpty {
+                var next = 0
+                // Each run compacted in place, by swaps, which copy no id.
+                func compact(_ run: inout [ObjectKey], from offset: Int) {
+                    var kept = 0
+                    for index in run.indices {
+                        if next < deleted.count, deleted[next] == offset + index {
+                            next += 1
+                            continue
+                        }
+                        if kept != index { run.swapAt(kept, index) }
+                        kept += 1
+                    }
+                    run.removeLast(run.count - kept)
+                }
+                compact(&first, from: 0)
+                compact(&rest, from: runLength)
+                for half in halves.indices {
+                    // A kept position moves down by the number of deleted ones before it.
+                    var before = 0, moved: [Int] = []
+                    moved.reserveCapacity(halves[half].count)
+                    for position in halves[half] {
+                        while before < deleted.count, deleted[before] < position { before += 1 }
+                        if before < deleted.count, deleted[before] == position { continue }
+                        moved.append(position - before)
+                    }
+                    halves[half] = moved
+                }
+            }
+            runLength = first.count
+            guard !appended.isEmpty else { return }
+            if !halves.isEmpty {
+                for (offset, id) in appended.enumerated() { halves[TableBuilder.half(of: id)].append(count + offset) }
+            }
+            if rest.isEmpty { first += appended } else { rest += appended }
+        }
+
+        /// Makes the halves present exactly when the table is built in halves (`splitting`):
+        /// they were read for another count of objects when the ids were changed since.
+        ///
+        /// - Complexity: O(1) when they are already as `splitting` says, otherwise O(ids).
+        mutating func settleHalves(splitting: Bool) {
+            let hasHalves = !halves.isEmpty
+            guard splitting != hasHalves else { return }
+            guard splitting else {
+                halves = []
+                return
+            }
+            var halves: [[Int]] = [[], []]
+            for position in 0..<count { halves[TableBuilder.half(of: self[position])].append(position) }
+            self.halves = halves
         }
     }
 

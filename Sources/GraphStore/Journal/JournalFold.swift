@@ -73,27 +73,37 @@ struct JournalFold: Sendable {
         fileprivate var released = Released()
     }
 
-    /// Folds `pending`'s records into `objects` (see ``apply(to:schema:)``), with the fold made
-    /// while the store's file was read when there is one: `pending` is left without records or
-    /// fold.
+    /// Folds `pending`'s records into `objects` (see ``apply(to:ids:found:schema:)``), with the
+    /// fold made while the store's file was read when there is one: `pending` is left without
+    /// records or fold. The ids of the objects are read on the way, once each, for building the
+    /// graph (``GraphVersion/loaded(_:ids:number:schema:)``): each is looked up in the fold
+    /// while it is read.
     ///
-    /// - Returns: The store version of the last record (`nil`: there was none), and what is
-    ///   left to free, off the opening thread and after the graph is built.
-    /// - Complexity: as ``apply(to:schema:)``, plus O(changed objects) when the fold was not made.
+    /// - Returns: The store version of the last record (`nil`: there was none), the ids of the
+    ///   folded objects, and what is left to free, off the opening thread and after the graph
+    ///   is built.
+    /// - Complexity: O(objects), an id read per object and a lookup per object of each entity
+    ///   the records change (a large entity's on two threads), plus O(changed objects) when
+    ///   the fold was not made.
     static func fold(
         _ pending: inout JournalReplay.Pending, into objects: inout [[any Entity]], schema: Schema
-    ) -> (last: UInt64?, leftovers: Leftovers) {
+    ) -> (last: UInt64?, ids: [GraphVersion.LoadedIDs], leftovers: Leftovers) {
         let last = pending.records.last?.version
         var fold = pending.fold ?? JournalFold(pending.records, schema: schema)
         pending.fold = nil
-        let released = fold.apply(to: &objects, schema: schema)
+        let lookups = fold.entities.map { changes -> GraphVersion.LoadedIDs.Lookup in
+            guard let changes else { return .none }
+            return changes.cleared ? .skipped : .slots(changes.positions)
+        }
+        let (read, found) = GraphVersion.LoadedIDs.read(
+            objects, schema: schema, splittingTables: GraphVersion.buildsInParallel(objects), lookingUp: lookups)
+        // The only reference to the ids, so that they are changed in place.
+        var ids = consume read
+        let released = fold.apply(to: &objects, ids: &ids, found: found, schema: schema)
         let leftovers = Leftovers(
             records: BackgroundRelease.take(&pending.records, leaving: []), fold: consume fold, released: released)
-        return (last, leftovers)
+        return (last, ids, leftovers)
     }
-
-    /// The fewest objects of an entity whose ids are looked up in runs on several threads.
-    static let parallelLookupThreshold = 16_384
 
     /// Applies the fold to `objects` (per entity index, as the store's file holds them): the
     /// kept objects of the file stay in their order, changed ones in their place, and new ones
@@ -102,15 +112,19 @@ struct JournalFold: Sendable {
     /// copied: it is spent afterwards. The objects it replaces or drops are returned, for the
     /// caller to free off the opening thread.
     ///
-    /// An id the file holds twice (a damaged file) stays twice, so that building the graph
-    /// reports it as it would without the journal.
+    /// `ids` and `found` are what ``GraphVersion/LoadedIDs/read(_:schema:splittingTables:lookingUp:)``
+    /// gave for `objects` with this fold's lookups: the ids are changed as the objects are (a
+    /// replaced object keeps its id). An id the file holds twice (a damaged file) stays twice,
+    /// so that building the graph reports it as it would without the journal.
     ///
-    /// - Complexity: O(changed objects), plus an id lookup per object of each entity the
-    ///   records change (a large entity's in runs on several threads).
-    mutating func apply(to objects: inout [[any Entity]], schema: Schema) -> Released {
+    /// - Complexity: O(changed objects), plus O(objects) of an entity the records delete from.
+    mutating func apply(
+        to objects: inout [[any Entity]], ids: inout [GraphVersion.LoadedIDs], found: [[GraphVersion.LoadedIDs.Found]], schema: Schema
+    ) -> Released {
         var released = Released()
         for entity in entities.indices where entities[entity] != nil {
-            Self.apply(&entities[entity]!, to: &objects[entity], key: schema.entities[entity].key, released: &released)
+            let (deleted, appended) = Self.apply(&entities[entity]!, to: &objects[entity], found: found[entity], released: &released)
+            ids[entity].remove(deleted, appending: appended)
         }
         return released
     }
@@ -121,19 +135,24 @@ struct JournalFold: Sendable {
         var arrays: [[any Entity]] = []
     }
 
+    /// Applies one entity's changes to its objects, given the positions whose ids they touch
+    /// (ascending, each with its slot in `changes`).
+    ///
+    /// - Returns: The positions deleted (ascending; none for a cleared entity, whose objects
+    ///   are all dropped) and the ids of the objects appended, in order.
     private static func apply(
-        _ changes: inout EntityChanges, to values: inout [any Entity], key: @escaping @Sendable (any Entity) -> ObjectKey,
+        _ changes: inout EntityChanges, to values: inout [any Entity], found: [GraphVersion.LoadedIDs.Found],
         released: inout Released
-    ) {
+    ) -> (deleted: [Int], appended: [ObjectKey]) {
         var used = [Bool](repeating: false, count: changes.keys.count)
+        var deleted: [Int] = []
         if changes.cleared {
             var dropped: [any Entity] = []
             swap(&dropped, &values)
             released.arrays.append(dropped)
         } else {
-            var deleted: [Int] = []
             released.objects.reserveCapacity(released.objects.count + changes.keys.count)
-            for (position, slot) in matches(of: changes.positions, in: values, key: key) where !used[slot] {
+            for (position, slot) in found where !used[slot] {
                 used[slot] = true
                 guard var replacement = changes.values[slot].take() else {
                     deleted.append(position)
@@ -157,26 +176,13 @@ struct JournalFold: Sendable {
                 values.removeLast(values.count - kept)
             }
         }
+        var appended: [ObjectKey] = []
         for slot in changes.values.indices where !used[slot] {
-            if let value = changes.values[slot].take() { values.append(value) }
-        }
-    }
-
-    /// The positions in `values` whose ids the records touch, in order, each with its slot in
-    /// `positions`. Only reads `values`; a large array is looked up in runs on several threads.
-    private static func matches(
-        of positions: [ObjectKey: Int], in values: [any Entity], key: @escaping @Sendable (any Entity) -> ObjectKey
-    ) -> [(position: Int, slot: Int)] {
-        let runs = values.count >= parallelLookupThreshold ? min(ProcessInfo.processInfo.activeProcessorCount, 8) : 1
-        let lookUp = { @Sendable (range: Range<Int>) -> [(position: Int, slot: Int)] in
-            var found: [(position: Int, slot: Int)] = []
-            for position in range {
-                if let slot = positions[key(values[position])] { found.append((position, slot)) }
+            if let value = changes.values[slot].take() {
+                values.append(value)
+                appended.append(changes.keys[slot])
             }
-            return found
         }
-        guard runs > 1 else { return lookUp(values.indices) }
-        return inConsecutiveParts(count: values.count, parts: runs) { (_, range) -> [(position: Int, slot: Int)] in lookUp(range) }
-            .flatMap { $0 }
+        return (deleted, appended)
     }
 }

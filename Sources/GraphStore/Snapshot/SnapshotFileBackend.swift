@@ -177,10 +177,10 @@ final class SnapshotFileBackend: StoreBackend {
         // The only reference to the snapshot's objects, so that the fold changes them in place.
         var objects = read?.objects ?? schema.entities.map { _ in [] }
         read = nil
-        let (lastRecord, leftovers) = JournalFold.fold(&pending, into: &objects, schema: schema)
+        let (lastRecord, ids, leftovers) = JournalFold.fold(&pending, into: &objects, schema: schema)
         let version: GraphVersion
         do {
-            version = try GraphVersion.loaded(objects, number: lastRecord ?? storedNumber ?? 0, schema: schema)
+            version = try GraphVersion.loaded(objects, ids: ids, number: lastRecord ?? storedNumber ?? 0, schema: schema)
             // Freed only now: freeing them while the graph is built would slow its parallel jobs.
             BackgroundRelease.drop(consume leftovers)
         } catch {
