@@ -201,11 +201,11 @@ import Testing
         db.commit()
         """#
 
-    @Test func aCacheWrittenByAnOutsideToolIsRead() throws {
+    @Test func aCacheWrittenByAnOutsideToolIsRead() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = directory.file("Tasks.sqlite")
-        let result = try runPython(Self.pythonStore, [store.path])
+        let result = try await runPython(Self.pythonStore, [store.path])
         try #require(result.status == 0, "python3 failed: \(result.standardError)")
         let (snapshot, report) = try CoreDataImporter.snapshot(from: store)
         let model = try #require(report.model)

@@ -62,7 +62,7 @@ import Testing
         }
     }
 
-    @Test func pythonReadsTheImportedPropertyListsDatesAsDatetimes() throws {
+    @Test func pythonReadsTheImportedPropertyListsDatesAsDatetimes() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let store = directory.file("Notes.sqlite")
@@ -71,7 +71,7 @@ import Testing
         let file = directory.file("notes.plist.gz")
         try snapshot.write(to: file, format: .binaryPropertyList, compression: .gzip)
 
-        let result = try SQLiteTestKit.pythonJSON("""
+        let result = try await SQLiteTestKit.pythonJSON("""
             import gzip, json, plistlib, sys
             doc = plistlib.loads(gzip.open(sys.argv[1]).read())
             note = next(n for n in doc["entities"]["Note"] if n["id"] == 1)

@@ -185,7 +185,7 @@ import Testing
                 "check": db.execute("PRAGMA integrity_check").fetchone()[0],
             }))
             """
-        let json = try #require(try SQLiteTestKit.pythonJSON(script, [sqlite.path]) as? [String: Any])
+        let json = try #require(try await SQLiteTestKit.pythonJSON(script, [sqlite.path]) as? [String: Any])
         #expect(json["tables"] as? [String] == ["Note", "Post", "Tag", "graphstore_columns", "graphstore_metadata"])
         #expect(json["check"] as? String == "ok")
         #expect(json["journal"] as? String == "wal")

@@ -51,7 +51,7 @@ import Testing
         defer { directory.remove() }
         let url = directory.file("store.sqlite")
         try await Self.makeStore(at: url, posts: 300)
-        try Self.corruptRootPage(of: "Post", at: url)
+        try await Self.corruptRootPage(of: "Post", at: url)
 
         let error = try expectRefused(url, in: directory)
         guard case .damagedFile(_, _, let reason) = error else { throw Unexpected(error) }
@@ -64,7 +64,7 @@ import Testing
         let url = directory.file("store.sqlite")
         try await Self.makeStore(at: url, posts: 300)
         // The primary-key index of Tag is not read when the rows load.
-        try Self.corruptRootPage(of: "sqlite_autoindex_Tag_1", at: url)
+        try await Self.corruptRootPage(of: "sqlite_autoindex_Tag_1", at: url)
         let damaged = try #require(SQLiteTestKit.contents(url))
 
         let unchecked = try SQLiteTestKit.open(url)
@@ -76,11 +76,11 @@ import Testing
         #expect(reason.contains("quick_check"))
     }
 
-    @Test func aPlainSQLiteDatabaseIsNotAStore() throws {
+    @Test func aPlainSQLiteDatabaseIsNotAStore() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let url = directory.file("other.sqlite")
-        try Self.python("db.execute('CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT)'); db.execute(\"INSERT INTO notes VALUES (1, 'hi')\")", url)
+        try await Self.python("db.execute('CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT)'); db.execute(\"INSERT INTO notes VALUES (1, 'hi')\")", url)
 
         let error = try expectRefused(url, in: directory)
         guard case .damagedFile(_, _, let reason) = error else { throw Unexpected(error) }
@@ -93,7 +93,7 @@ import Testing
         defer { directory.remove() }
         let url = directory.file("store.sqlite")
         try await Self.makeStore(at: url, posts: 3)
-        try Self.python("db.execute(\"UPDATE graphstore_metadata SET value = 2 WHERE key = 'formatVersion'\")", url)
+        try await Self.python("db.execute(\"UPDATE graphstore_metadata SET value = 2 WHERE key = 'formatVersion'\")", url)
 
         let error = try expectRefused(url, in: directory)
         #expect(error == .unsupportedFormatVersion(path: url.path, found: 2, supported: 1))
@@ -105,7 +105,7 @@ import Testing
         defer { directory.remove() }
         let url = directory.file("store.sqlite")
         try await Self.makeStore(at: url, posts: 3)
-        try Self.python("db.execute(\"UPDATE graphstore_metadata SET value = 'Something Else' WHERE key = 'format'\")", url)
+        try await Self.python("db.execute(\"UPDATE graphstore_metadata SET value = 'Something Else' WHERE key = 'format'\")", url)
 
         let error = try expectRefused(url, in: directory)
         guard case .damagedFile(_, _, let reason) = error else { throw Unexpected(error) }
@@ -117,7 +117,7 @@ import Testing
         defer { directory.remove() }
         let url = directory.file("store.sqlite")
         try await Self.makeStore(at: url, posts: 3)
-        try Self.python("db.execute(\"UPDATE Post SET noteCount = 'many' WHERE id = 2\")", url)
+        try await Self.python("db.execute(\"UPDATE Post SET noteCount = 'many' WHERE id = 2\")", url)
 
         let error = try expectRefused(url, in: directory)
         guard case .codingFailed(let path, let entity, let id, let reason) = error else { throw Unexpected(error) }
@@ -132,7 +132,7 @@ import Testing
         defer { directory.remove() }
         let url = directory.file("store.sqlite")
         try await Self.makeStore(at: url, posts: 10)
-        try Self.python("db.execute('DELETE FROM Tag')", url)
+        try await Self.python("db.execute('DELETE FROM Tag')", url)
 
         let error = try expectRefused(url, in: directory)
         guard case .damagedFile(_, _, let reason) = error else { throw Unexpected(error) }
@@ -170,15 +170,15 @@ import Testing
     }
 
     /// Runs Python statements with `db`, a connection to `url`, then commits.
-    private static func python(_ statements: String, _ url: URL) throws {
-        let result = try runPython("import sqlite3, sys\ndb = sqlite3.connect(sys.argv[1])\n\(statements)\ndb.commit()\ndb.close()", [url.path])
+    private static func python(_ statements: String, _ url: URL) async throws {
+        let result = try await runPython("import sqlite3, sys\ndb = sqlite3.connect(sys.argv[1])\n\(statements)\ndb.commit()\ndb.close()", [url.path])
         try #require(result.status == 0, "python3 failed: \(result.standardError)")
     }
 
     /// Overwrites the b-tree page type of the root page of `name` (a table or index) with an
     /// invalid value.
-    private static func corruptRootPage(of name: String, at url: URL) throws {
-        let result = try runPython("""
+    private static func corruptRootPage(of name: String, at url: URL) async throws {
+        let result = try await runPython("""
             import sqlite3, sys
             db = sqlite3.connect(sys.argv[1])
             page_size = db.execute("PRAGMA page_size").fetchone()[0]

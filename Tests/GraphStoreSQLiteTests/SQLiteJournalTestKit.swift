@@ -59,13 +59,13 @@ enum SQLiteJournalTestKit {
     }
 
     /// The note texts of the rows in the database at `url`, as Python's `sqlite3` reads them.
-    static func pythonNoteTexts(_ url: URL, sourceLocation: SourceLocation = #_sourceLocation) throws -> [String] {
+    static func pythonNoteTexts(_ url: URL, sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String] {
         let script = """
             import json, sqlite3, sys
             db = sqlite3.connect(sys.argv[1])
             print(json.dumps(sorted(row[0] for row in db.execute('SELECT text FROM Note'))))
             """
-        let texts = try SQLiteTestKit.pythonJSON(script, [url.path], sourceLocation: sourceLocation)
+        let texts = try await SQLiteTestKit.pythonJSON(script, [url.path], sourceLocation: sourceLocation)
         return try #require(texts as? [String], sourceLocation: sourceLocation)
     }
 

@@ -53,7 +53,7 @@ import Testing
 
         // Closing the reopened copy left the rows in the database and no journal.
         #expect(!FileManager.default.fileExists(atPath: SQLiteJournalTestKit.journal(of: crashed).path))
-        #expect(try SQLiteJournalTestKit.pythonNoteTexts(crashed) == expected)
+        #expect(try await SQLiteJournalTestKit.pythonNoteTexts(crashed) == expected)
         let third = try SQLiteTestKit.open(crashed)
         #expect(try SQLiteJournalTestKit.noteTexts(third) == expected)
         try await third.close()
@@ -110,7 +110,7 @@ import Testing
         try await container.close()
 
         #expect(SQLiteTestKit.entries(of: directory.url) == ["store.sqlite"])
-        #expect(try SQLiteJournalTestKit.pythonNoteTexts(url) == expected)
+        #expect(try await SQLiteJournalTestKit.pythonNoteTexts(url) == expected)
         #expect(expected.count == 29)
     }
 
@@ -251,7 +251,7 @@ import Testing
         try SQLiteJournalTestKit.saveNote("note 3", in: reopened.mainContext)
         #expect(!FileManager.default.fileExists(atPath: SQLiteJournalTestKit.journal(of: crashed).path))
         try await reopened.close()
-        #expect(try SQLiteJournalTestKit.pythonNoteTexts(crashed) == ["note 0", "note 1", "note 2", "note 3"])
+        #expect(try await SQLiteJournalTestKit.pythonNoteTexts(crashed) == ["note 0", "note 1", "note 2", "note 3"])
     }
 
     /// Opens a container, saves `notes` notes one by one and lets it go without `close()`.

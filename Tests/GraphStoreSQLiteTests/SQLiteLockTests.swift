@@ -40,12 +40,12 @@ import Testing
         try await container.flush()
 
         let read = "import sqlite3, sys\nprint(sqlite3.connect(sys.argv[1], timeout=0).execute('SELECT count(*) FROM Tag').fetchone()[0])"
-        let whileOpen = try runPython(read, [url.path])
+        let whileOpen = try await runPython(read, [url.path])
         #expect(whileOpen.status != 0)
         #expect(whileOpen.standardError.contains("database is locked"))
 
         try await container.close()
-        let afterClose = try runPython(read, [url.path])
+        let afterClose = try await runPython(read, [url.path])
         #expect(afterClose.status == 0)
         #expect(afterClose.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "1")
     }
@@ -74,15 +74,18 @@ import Testing
         let output = Pipe()
         holder.standardInput = input
         holder.standardOutput = output
-        try holder.run()
-        let line = output.fileHandleForReading.availableData
+        // Starting it, reading from it and waiting for it happen off the cooperative pool.
+        let line = try await offCooperativePool {
+            try holder.run()
+            return output.fileHandleForReading.availableData
+        }
         #expect(String(decoding: line, as: UTF8.self).hasPrefix("locked"))
 
         let error = SQLiteTestKit.storeError { _ = try SQLiteTestKit.open(url) }
         #expect(error == .storeLocked(path: url.path))
 
         try input.fileHandleForWriting.close()
-        holder.waitUntilExit()
+        try await offCooperativePool { holder.waitUntilExit() }
         let reopened = try SQLiteTestKit.open(url)
         #expect(reopened.count(of: ExampleModel.Tag.self) == 1)
         try await reopened.close()

@@ -55,7 +55,7 @@ import Testing
         // Closing checkpoints the write-ahead log: the database is one self-contained file.
         #expect(SQLiteTestKit.entries(of: directory.url) == ["store.sqlite"])
 
-        let json = try #require(try SQLiteTestKit.pythonJSON(Self.inspect, [url.path]) as? [String: Any])
+        let json = try #require(try await SQLiteTestKit.pythonJSON(Self.inspect, [url.path]) as? [String: Any])
         let tables = try #require(json["tables"] as? [String])
         #expect(tables == ["Note", "Post", "SQLiteEdgeValues", "Tag", "graphstore_columns", "graphstore_metadata"])
         #expect(json["check"] as? String == "ok")

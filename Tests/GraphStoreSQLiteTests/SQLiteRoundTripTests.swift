@@ -100,7 +100,7 @@ import Testing
         first.mainContext.insert(bodiless)
         try first.mainContext.save()
         try await first.close()
-        #expect(try columns(of: "Post", in: url).contains("body") == false)
+        #expect(try await columns(of: "Post", in: url).contains("body") == false)
 
         let second = try SQLiteTestKit.open(url)
         var withBody = Fixtures.posts(1, startingAt: 4)[0]
@@ -108,7 +108,7 @@ import Testing
         second.mainContext.insert(withBody)
         try second.mainContext.save()
         try await second.close()
-        #expect(try columns(of: "Post", in: url).contains("body"))
+        #expect(try await columns(of: "Post", in: url).contains("body"))
 
         let third = try SQLiteTestKit.open(url)
         #expect(try SQLiteTestKit.fetchAll(Post.self, from: third, by: \.id) == [bodiless, withBody])
@@ -136,8 +136,8 @@ import Testing
     }
 
     /// The columns of `table`, read by Python's `sqlite3`.
-    private func columns(of table: String, in url: URL) throws -> [String] {
-        let json = try SQLiteTestKit.pythonJSON("""
+    private func columns(of table: String, in url: URL) async throws -> [String] {
+        let json = try await SQLiteTestKit.pythonJSON("""
             import json, sqlite3, sys
             db = sqlite3.connect(sys.argv[1])
             print(json.dumps([row[1] for row in db.execute('PRAGMA table_info("%s")' % sys.argv[2])]))

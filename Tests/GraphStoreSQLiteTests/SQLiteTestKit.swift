@@ -57,8 +57,8 @@ enum SQLiteTestKit {
     // MARK: - Python
 
     /// Runs `script` with `python3` and decodes its standard output as JSON.
-    static func pythonJSON(_ script: String, _ arguments: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) throws -> Any {
-        let result = try runPython(script, arguments)
+    static func pythonJSON(_ script: String, _ arguments: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) async throws -> Any {
+        let result = try await runPython(script, arguments)
         try #require(result.status == 0, "python3 failed: \(result.standardError)", sourceLocation: sourceLocation)
         return try JSONSerialization.jsonObject(with: result.output)
     }

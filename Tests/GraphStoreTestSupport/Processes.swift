@@ -23,12 +23,31 @@ public struct ProcessFailure: Error, CustomStringConvertible {
     public var description: String { "\(command) exited with \(status): \(standardError)" }
 }
 
+/// Runs blocking `work` on a thread of its own and returns (or throws) what it does.
+///
+/// The cooperative pool that runs async tests has only as many threads as the machine has
+/// cores, and every suite shares it: a test that waits there for a child process, a pipe or a
+/// semaphore stalls every other async test for as long. Such waits go through this instead.
+public func offCooperativePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread { continuation.resume(with: Result { try work() }) }
+        thread.stackSize = 4 << 20
+        thread.start()
+    }
+}
+
 /// Runs `executable` with `arguments` and waits for it; standard input is empty and both output
 /// streams are read fully.
 ///
-/// Blocks the calling thread until the process exits: from async code that must not hold a
-/// thread of the cooperative pool, run it on a thread of its own.
-public func runProcess(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil) throws -> ProcessResult {
+/// The process is started, read and waited for on a thread of its own (see
+/// ``offCooperativePool(_:)``), never on a thread of the cooperative pool.
+public func runProcess(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil) async throws -> ProcessResult {
+    try await offCooperativePool { try runProcessBlocking(executable, arguments, environment: environment) }
+}
+
+/// The body of ``runProcess(_:_:environment:)``: blocks the calling thread until the process
+/// exits.
+private func runProcessBlocking(_ executable: URL, _ arguments: [String], environment: [String: String]?) throws -> ProcessResult {
     let process = Process()
     process.executableURL = executable
     process.arguments = arguments
@@ -38,15 +57,17 @@ public func runProcess(_ executable: URL, _ arguments: [String], environment: [S
     process.standardError = error
     process.standardInput = FileHandle.nullDevice
     try process.run()
-    // Read both pipes concurrently so a chatty process cannot fill one and block.
+    // Read both pipes concurrently so a chatty process cannot fill one and block; standard
+    // error on a thread of its own, which no busy queue can keep waiting.
     let errorData = Guarded(Data())
     let errorRead = DispatchSemaphore(value: 0)
     let errorHandle = error.fileHandleForReading
-    DispatchQueue.global().async {
+    let errorReader = Thread {
         let data = errorHandle.readDataToEndOfFile()
         errorData.withLock { $0 = data }
         errorRead.signal()
     }
+    errorReader.start()
     let outputData = output.fileHandleForReading.readDataToEndOfFile()
     errorRead.wait()
     process.waitUntilExit()
@@ -54,20 +75,20 @@ public func runProcess(_ executable: URL, _ arguments: [String], environment: [S
 }
 
 /// Runs the command `arguments[0]`, found on the `PATH`, with the rest of `arguments`.
-public func runCommand(_ arguments: [String]) throws -> ProcessResult {
-    try runProcess(URL(fileURLWithPath: "/usr/bin/env"), arguments)
+public func runCommand(_ arguments: [String]) async throws -> ProcessResult {
+    try await runProcess(URL(fileURLWithPath: "/usr/bin/env"), arguments)
 }
 
 /// Runs `python3 -c script arguments…`; `arguments` are `sys.argv[1...]`.
-public func runPython(_ script: String, _ arguments: [String] = []) throws -> ProcessResult {
-    try runCommand(["python3", "-c", script] + arguments)
+public func runPython(_ script: String, _ arguments: [String] = []) async throws -> ProcessResult {
+    try await runCommand(["python3", "-c", script] + arguments)
 }
 
 /// Runs `python3 -c script arguments…` and returns its standard output.
 ///
 /// - Throws: ``ProcessFailure`` with Python's standard error when it exits non-zero.
-public func pythonOutput(_ script: String, _ arguments: [String] = []) throws -> Data {
-    let result = try runPython(script, arguments)
+public func pythonOutput(_ script: String, _ arguments: [String] = []) async throws -> Data {
+    let result = try await runPython(script, arguments)
     guard result.status == 0 else {
         throw ProcessFailure(command: "python3", status: result.status, standardError: result.standardError)
     }
@@ -75,8 +96,8 @@ public func pythonOutput(_ script: String, _ arguments: [String] = []) throws ->
 }
 
 /// Runs the product `name` (an executable built next to the test runner) with `arguments`.
-public func runProduct(_ name: String, _ arguments: [String]) throws -> ProcessResult {
-    try runProcess(productsDirectory(containing: name).appendingPathComponent(name), arguments)
+public func runProduct(_ name: String, _ arguments: [String]) async throws -> ProcessResult {
+    try await runProcess(productsDirectory(containing: name).appendingPathComponent(name), arguments)
 }
 
 /// The build products directory that holds the executable `name`: the test runner's own

@@ -89,9 +89,18 @@ public final class Tmpfs: Sendable {
     /// A read-only remount fails with EBUSY while any process holds a file on the mount open for
     /// writing. Other suites spawn processes concurrently, and a child holds copies of the
     /// parent's descriptors until it execs (close-on-exec closes them only then), so EBUSY is
-    /// retried for up to two seconds before it counts as a failure.
+    /// retried for up to two seconds before it counts as a failure, on a thread of its own
+    /// rather than one of the cooperative pool.
     @discardableResult
-    public func remount(readOnly: Bool) -> Int32? {
+    public func remount(readOnly: Bool) async -> Int32? {
+        do {
+            return try await offCooperativePool { self.remountBlocking(readOnly: readOnly) }
+        } catch {
+            preconditionFailure("remounting throws nothing: \(error)")
+        }
+    }
+
+    private func remountBlocking(readOnly: Bool) -> Int32? {
         #if os(Linux)
         var flags = UInt(MS_REMOUNT)
         if readOnly { flags |= UInt(MS_RDONLY) }

@@ -15,18 +15,18 @@ import Testing
         try container.mainContext.save()
         try await container.close()
 
-        let inspected = try runProduct("graphstore", ["inspect", url.path])
+        let inspected = try await runProduct("graphstore", ["inspect", url.path])
         #expect(inspected.status == 0)
         #expect(inspected.standardOutput.contains("model version:   4"))
 
         let plist = directory.file("store.plist.gz")
-        #expect(try runProduct("graphstore", ["convert", url.path, "--format", "plist", "--compression", "gzip"]).status == 0)
+        #expect(try await runProduct("graphstore", ["convert", url.path, "--format", "plist", "--compression", "gzip"]).status == 0)
         #expect(try GenericSnapshot.read(from: plist).header.modelVersion == "4")
 
         let sqlite = directory.file("store.sqlite")
-        let migrated = try runProduct("graphstore", ["migrate", plist.path, sqlite.path])
+        let migrated = try await runProduct("graphstore", ["migrate", plist.path, sqlite.path])
         #expect(migrated.status == 0, "\(migrated.standardError)")
-        let sqliteInspected = try runProduct("graphstore", ["inspect", sqlite.path])
+        let sqliteInspected = try await runProduct("graphstore", ["inspect", sqlite.path])
         #expect(sqliteInspected.standardOutput.contains("model version:   4"))
         // The app at version 4 opens what the tool made.
         let reopened = try GraphContainer(for: exampleModel, store: .file(plist, format: .binaryPropertyList), version: 4)

@@ -28,7 +28,7 @@ typealias Tag = ExampleModel.Tag
         defer { directory.remove() }
         let url = directory.file("store.json.gz")
         _ = try await Self.makeStore(url)
-        let result = try runProduct("graphstore", ["inspect", url.path])
+        let result = try await runProduct("graphstore", ["inspect", url.path])
         #expect(result.status == 0)
         #expect(result.standardOutput.contains("snapshot, JSON, gzip"))
         #expect(result.standardOutput.contains("format:          GraphStore 1"))
@@ -44,15 +44,15 @@ typealias Tag = ExampleModel.Tag
         defer { directory.remove() }
         let url = directory.file("store.json.gz")
         let made = try await Self.makeStore(url)
-        let whole = try runProduct("graphstore", ["dump", url.path])
+        let whole = try await runProduct("graphstore", ["dump", url.path])
         #expect(whole.status == 0)
         let document = try #require(try JSONSerialization.jsonObject(with: Data(whole.standardOutput.utf8)) as? [String: Any])
         let header = try #require(document["header"] as? [String: Any])
         #expect(header["format"] as? String == "GraphStore")
-        let tags = try runProduct("graphstore", ["dump", url.path, "--entity", "Tag"])
+        let tags = try await runProduct("graphstore", ["dump", url.path, "--entity", "Tag"])
         let array = try #require(try JSONSerialization.jsonObject(with: Data(tags.standardOutput.utf8)) as? [[String: Any]])
         #expect(Set(array.compactMap { $0["name"] as? String }) == Set(made.tags.map(\.name)))
-        let missing = try runProduct("graphstore", ["dump", url.path, "--entity", "Nope"])
+        let missing = try await runProduct("graphstore", ["dump", url.path, "--entity", "Nope"])
         #expect(missing.status == 1)
         #expect(missing.standardError.contains("has no entity Nope"))
     }
@@ -62,19 +62,19 @@ typealias Tag = ExampleModel.Tag
         defer { directory.remove() }
         let url = directory.file("store.json.gz")
         _ = try await Self.makeStore(url)
-        let good = try runProduct("graphstore", ["verify", url.path])
+        let good = try await runProduct("graphstore", ["verify", url.path])
         #expect(good.status == 0)
         #expect(good.standardOutput.contains("OK"))
         var bytes = try Data(contentsOf: url)
         bytes[bytes.count / 2] ^= 0x10
         let damaged = directory.file("damaged.json.gz")
         try bytes.write(to: damaged)
-        let bad = try runProduct("graphstore", ["verify", damaged.path])
+        let bad = try await runProduct("graphstore", ["verify", damaged.path])
         #expect(bad.status == 1)
         #expect(bad.standardError.split(separator: "\n").count == 1)
         #expect(bad.standardError.contains(damaged.path))
         #expect(try Data(contentsOf: damaged) == bytes)
-        let absent = try runProduct("graphstore", ["verify", directory.file("absent.json.gz").path])
+        let absent = try await runProduct("graphstore", ["verify", directory.file("absent.json.gz").path])
         #expect(absent.status == 1)
         #expect(absent.standardError.contains("no such file"))
     }
@@ -84,7 +84,7 @@ typealias Tag = ExampleModel.Tag
         defer { directory.remove() }
         let url = directory.file("store.json.gz")
         let made = try await Self.makeStore(url)
-        let result = try runProduct("graphstore", ["convert", url.path, "--format", "plist", "--compression", "gzip"])
+        let result = try await runProduct("graphstore", ["convert", url.path, "--format", "plist", "--compression", "gzip"])
         #expect(result.status == 0)
         let plist = directory.file("store.plist.gz")
         let container = try GraphContainer(for: exampleModel, store: .file(plist, format: .binaryPropertyList))
@@ -94,7 +94,7 @@ typealias Tag = ExampleModel.Tag
         try container.checkInvariants()
         try await container.close()
         // And back to uncompressed JSON.
-        let back = try runProduct("graphstore", ["convert", plist.path, "--format", "json", "--compression", "none", "--output", directory.file("back.json").path])
+        let back = try await runProduct("graphstore", ["convert", plist.path, "--format", "json", "--compression", "none", "--output", directory.file("back.json").path])
         #expect(back.status == 0)
         let reopened = try GraphContainer(for: exampleModel, store: .file(directory.file("back.json"), compression: .none))
         #expect(try reopened.mainContext.fetch(FetchDescriptor<Note>(sortBy: [SortDescriptor(\.createdAt)])) == made.notes)
@@ -108,22 +108,22 @@ typealias Tag = ExampleModel.Tag
         _ = try await Self.makeStore(url)
         let destination = directory.file("store.plist.gz")
         try Data("keep me".utf8).write(to: destination)
-        let refused = try runProduct("graphstore", ["convert", url.path, "--format", "plist"])
+        let refused = try await runProduct("graphstore", ["convert", url.path, "--format", "plist"])
         #expect(refused.status == 1)
         #expect(refused.standardError.contains("--force"))
         #expect(try Data(contentsOf: destination) == Data("keep me".utf8))
-        let forced = try runProduct("graphstore", ["convert", url.path, "--format", "plist", "--force"])
+        let forced = try await runProduct("graphstore", ["convert", url.path, "--format", "plist", "--force"])
         #expect(forced.status == 0)
         #expect(try Data(contentsOf: destination).starts(with: [0x1f, 0x8b]))
     }
 
-    @Test func badArgumentsAreRefused() throws {
-        let unknownFormat = try runProduct("graphstore", ["convert", "x.json.gz", "--format", "yaml"])
+    @Test func badArgumentsAreRefused() async throws {
+        let unknownFormat = try await runProduct("graphstore", ["convert", "x.json.gz", "--format", "yaml"])
         #expect(unknownFormat.status != 0)
         #expect(unknownFormat.standardError.contains("yaml"))
-        let noCommand = try runProduct("graphstore", ["frobnicate"])
+        let noCommand = try await runProduct("graphstore", ["frobnicate"])
         #expect(noCommand.status != 0)
-        let noFile = try runProduct("graphstore", ["inspect"])
+        let noFile = try await runProduct("graphstore", ["inspect"])
         #expect(noFile.status != 0)
     }
 }

@@ -179,7 +179,7 @@ struct AtomicFileTests {
     }
 
     @Test("A read-only mount is refused with EROFS, also for root, and the old file stays", .enabled(if: Tmpfs.isSupported, Tmpfs.requirement))
-    func readOnlyMount() throws {
+    func readOnlyMount() async throws {
         let scratch = try TemporaryDirectory()
         defer { scratch.remove() }
         let tmpfs = try Tmpfs.mount(in: scratch, name: "ro", sizeKiB: 256)
@@ -189,7 +189,7 @@ struct AtomicFileTests {
         try AtomicFile.write(Self.previous, to: destination)
         // Retries while a child process spawned by another suite still holds a copy of a
         // descriptor on the mount.
-        let failure = tmpfs.remount(readOnly: true)
+        let failure = await tmpfs.remount(readOnly: true)
         try #require(failure == nil, "remounting read-only: errno \(failure ?? 0)")
 
         #expect(throws: FileLayerError.io("open", path: destination.path, errno: EROFS)) {

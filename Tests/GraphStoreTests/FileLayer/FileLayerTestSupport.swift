@@ -20,8 +20,8 @@ enum FileLayerFixtures {
     }
 
     /// Decompresses the gzip file at `url` with Python's `gzip` module.
-    static func pythonGunzip(_ url: URL) throws -> Data {
-        try pythonOutput(#"import gzip,sys; sys.stdout.buffer.write(gzip.decompress(open(sys.argv[1],"rb").read()))"#, [url.path])
+    static func pythonGunzip(_ url: URL) async throws -> Data {
+        try await pythonOutput(#"import gzip,sys; sys.stdout.buffer.write(gzip.decompress(open(sys.argv[1],"rb").read()))"#, [url.path])
     }
 }
 

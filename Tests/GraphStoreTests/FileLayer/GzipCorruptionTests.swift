@@ -43,7 +43,7 @@ struct GzipCorruptionTests {
         defer { scratch.remove() }
         let file = scratch.file("fields.gz")
         try member.write(to: file)
-        #expect(try FileLayerFixtures.pythonGunzip(file) == Self.text)
+        #expect(try await FileLayerFixtures.pythonGunzip(file) == Self.text)
     }
 
     @Test("Every bit flip in a header protected by FHCRC is rejected")

@@ -67,7 +67,7 @@ struct GzipTests {
     // MARK: - Interoperability
 
     @Test("Python's gzip module and gzip -d read our output")
-    func standardToolsReadOurOutput() throws {
+    func standardToolsReadOurOutput() async throws {
         let scratch = try TemporaryDirectory()
         defer { scratch.remove() }
         let inputs = [
@@ -79,15 +79,15 @@ struct GzipTests {
         for (index, data) in inputs.enumerated() {
             let file = scratch.file("out-\(index).gz")
             try Gzip.compress(data).write(to: file)
-            #expect(try FileLayerFixtures.pythonGunzip(file) == data, "python, input \(index)")
-            let gunzip = try runCommand(["gzip", "-dc", file.path])
+            #expect(try await FileLayerFixtures.pythonGunzip(file) == data, "python, input \(index)")
+            let gunzip = try await runCommand(["gzip", "-dc", file.path])
             #expect(gunzip.status == 0)
             #expect(gunzip.output == data, "gzip -dc, input \(index)")
         }
     }
 
     @Test("Files made by Python and by gzip (with FNAME) decompress to the same bytes")
-    func weReadStandardToolsOutput() throws {
+    func weReadStandardToolsOutput() async throws {
         let scratch = try TemporaryDirectory()
         defer { scratch.remove() }
         let original = FileLayerFixtures.compressibleText(atLeast: 300_000)
@@ -97,11 +97,11 @@ struct GzipTests {
 
         let pythonFile = scratch.file("python.gz")
         let script = #"import gzip,sys; open(sys.argv[2],"wb").write(gzip.compress(open(sys.argv[1],"rb").read(), 9))"#
-        #expect(try runPython(script, [source.path, pythonFile.path]).status == 0)
+        #expect(try await runPython(script, [source.path, pythonFile.path]).status == 0)
         let fromPython = try Data(contentsOf: pythonFile)
         #expect(try Gzip.decompress(fromPython, maxOutputBytes: original.count) == original)
 
-        let fromGzip = try runCommand(["gzip", "-c", "-N", source.path])
+        let fromGzip = try await runCommand(["gzip", "-c", "-N", source.path])
         #expect(fromGzip.status == 0)
         let gzipped = fromGzip.output
         #expect(gzipped.count > 3 && gzipped[gzipped.startIndex + 3] & GzipHeader.Flag.name != 0)

@@ -61,7 +61,7 @@ struct StoreFileLockTests {
     }
 
     @Test("A lock held by another process makes ours throw until that process exits")
-    func lockHeldByChildProcess() throws {
+    func lockHeldByChildProcess() async throws {
         let scratch = try TemporaryDirectory()
         defer { scratch.remove() }
         let store = scratch.file("graph.store")
@@ -78,13 +78,16 @@ struct StoreFileLockTests {
         let output = Pipe()
         child.standardInput = input
         child.standardOutput = output
-        try child.run()
-
-        var seen = Data()
-        while !String(decoding: seen, as: UTF8.self).contains("locked\n") {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }  // The child exited early.
-            seen.append(chunk)
+        // Starting it, reading from it and waiting for it happen off the cooperative pool.
+        let seen = try await offCooperativePool {
+            try child.run()
+            var seen = Data()
+            while !String(decoding: seen, as: UTF8.self).contains("locked\n") {
+                let chunk = output.fileHandleForReading.availableData
+                if chunk.isEmpty { break }  // The child exited early.
+                seen.append(chunk)
+            }
+            return seen
         }
         try #require(String(decoding: seen, as: UTF8.self).contains("locked\n"), "child never took the lock")
 
@@ -92,7 +95,7 @@ struct StoreFileLockTests {
             try StoreFileLock(forStoreAt: store)
         }
         try input.fileHandleForWriting.close()
-        child.waitUntilExit()
+        try await offCooperativePool { child.waitUntilExit() }
         #expect(child.terminationStatus == 0)
 
         let lock = try StoreFileLock(forStoreAt: store)
@@ -100,7 +103,7 @@ struct StoreFileLockTests {
     }
 
     @Test("Our lock is visible to another process, and its release too")
-    func childProcessSeesOurLock() throws {
+    func childProcessSeesOurLock() async throws {
         let scratch = try TemporaryDirectory()
         defer { scratch.remove() }
         let store = scratch.file("graph.store")
@@ -114,11 +117,11 @@ struct StoreFileLockTests {
                 print('busy')
             """
         let lock = try StoreFileLock(forStoreAt: store)
-        let whileHeld = try runPython(probe, [lockPath])
+        let whileHeld = try await runPython(probe, [lockPath])
         #expect(String(decoding: whileHeld.output, as: UTF8.self) == "busy\n")
 
         lock.unlock()
-        let afterRelease = try runPython(probe, [lockPath])
+        let afterRelease = try await runPython(probe, [lockPath])
         #expect(String(decoding: afterRelease.output, as: UTF8.self) == "free\n")
     }
 }

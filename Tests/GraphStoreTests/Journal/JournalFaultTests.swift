@@ -73,7 +73,7 @@ import Darwin
         try await first.close()
         let before = JournalStoreTests.files(url)
 
-        let failure = tmpfs.remount(readOnly: true)
+        let failure = await tmpfs.remount(readOnly: true)
         try #require(failure == nil, "remount read-only: \(systemErrorMessage(failure ?? 0))")
         let container = try GraphContainer(for: exampleModel, store: .file(url))
         #expect(try JournalStoreTests.noteTexts(container) == ["kept"])
@@ -88,7 +88,7 @@ import Darwin
         #expect(container.mainContext.hasChanges)
         try await container.close()
         #expect(JournalStoreTests.files(url) == before)
-        let writable = tmpfs.remount(readOnly: false)
+        let writable = await tmpfs.remount(readOnly: false)
         try #require(writable == nil, "remount read-write: \(systemErrorMessage(writable ?? 0))")
     }
 }

@@ -33,7 +33,7 @@ import Testing
             case 0:
                 // Right after launch: while it opens the store and replays the journal.
                 _ = try await helper.lastSaveReported(within: .milliseconds(Int.random(in: 0...40)))
-                helper.kill()
+                try await helper.kill()
             case 1 where kind != "sqlite":
                 // In the middle of a snapshot write.
                 #expect(try await helper.waitForFirstSave(), "trial \(trial): the helper did not save: \(helper.standardError())")
@@ -44,10 +44,10 @@ import Testing
                 // random moment.
                 #expect(try await helper.waitForFirstSave(), "trial \(trial): the helper did not save: \(helper.standardError())")
                 _ = try await helper.lastSaveReported(within: .milliseconds(Int.random(in: 20...400)))
-                helper.kill()
+                try await helper.kill()
             }
             #expect(helper.diedOfSIGKILL, "trial \(trial): the helper exited by itself: \(helper.standardError())")
-            let last = helper.lastSaveReportedBeforeDeath() ?? highest
+            let last = try await helper.lastSaveReportedBeforeDeath() ?? highest
             if last > highest { reported += last - highest }
 
             if trial % 3 == 2 && trial + 1 < Self.trials {

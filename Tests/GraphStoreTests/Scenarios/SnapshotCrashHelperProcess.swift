@@ -103,11 +103,13 @@ final class CrashHelperProcess: @unchecked Sendable {
 
     /// Every "saved N" line the helper wrote before it died: call after ``kill()``. Returns
     /// the last N (also one read earlier).
-    func lastSaveReportedBeforeDeath() -> Int? {
-        _ = readSaves(until: nil)
-        lock.lock()
-        defer { lock.unlock() }
-        return lastSeen
+    func lastSaveReportedBeforeDeath() async throws -> Int? {
+        try await SnapshotTestKit.offload {
+            _ = self.readSaves(until: nil)
+            self.lock.lock()
+            defer { self.lock.unlock() }
+            return self.lastSeen
+        }
     }
 
     private func readSaves(until deadline: ContinuousClock.Instant?) -> Int? {
@@ -158,12 +160,19 @@ final class CrashHelperProcess: @unchecked Sendable {
             }
             return false
         }
-        kill()
+        try await kill()
         return caught
     }
 
-    /// Kills the helper with `SIGKILL` (if it still runs) and waits until it is gone.
-    func kill() {
+    /// Kills the helper with `SIGKILL` (if it still runs) and waits, off the cooperative pool,
+    /// until it is gone.
+    func kill() async throws {
+        try await SnapshotTestKit.offload { self.killAndWait() }
+    }
+
+    /// ``kill()`` on the calling thread, for `deinit` (which finds the helper gone already
+    /// when a test killed it).
+    private func killAndWait() {
         lock.lock()
         defer { lock.unlock() }
         if !killed {
@@ -184,7 +193,7 @@ final class CrashHelperProcess: @unchecked Sendable {
     }
 
     deinit {
-        kill()
+        killAndWait()
         try? output.close()
         try? FileManager.default.removeItem(at: errorURL)
     }

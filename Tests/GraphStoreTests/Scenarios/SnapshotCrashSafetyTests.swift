@@ -30,20 +30,20 @@ import Testing
             let helper = try CrashHelperProcess(store: url, format: format, compression: compression, start: highest)
             if run % 6 == 0 {
                 // Right after launch: maybe while it opens the store, maybe mid-write.
-                helper.kill()
+                try await helper.kill()
                 immediateKills += 1
             } else {
                 let wanted = Int.random(in: 1...6)
                 guard let acked = try await helper.waitForAcks(wanted) else {
                     Issue.record("run \(run): the helper stopped acknowledging: \(helper.standardError())")
-                    helper.kill()
+                    try await helper.kill()
                     break
                 }
                 if run % 3 == 0 {
                     // In the middle of a write: as soon as its temporary file exists.
                     if try await helper.killDuringWrite(of: url) { midWriteKills += 1 }
                 } else {
-                    helper.kill()
+                    try await helper.kill()
                 }
                 #expect(acked >= lastAcked + 5 * wanted, "run \(run): acks go up by five saves")
                 lastAcked = acked

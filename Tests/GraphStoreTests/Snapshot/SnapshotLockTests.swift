@@ -78,13 +78,13 @@ import Testing
         defer { directory.remove() }
         let url = directory.file("store.json.gz")
         let helper = try CrashHelperProcess(store: url, format: "json", compression: "gzip", start: 0)
-        defer { helper.kill() }
+        // When the test ends early, the helper's deinit kills it.
         let acked = try await helper.waitForAcks(1)
         #expect(acked != nil, "the helper never acknowledged a save: \(helper.standardError())")
         #expect(throws: GraphStoreError.storeLocked(path: url.path + ".lock")) {
             _ = try GraphContainer(for: exampleModel, store: .file(url))
         }
-        helper.kill()
+        try await helper.kill()
         // The kernel releases the lock with the process.
         let container = try GraphContainer(for: exampleModel, store: .file(url))
         #expect(container.count(of: Note.self) >= acked ?? 1)

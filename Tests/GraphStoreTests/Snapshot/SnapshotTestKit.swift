@@ -147,21 +147,16 @@ enum SnapshotTestKit {
     /// Runs blocking `work` on a thread of its own rather than on one of the few threads of
     /// the cooperative pool, which other tests share.
     static func offload<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            let thread = Thread { continuation.resume(with: Result { try work() }) }
-            thread.stackSize = 4 << 20
-            thread.start()
-        }
+        try await offCooperativePool(work)
     }
 
     // MARK: - Child processes
 
-    /// Runs `python3 -c script arguments…` on a thread of its own and returns its standard
-    /// output.
+    /// Runs `python3 -c script arguments…` and returns its standard output.
     ///
     /// - Throws: ``ProcessFailure`` with Python's standard error when it exits non-zero.
     static func runPython(_ script: String, _ arguments: [String]) async throws -> Data {
-        try await offload { try pythonOutput(script, arguments) }
+        try await pythonOutput(script, arguments)
     }
 
     // MARK: - Waiting for the writer

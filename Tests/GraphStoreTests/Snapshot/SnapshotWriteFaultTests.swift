@@ -81,11 +81,11 @@ import Darwin
             url: mountPoint.appendingPathComponent("store.json.gz"), options: SnapshotOptions(),
             operation: "open", code: EROFS, breakBeforeReopening: true,
             breakDisk: {
-                let failure = tmpfs.remount(readOnly: true)
+                let failure = await tmpfs.remount(readOnly: true)
                 try #require(failure == nil, "remount read-only: \(systemErrorMessage(failure ?? 0))")
             },
             repairDisk: {
-                let failure = tmpfs.remount(readOnly: false)
+                let failure = await tmpfs.remount(readOnly: false)
                 try #require(failure == nil, "remount read-write: \(systemErrorMessage(failure ?? 0))")
             })
     }
@@ -96,7 +96,7 @@ import Darwin
     /// then repairs the disk and checks the next flush writes v1 and v2.
     private func expectSurvivesFault(
         url: URL, options: SnapshotOptions, operation: String, code: Int32, breakBeforeReopening: Bool = false,
-        breakDisk: () throws -> Void, repairDisk: () throws -> Void,
+        breakDisk: () async throws -> Void, repairDisk: () async throws -> Void,
         sourceLocation: SourceLocation = #_sourceLocation
     ) async throws {
         var options = options
@@ -112,10 +112,10 @@ import Darwin
         try await first.close()
         let before = try Data(contentsOf: url)
 
-        if breakBeforeReopening { try breakDisk() }
+        if breakBeforeReopening { try await breakDisk() }
         let container = try GraphContainer(for: exampleModel, store: .file(url, durability: .coalesced, options: options))
         var events = container.storeEvents.makeAsyncIterator()
-        if !breakBeforeReopening { try breakDisk() }
+        if !breakBeforeReopening { try await breakDisk() }
 
         // The save does not touch the disk and succeeds.
         let notes = (0..<200).map { Note(text: "note \($0) " + String(repeating: "ü", count: $0), createdAt: Fixtures.epoch, tagIDs: [tags[$0 % tags.count].id]) }
@@ -163,7 +163,7 @@ import Darwin
         #expect(SnapshotTestKit.temporaryFiles(for: url).isEmpty, "\(SnapshotTestKit.temporaryFiles(for: url))", sourceLocation: sourceLocation)
 
         // Once the fault clears, the next flush writes everything.
-        try repairDisk()
+        try await repairDisk()
         try await container.flush()
         #expect(container.storeStatus.lastError == nil, sourceLocation: sourceLocation)
         #expect(container.storeStatus.durableVersion == 2, sourceLocation: sourceLocation)
