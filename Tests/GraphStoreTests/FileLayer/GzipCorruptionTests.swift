@@ -36,7 +36,7 @@ struct GzipCorruptionTests {
     // MARK: - Optional header fields
 
     @Test("FEXTRA, FNAME, FCOMMENT and FHCRC are parsed, by us and by Python")
-    func optionalHeaderFields() throws {
+    func optionalHeaderFields() async throws {
         let member = try Self.memberWithOptionalFields(Self.text)
         #expect(try Gzip.decompress(member, maxOutputBytes: Self.limit) == Self.text)
         let scratch = try TemporaryDirectory()
