@@ -27,6 +27,13 @@ public enum Fixtures {
     }
 }
 
+/// The bound on a concurrency test that must not deadlock, in seconds.
+///
+/// Generous on purpose: `swift test` starts nearly every test at once, so on a two-core machine
+/// a test that takes a fraction of a second alone shares the processors with the whole suite
+/// and can take tens of seconds of wall time. Only a real deadlock reaches this bound.
+public let deadlockBound: Double = 300
+
 /// Runs `body`, failing with ``TimeoutError`` if it has not finished after `seconds`: a bound
 /// for tests that must not deadlock.
 ///

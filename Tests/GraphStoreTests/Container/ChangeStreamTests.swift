@@ -17,7 +17,7 @@ import Testing
 
     @Test(arguments: StoreKind.allCases)
     func deliversEveryCommitInOrderWithItsContextAndIDs(store: StoreKind) async throws {
-        try await withTimeout(seconds: 30) {
+        try await withTimeout(seconds: deadlockBound) {
             try await withContainer(store) { container in
                 let stream = container.changes
                 let main = container.mainContext
@@ -64,7 +64,7 @@ import Testing
 
     @Test(arguments: StoreKind.allCases)
     func concurrentCommitsArriveInCommitOrderAfterTheyAreVisible(store: StoreKind) async throws {
-        try await withTimeout(seconds: 60) {
+        try await withTimeout(seconds: deadlockBound) {
             try await withContainer(store) { container in
                 let stream = container.changes
                 let consumer = Task {
@@ -110,7 +110,7 @@ import Testing
 
     @Test(arguments: StoreKind.allCases)
     func aFailedSaveIsNeverAnnounced(store: StoreKind) async throws {
-        try await withTimeout(seconds: 30) {
+        try await withTimeout(seconds: deadlockBound) {
             try await withContainer(store) { container in
                 let stream = container.changes
                 let main = container.mainContext
@@ -141,7 +141,7 @@ import Testing
 
     @Test(arguments: StoreKind.allCases)
     func everyStreamEndsOnCloseAndSavesThenThrow(store: StoreKind) async throws {
-        try await withTimeout(seconds: 30) {
+        try await withTimeout(seconds: deadlockBound) {
             try await withContainer(store) { container in
                 let first = container.changes, second = container.changes
                 container.mainContext.insert(Self.tags[0])

@@ -45,7 +45,7 @@ private struct Invoice: Entity, Hashable {
 
     @Test(arguments: StoreKind.allCases)
     func concurrentUnitsPublishEveryEventAfterTheirCommit(store: StoreKind) async throws {
-        try await withTimeout(seconds: 120) {
+        try await withTimeout(seconds: deadlockBound) {
             try await withContainer(store, for: Self.types) { container in
                 try Self.seed(container)
                 let unitCount = 1_000, workers = 8

@@ -72,7 +72,7 @@ import Testing
 
     @Test(arguments: StoreKind.allCases)
     func manyTasksUpdateDisjointSlicesWhileTheMainContextReads(store: StoreKind) async throws {
-        try await withTimeout(seconds: 60) {
+        try await withTimeout(seconds: deadlockBound) {
             try await withContainer(store) { container in
                 try Self.seed(container)
                 let main = container.mainContext

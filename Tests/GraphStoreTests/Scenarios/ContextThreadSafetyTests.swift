@@ -36,7 +36,7 @@ private struct Meter: Entity {
 @Suite struct ContextThreadSafetyTests {
     @Test(arguments: StoreKind.allCases)
     func insertsFromManyTasksSurviveConcurrentSavesOfTheSameContext(store: StoreKind) async throws {
-        try await withTimeout(seconds: 60) {
+        try await withTimeout(seconds: deadlockBound) {
             try await withContainer(store) { container in
                 let shared = container.newBackgroundContext()
                 let tasks = 4, notesPerTask = 250
@@ -134,7 +134,7 @@ private struct Meter: Entity {
 
     @Test(arguments: StoreKind.allCases)
     func changesRacingSavesOfTheSameContextNeverConflictWithThem(store: StoreKind) async throws {
-        try await withTimeout(seconds: 60) {
+        try await withTimeout(seconds: deadlockBound) {
             try await withContainer(store) { container in
                 let shared = container.newBackgroundContext()
                 let post = Fixtures.posts(1)[0]
@@ -166,7 +166,7 @@ private struct Meter: Entity {
 
     @Test(arguments: StoreKind.allCases)
     func performBlocksRunOneAtATimeAndPerformAndWaitIsReentrant(store: StoreKind) async throws {
-        try await withTimeout(seconds: 60) {
+        try await withTimeout(seconds: deadlockBound) {
             try await withContainer(store) { container in
                 let context = container.newBackgroundContext()
                 let state = Guarded((active: 0, maxActive: 0, runs: 0))

@@ -73,7 +73,7 @@ import Testing
     /// their deadlock bounds).
     @Test(.serialized, arguments: StoreKind.allCases)
     func importWhileTheMainContextRefreshes(store: StoreKind) async throws {
-        try await withTimeout(seconds: 120) {
+        try await withTimeout(seconds: deadlockBound) {
             try await withContainer(store) { container in
                 let main = container.mainContext
                 let importFinished = Guarded(false)

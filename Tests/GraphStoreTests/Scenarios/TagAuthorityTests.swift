@@ -65,7 +65,7 @@ import Testing
     /// all the stores' cases at once would starve every other suite on a small machine.
     @Test(.serialized, arguments: StoreKind.allCases, [MergePolicy.contextWins, .storeWins])
     func mergingPoliciesEndWithOneTagPerName(store: StoreKind, policy: MergePolicy) async throws {
-        try await withTimeout(seconds: 60) {
+        try await withTimeout(seconds: deadlockBound) {
             try await withContainer(store) { container in
                 let attempts = try await Self.race(container, policy: policy)
                 try container.checkInvariants()
@@ -83,7 +83,7 @@ import Testing
 
     @Test(.serialized, arguments: StoreKind.allCases)
     func errorPolicyLetsOneRacerWinAndTheOthersCommitNothing(store: StoreKind) async throws {
-        try await withTimeout(seconds: 60) {
+        try await withTimeout(seconds: deadlockBound) {
             try await withContainer(store) { container in
                 let attempts = try await Self.race(container, policy: .error)
                 try container.checkInvariants()
