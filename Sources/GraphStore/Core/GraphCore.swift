@@ -77,12 +77,15 @@ package final class GraphCore: Sendable {
                 return change
             }
         }
+        var replaced: GraphVersion?
         let (change, mark) = try commits.withLock { state in
             let base = currentVersion
             let planned = try CommitPlan.commit(changes, onto: base, schema: schema, policy: policy, contextName: contextName)
             let record = try journal.flatMap { try journalRecord(planned, journal: $0) }
-            return try publishLocked(planned, record: record, to: journal, state: &state)
+            return try publishLocked(planned, record: record, to: journal, state: &state, replaced: &replaced)
         }
+        // The replaced version, if it is freed here, is freed after the commit lock is let go.
+        replaced = nil
         try waitUntilDurable(change, mark: mark, journal: journal)
         return change
     }
@@ -121,18 +124,26 @@ package final class GraphCore: Sendable {
     private func publish(
         _ planned: (GraphVersion, GraphChange), record: FastJSONBuffer?, to journal: StoreJournal?, ifBasedOn baseNumber: UInt64
     ) throws -> PublishOutcome {
-        try commits.withLock { state in
+        var replaced: GraphVersion?
+        let outcome = try commits.withLock { state -> PublishOutcome in
             guard currentVersion.number == baseNumber else { return .stale }
-            let (change, mark) = try publishLocked(planned, record: record, to: journal, state: &state)
+            let (change, mark) = try publishLocked(planned, record: record, to: journal, state: &state, replaced: &replaced)
             return .published(change, mark)
         }
+        // The replaced version, if it is freed here, is freed after the commit lock is let go.
+        replaced = nil
+        return outcome
     }
 
     /// Appends `record` to `journal`, makes `planned` the latest version and tells the
     /// backend and subscribers. Called with the commit lock held; nothing here blocks but the
     /// append's `write(2)`. When the append fails, nothing is published.
+    ///
+    /// The version it replaced is handed to the background queue when freeing it is big work;
+    /// otherwise it is left in `replaced`, for the caller to free once the lock is let go.
     private func publishLocked(
-        _ planned: (GraphVersion, GraphChange), record: FastJSONBuffer?, to journal: StoreJournal?, state: inout CommitState
+        _ planned: (GraphVersion, GraphChange), record: FastJSONBuffer?, to journal: StoreJournal?, state: inout CommitState,
+        replaced replacedOut: inout GraphVersion?
     ) throws -> (GraphChange?, StoreJournal.Mark?) {
         guard !state.isClosed else { throw GraphStoreError.containerClosed }
         let (next, change) = planned
@@ -148,12 +159,16 @@ package final class GraphCore: Sendable {
             }
             return current
         }
-        // Objects only the replaced version held (say, a deleted table, or the old values of
-        // many updated objects) are freed on a background queue, not on the saving thread. A
-        // small commit's replaced version holds only its few old objects and path nodes: freeing
-        // them here costs less than waking the queue's thread would.
-        if !change.dropped.isEmpty || change.updatedCount + change.deletedCount >= Self.backgroundReleaseCount {
+        // Objects and nodes only the replaced version held (say, a deleted table, the old values
+        // of many updated objects, or the paths many inserts copied) are freed on a background
+        // queue, not on the saving thread. A small commit's replaced version holds only its few
+        // old objects and path nodes: the caller frees them after the commit lock, which costs
+        // less than waking the queue's thread would.
+        let changed = change.insertedCount + change.updatedCount + change.deletedCount
+        if !change.dropped.isEmpty || changed >= Self.backgroundReleaseCount {
             BackgroundRelease.drop(consume replaced)
+        } else {
+            replacedOut = consume replaced
         }
         // Under the commit lock, so that both hear of commits in commit order.
         backend.didCommit(next, change: change)
@@ -161,8 +176,8 @@ package final class GraphCore: Sendable {
         return (change, mark)
     }
 
-    /// From this many replaced or deleted objects on, the version a commit replaced is freed on
-    /// a background queue.
+    /// From this many inserted, replaced or deleted objects on, the version a commit replaced is
+    /// freed on a background queue.
     private static let backgroundReleaseCount = 4_096
 
     /// A new stream of every commit from now on, in commit order.
