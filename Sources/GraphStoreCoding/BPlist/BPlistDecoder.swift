@@ -35,7 +35,9 @@ package enum BPlistDecoder {
         }
         let impl = BPlistDecoderImpl(document: document, userInfo: userInfo, current: document.topObject, path: .root)
         impl.parallel = parallel && ProcessInfo.processInfo.activeProcessorCount > 1
+        impl.recyclesDictionaries = true
         defer {
+            impl.endRecycling()
             for speculation in impl.speculations { speculation.cancel() }
             impl.speculations = []
         }

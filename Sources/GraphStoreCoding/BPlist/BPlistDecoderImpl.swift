@@ -14,7 +14,14 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer, MovingCode
     /// Per position in a dictionary, the last name found there and the reference of the key
     /// string object that matched it: byte for byte when `ascii`, else as Swift compares strings
     /// (see ``BPlistDictionary/value(named:)``). Each decoder is used on one thread.
-    private(set) var knownKeys: [(name: String, ascii: Bool, reference: Int)] = []
+    @exclusivity(unchecked) private(set) var knownKeys: [(name: String, ascii: Bool, reference: Int)] = []
+    /// Whether keyed containers' states are recycled (see ``BPlistDictionary``): set by an owner
+    /// that calls ``endRecycling()`` when its decoding ends, since the spare state refers back
+    /// to this decoder.
+    var recyclesDictionaries = false
+    /// The state of the last keyed container made, reused for the next dictionary once no
+    /// container holds it.
+    @exclusivity(unchecked) private var spareDictionary: BPlistDictionary?
 
     /// Notes that the key string object `reference`, at `position` in a dictionary, matched
     /// `name`; the first 64 positions only.
@@ -172,6 +179,64 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer, MovingCode
         return result
     }
 
+    // MARK: Values without the path
+
+    // The common values of a keyed container's members are read without its path: passing the
+    // path, a `var` of the container's state, copies it on every call. `nil` for anything these
+    // do not read (a damaged object, another kind, a number that does not fit): the caller then
+    // reads the value again with the path, which gives the error.
+
+    /// The string at `reference`.
+    @inline(__always) func stringWithoutPath(_ reference: Int) -> String? {
+        guard let object = try? document.object(reference), object.kind == .asciiString || object.kind == .utf16String else { return nil }
+        return try? document.string(object)
+    }
+
+    /// The string at `reference`, or `.some(nil)` for the null value (see ``BPlistDocument/isNull(_:)``).
+    @inline(__always) func stringOrNullWithoutPath(_ reference: Int) -> String?? {
+        guard let object = try? document.object(reference) else { return nil }
+        if document.isNull(object) { return .some(nil) }
+        guard object.kind == .asciiString || object.kind == .utf16String, let string = try? document.string(object) else { return nil }
+        return string
+    }
+
+    /// The Boolean at `reference`.
+    @inline(__always) func boolWithoutPath(_ reference: Int) -> Bool? {
+        guard let object = try? document.object(reference) else { return nil }
+        switch object.kind {
+        case .true: return true
+        case .false: return false
+        default: return nil
+        }
+    }
+
+    /// The number at `reference` as a `Double`.
+    @inline(__always) func doubleWithoutPath(_ reference: Int) -> Double? {
+        guard let object = try? document.object(reference) else { return nil }
+        switch object.kind {
+        case .real: return document.real(object)
+        case .integer:
+            guard let value = try? document.integer(object) else { return nil }
+            if let signed = value.signed { return Double(signed) }
+            return value.unsigned.map { Double($0) }
+        default: return nil
+        }
+    }
+
+    /// The number at `reference` as `T`, when `T` holds it exactly. Inlined, for the caller's
+    /// concrete `T` (see ``integer(_:as:path:key:)``).
+    @inline(__always) func integerWithoutPath<T: FixedWidthInteger>(_ reference: Int, as type: T.Type) -> T? {
+        guard let object = try? document.object(reference) else { return nil }
+        switch object.kind {
+        case .integer:
+            guard let value = try? document.integer(object) else { return nil }
+            if let signed = value.signed { return T(exactly: signed) }
+            return value.unsigned.flatMap { T(exactly: $0) }
+        case .real: return T(exactly: document.real(object))
+        default: return nil
+        }
+    }
+
     /// The error for a number that `type` cannot hold exactly, at `key` of `path`.
     private func numberDoesNotFit<Key: CodingKey>(_ type: Any.Type, path: CodingPath, key: Key) -> DecodingError {
         DecodingError.dataCorrupted(DecodingError.Context(
@@ -185,7 +250,25 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer, MovingCode
         guard object.kind == .dictionary else {
             throw typeMismatch([String: Any].self, object, path: path, key: NoCodingKey())
         }
-        return BPlistKeyedContainer(state: BPlistDictionary(impl: self, object: object, path: path.compacted))
+        guard recyclesDictionaries else {
+            return BPlistKeyedContainer(state: BPlistDictionary(impl: self, object: object, path: path.compacted))
+        }
+        // The dictionaries of an array are decoded one after the other, each container gone
+        // before the next one's is made: one state serves them all, allocated once.
+        if isKnownUniquelyReferenced(&spareDictionary), let spare = spareDictionary {
+            spare.reset(object: object, path: path.compacted)
+            return BPlistKeyedContainer(state: spare)
+        }
+        // The spare is held (a container of an enclosing dictionary, or one a value kept).
+        let state = BPlistDictionary(impl: self, object: object, path: path.compacted)
+        spareDictionary = state
+        return BPlistKeyedContainer(state: state)
+    }
+
+    /// Stops recycling keyed containers' states and lets the spare one go.
+    func endRecycling() {
+        recyclesDictionaries = false
+        spareDictionary = nil
     }
 
     func unkeyedContainer(at reference: Int, path: CodingPath) throws -> BPlistUnkeyedContainer {

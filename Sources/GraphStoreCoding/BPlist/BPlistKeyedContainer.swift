@@ -1,15 +1,27 @@
 /// What a keyed container works on: one dictionary, its path, and where the last key was
 /// found (members are usually asked for in the order they were written).
+///
+/// A decoder that recycles them (``BPlistDecoderImpl/recyclesDictionaries``) moves one that no
+/// container holds any more to its next dictionary instead of allocating another: only
+/// ``BPlistDecoderImpl/keyedContainer(keyedBy:at:path:)`` changes it, and only while the
+/// decoder holds the sole reference.
 final class BPlistDictionary {
     let impl: BPlistDecoderImpl
-    let object: BPlistObject
-    let path: CodingPath
-    var cursor = 0
+    @exclusivity(unchecked) private(set) var object: BPlistObject
+    @exclusivity(unchecked) private(set) var path: CodingPath
+    @exclusivity(unchecked) var cursor = 0
 
     init(impl: BPlistDecoderImpl, object: BPlistObject, path: CodingPath) {
         self.impl = impl
         self.object = object
         self.path = path
+    }
+
+    /// Moves this state to another dictionary; only while no container holds it.
+    @inline(__always) func reset(object: BPlistObject, path: CodingPath) {
+        self.object = object
+        self.path = path
+        cursor = 0
     }
 
     /// The reference of the value for `name`, or `nil`.
@@ -79,9 +91,24 @@ struct BPlistKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         return impl.document.isNull(object)
     }
 
-    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try impl.bool(try object(key), path: state.path, key: key) }
-    func decode(_ type: String.Type, forKey key: Key) throws -> String { try impl.string(try object(key), path: state.path, key: key) }
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try impl.double(try object(key), path: state.path, key: key) }
+    // The common values are read without the path (``BPlistDecoderImpl/stringWithoutPath(_:)``
+    // and its kin), which is passed only to read again what they do not read, for the error.
+
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
+        let reference = try value(key)
+        if let bool = impl.boolWithoutPath(reference) { return bool }
+        return try impl.bool(try impl.object(reference, path: state.path, key: key), path: state.path, key: key)
+    }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String {
+        let reference = try value(key)
+        if let string = impl.stringWithoutPath(reference) { return string }
+        return try impl.string(try impl.object(reference, path: state.path, key: key), path: state.path, key: key)
+    }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
+        let reference = try value(key)
+        if let double = impl.doubleWithoutPath(reference) { return double }
+        return try impl.double(try impl.object(reference, path: state.path, key: key), path: state.path, key: key)
+    }
     func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try impl.float(try object(key), path: state.path, key: key) }
     func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try integer(key) }
     func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try integer(key) }
@@ -99,7 +126,9 @@ struct BPlistKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     @inline(__always) private func integer<T: FixedWidthInteger>(_ key: Key) throws -> T {
-        try impl.integer(try object(key), as: T.self, path: state.path, key: key)
+        let reference = try value(key)
+        if let integer = impl.integerWithoutPath(reference, as: T.self) { return integer }
+        return try impl.integer(try impl.object(reference, path: state.path, key: key), as: T.self, path: state.path, key: key)
     }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
@@ -108,6 +137,7 @@ struct BPlistKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
         guard let reference = state.value(named: key.stringValue) else { return nil }
+        if let string = impl.stringOrNullWithoutPath(reference) { return string }
         let object = try impl.object(reference, path: state.path, key: key)
         if impl.document.isNull(object) { return nil }
         return try impl.string(object, path: state.path, key: key)

@@ -127,10 +127,13 @@ final class BPlistArrayWorker: SpeculativeArrayWorker {
 
     init(impl: BPlistDecoderImpl, array: BPlistObject, path: CodingPath) {
         self.impl = BPlistDecoderImpl(document: impl.document, userInfo: impl.userInfo, current: impl.current, path: .root)
+        self.impl.recyclesDictionaries = true
         self.array = array
         // Its own node, so the two threads do not share one reference count.
         self.path = CodingPath(node: path.materialized.map { CodingPathNode(parent: $0.parent, first: $0.first, second: $0.second) })
     }
+
+    deinit { impl.endRecycling() }
 
     func decodeElement<T: Decodable>(_ type: T.Type, index: Int) -> T? {
         try? impl.decodeValue(T.self, at: impl.document.reference(at: array.payload, index: index), path: path, key: IndexCodingKey(index))
