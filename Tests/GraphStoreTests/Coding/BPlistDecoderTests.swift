@@ -108,6 +108,48 @@ import Testing
         try expectSameShape([Box<[Int]>].self, from: [Box(v: [1, 2]), Box(v: [3, 4])].map { Box(v: $0.v.map(String.init)) })
     }
 
+    /// Fields of concrete types (read without the coding path when they hold what is asked)
+    /// that hold something else: the same case and path as Foundation, and our message.
+    @Test func concreteFieldsThatDoNotHoldTheirTypeFailAsFoundationDoes() throws {
+        struct Fields: Decodable {
+            var name: String
+            var small: Int8
+            var ratio: Double
+            var flag: Bool
+            var note: String?
+        }
+        func member(_ name: String, _ value: Any) -> [String: Any] {
+            var fields: [String: Any] = ["name": "n", "small": 1, "ratio": 0.5, "flag": true, "note": "x"]
+            fields[name] = value
+            return fields
+        }
+        let cases: [(key: String, value: Any, message: String)] = [
+            ("name", 7, "Expected to decode String but found a number instead."),
+            ("small", 300, "Parsed property list number does not fit in Int8."),
+            ("small", "1", "Expected to decode Int8 but found a string instead."),
+            ("ratio", "0.5", "Expected to decode Double but found a string instead."),
+            ("flag", 1, "Expected to decode Bool but found a number instead."),
+            ("note", 3, "Expected to decode String but found a number instead."),
+        ]
+        for testCase in cases {
+            // Two good rows first, so that the failing one reuses a keyed container's state.
+            let rows = [member("name", "a"), member("name", "b"), member(testCase.key, testCase.value)]
+            let data = try PropertyListSerialization.data(fromPropertyList: rows, format: .binary, options: 0)
+            var foundation = "no error", ours = "no error", message = ""
+            do { _ = try PropertyListDecoder().decode([Fields].self, from: data) } catch { foundation = Self.shape(error) }
+            do { _ = try BPlistDecoder.decode([Fields].self, from: data) } catch {
+                ours = Self.shape(error)
+                switch error as? DecodingError {
+                case .typeMismatch(_, let context), .dataCorrupted(let context): message = context.debugDescription
+                default: break
+                }
+            }
+            #expect(ours == foundation, "\(testCase.key): \(testCase.value)")
+            #expect(ours.hasSuffix("at [2].\(testCase.key)"), "\(testCase.key): \(ours)")
+            #expect(message == testCase.message, "\(testCase.key): \(testCase.value)")
+        }
+    }
+
     @Test func aLaterErrorIsTheSameWithTheSecondHalfOnAnotherThread() throws {
         var rows: [Box<Int>] = (0..<4_000).map { Box(v: $0) }
         rows[3_123] = Box(v: Int.max)
