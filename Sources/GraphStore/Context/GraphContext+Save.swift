@@ -71,7 +71,7 @@ extension GraphContext {
             }
             // Either may hold the last reference to a whole deleted table (a clear marker, a
             // dropped table) or to many thousand objects: freeing them should not delay the save.
-            if changes.count >= Self.backgroundReleaseCount || changes.cleared.contains(where: { $0 != nil }) {
+            if changes.count >= BackgroundRelease.objectCount || changes.cleared.contains(where: { $0 != nil }) {
                 BackgroundRelease.drop((consume changes, consume written))
             }
             if let notDurable { throw notDurable }
@@ -79,9 +79,6 @@ extension GraphContext {
         }
         for action in committedActions { action() }
     }
-
-    /// From this many changes on, a saved change set is freed on a background queue.
-    private static let backgroundReleaseCount = 4_096
 
     /// Takes a child's saved changes and its `onCommit` actions.
     private func absorb(_ changes: ChangeSet, actions: [@Sendable () -> Void]) {

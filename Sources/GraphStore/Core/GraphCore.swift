@@ -165,7 +165,7 @@ package final class GraphCore: Sendable {
         // old objects and path nodes: the caller frees them after the commit lock, which costs
         // less than waking the queue's thread would.
         let changed = change.insertedCount + change.updatedCount + change.deletedCount
-        if !change.dropped.isEmpty || changed >= Self.backgroundReleaseCount {
+        if !change.dropped.isEmpty || changed >= BackgroundRelease.objectCount {
             BackgroundRelease.drop(consume replaced)
         } else {
             replacedOut = consume replaced
@@ -175,10 +175,6 @@ package final class GraphCore: Sendable {
         committed.broadcast(change)
         return (change, mark)
     }
-
-    /// From this many inserted, replaced or deleted objects on, the version a commit replaced is
-    /// freed on a background queue.
-    private static let backgroundReleaseCount = 4_096
 
     /// A new stream of every commit from now on, in commit order.
     func subscribe() -> AsyncStream<GraphChange> {
