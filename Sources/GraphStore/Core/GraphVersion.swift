@@ -353,28 +353,11 @@ package struct GraphVersion: Sendable {
                         halves[0].reserveCapacity(piece.range.count / 2 + piece.range.count / 8)
                         halves[1].reserveCapacity(piece.range.count / 2 + piece.range.count / 8)
                     }
-                    switch (piece.split, slots) {
-                    case (true, let slots?):
-                        for position in piece.range {
-                            let id = key(values[position])
-                            halves[TableBuilder.half(of: id)].append(position)
-                            if let slot = slots[id] { found.append((position, slot)) }
-                            ids.append(id)
-                        }
-                    case (true, nil):
-                        for position in piece.range {
-                            let id = key(values[position])
-                            halves[TableBuilder.half(of: id)].append(position)
-                            ids.append(id)
-                        }
-                    case (false, let slots?):
-                        for position in piece.range {
-                            let id = key(values[position])
-                            if let slot = slots[id] { found.append((position, slot)) }
-                            ids.append(id)
-                        }
-                    case (false, nil):
-                        for position in piece.range { ids.append(key(values[position])) }
+                    for position in piece.range {
+                        let id = key(values[position])
+                        if piece.split { halves[TableBuilder.half(of: id)].append(position) }
+                        if let slots, let slot = slots[id] { found.append((position, slot)) }
+                        ids.append(id)
                     }
                 }
                 return (ids, halves, found)
