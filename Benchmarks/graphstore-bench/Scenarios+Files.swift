@@ -107,3 +107,69 @@ extension Scenarios {
         return rows
     }
 }
+
+/// `--open-loop items|posts|posts-newest|posts-journal PATH N`: opens the snapshot at PATH N
+/// times, each time to every object of the kind fetched (`posts-newest`: scenario 2's first
+/// fetch, the newest 20 posts), and prints the median milliseconds. For a profiler: one process
+/// that does nothing but a cold open (with `posts-journal`, scenario 9's, 10,000 journal records
+/// pending). A missing file is first written with scenario 2's 50,000 items or posts, in the
+/// format its name ends with (`.json.gz`, `.plist.gz`). A store with a journal is opened from a
+/// fresh copy each time, because closing it folds the journal away.
+func openLoop(_ kind: String, _ path: String, _ count: Int) async throws {
+    let url = URL(fileURLWithPath: path)
+    let journalURL = URL(fileURLWithPath: path + ".journal")
+    if !FileManager.default.fileExists(atPath: path) {
+        let format: SnapshotFormat = path.contains(".plist") ? .binaryPropertyList : .json
+        let container = try GraphContainer(for: benchModel, store: .file(url, format: format, durability: .coalesced))
+        if kind == "items" {
+            let context = container.newBackgroundContext()
+            context.insert(contentsOf: items(50_000))
+            try context.save()
+        } else {
+            try fillContainer(container, posts: benchPosts(50_000))
+        }
+        try await container.close()
+        if kind == "posts-journal" {
+            // As scenario 9 leaves it: 10,000 one-post saves only in the journal.
+            let live = URL(fileURLWithPath: path + ".live")
+            try FileManager.default.copyItem(at: url, to: live)
+            var posts = benchPosts(50_000)
+            let container = try GraphContainer(for: benchModel, store: .file(live, coalescingInterval: .seconds(3600)))
+            for round in 0..<10_000 {
+                let index = (round * 7919) % posts.count
+                posts[index].summary = "changed \(round)"
+                container.mainContext.insert(posts[index])
+                try container.mainContext.save()
+            }
+            try await container.flush()
+            try FileManager.default.copyItem(atPath: live.path + ".journal", toPath: journalURL.path)
+            try await container.close()
+            try FileManager.default.removeItem(at: live)
+        }
+    }
+    let journal = FileManager.default.fileExists(atPath: journalURL.path)
+    let run = URL(fileURLWithPath: path + ".run")
+    var times: [Double] = []
+    for _ in 0..<count {
+        if journal {
+            try? FileManager.default.removeItem(at: run)
+            try FileManager.default.copyItem(at: url, to: run)
+            try FileManager.default.copyItem(atPath: journalURL.path, toPath: run.path + ".journal")
+        }
+        var opened: GraphContainer?
+        let elapsed = try time {
+            let container = try GraphContainer(for: benchModel, store: .file(journal ? run : url))
+            let fetched = switch kind {
+            case "items": try container.mainContext.fetch(FetchDescriptor<Item>()).count
+            // Scenario 2's first fetch.
+            case "posts-newest": try container.mainContext.fetch(FetchDescriptor<Post>(sortBy: [SortDescriptor(\.date, order: .reverse)], fetchLimit: 20)).count
+            default: try container.mainContext.fetch(FetchDescriptor<Post>()).count
+            }
+            precondition(fetched > 0)
+            opened = container
+        }
+        try await opened?.close()
+        times.append(elapsed)
+    }
+    print(String(format: "%.2f ms", median(times)))
+}

@@ -1,6 +1,7 @@
 // graphstore-bench: GraphStore side by side with raw SQLite (GRDB) in one process run.
 //
 //   swift run -c release graphstore-bench [--json PATH] [--scale X] [--repetitions N] [--only 1,2,...,11] [--cpu-time]
+//   graphstore-bench --open-loop items|posts|posts-newest|posts-journal PATH N   (N cold opens of one file, for a profiler)
 import Foundation
 
 var arguments = Array(CommandLine.arguments.dropFirst())
@@ -11,6 +12,11 @@ var arguments = Array(CommandLine.arguments.dropFirst())
 
 if let index = arguments.firstIndex(of: "--memory-probe") {
     try await memoryProbe(arguments[index + 1], arguments[index + 2])
+    exit(0)
+}
+
+if let index = arguments.firstIndex(of: "--open-loop") {
+    try await openLoop(arguments[index + 1], arguments[index + 2], Int(arguments[index + 3]) ?? 100)
     exit(0)
 }
 
