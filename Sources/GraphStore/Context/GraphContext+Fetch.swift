@@ -295,15 +295,37 @@ extension GraphContext {
 
     /// The number of objects of `type` that reference the `targetType` object `id`.
     ///
-    /// - Complexity: as ``fetchIdentifiers(_:referencing:of:)``.
+    /// - Complexity: O(p log r) when `type` has one relationship to `targetType`: the count the
+    ///   inverse index keeps, corrected by the p pending changes of `type` in this context and
+    ///   its ancestors; otherwise as ``fetchIdentifiers(_:referencing:of:)`` (an object that
+    ///   references `id` through two relationships counts once).
     public func fetchCount<E: Entity, T: Entity>(_ type: E.Type, referencing id: T.ID, of targetType: T.Type) -> Int {
-        referencingKeys(type, id: id, targetType).count
+        let (source, relationships) = referencingRelationships(E.self, T.self)
+        guard relationships.count == 1, let relationship = relationships.first else {
+            return referencingKeys(type, id: id, targetType).count
+        }
+        let key = ObjectKey(id)
+        let overlay = overlay(entity: source)
+        let sources = core.currentVersion.inverse[relationship.index][key]
+        var count = sources?.count ?? 0
+        for (sourceKey, change) in overlay {
+            // A pending change replaces the stored object: out with the stored one's reference,
+            // in with the pending value's.
+            if sources?.contains(sourceKey) ?? false { count -= 1 }
+            if let value = change.upserted, relationship.targets(value).contains(key) { count += 1 }
+        }
+        return count
+    }
+
+    /// The entity index of `E`, and its relationships whose target is `T`.
+    private func referencingRelationships<E: Entity, T: Entity>(_ type: E.Type, _ targetType: T.Type) -> (Int, [RelationshipDescription]) {
+        let schema = core.schema
+        let source = schema.index(of: E.self), target = schema.index(of: T.self)
+        return (source, schema.entities[source].relationshipIndexes.map { schema.relationships[$0] }.filter { $0.target == target })
     }
 
     private func referencingKeys<E: Entity, T: Entity>(_ type: E.Type, id: T.ID, _ targetType: T.Type) -> Set<ObjectKey> {
-        let schema = core.schema
-        let source = schema.index(of: E.self), target = schema.index(of: T.self)
-        let relationships = schema.entities[source].relationshipIndexes.map { schema.relationships[$0] }.filter { $0.target == target }
+        let (source, relationships) = referencingRelationships(E.self, T.self)
         let key = ObjectKey(id)
         let overlay = overlay(entity: source)
         let version = core.currentVersion
