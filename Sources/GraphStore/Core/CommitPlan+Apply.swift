@@ -42,23 +42,18 @@ extension CommitPlan {
             let isIndexed = !description.constraints.isEmpty || !description.relationshipIndexes.isEmpty
             var insertedKeys: [ObjectKey] = [], updatedKeys: [ObjectKey] = []
             next.tableStamps[entity] = next.number
-            if isIndexed {
-                // Old index entries go first, so values can move between objects in one commit.
-                for key in values.keys {
-                    if let old = next.tables[entity][key] {
-                        next.removeFromIndexes(old.value, key: key, entity: entity, schema: schema)
-                    }
-                }
-            }
             for (key, value) in values {
-                if next.tables[entity].updateValue(StoredObject(value: value, version: next.number), forKey: key) == nil {
-                    insertedKeys.append(key)
-                } else {
+                if let old = next.tables[entity].updateValue(StoredObject(value: value, version: next.number), forKey: key) {
                     updatedKeys.append(key)
+                    // Only the unique values and references that differ move: an update of
+                    // other fields touches no index. Values can still move between objects in
+                    // one commit, in any order: a unique value is let go only by the object
+                    // the index holds it for (see `replaceInIndexes`).
+                    if isIndexed { next.replaceInIndexes(old.value, with: value, key: key, entity: entity, schema: schema) }
+                } else {
+                    insertedKeys.append(key)
+                    if isIndexed { next.addToIndexes(value, key: key, entity: entity, schema: schema) }
                 }
-            }
-            if isIndexed {
-                for (key, value) in values { next.addToIndexes(value, key: key, entity: entity, schema: schema) }
             }
             if !insertedKeys.isEmpty { inserted[description.name] = insertedKeys }
             if !updatedKeys.isEmpty { updated[description.name] = updatedKeys }
