@@ -173,3 +173,26 @@ func openLoop(_ kind: String, _ path: String, _ count: Int) async throws {
     }
     print(String(format: "%.2f ms", median(times)))
 }
+
+/// `--save-loop N`: scenario 9's one-object `.journaled` save, N times in a row on a store of
+/// 1,000 items in a scratch directory, and prints the median microseconds. For a profiler.
+func saveLoop(_ count: Int) async throws {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("save-loop-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let container = try GraphContainer(for: benchModel, store: .file(directory.appendingPathComponent("items.json.gz"), durability: .journaled))
+    let context = container.mainContext
+    context.insert(contentsOf: items(1_000))
+    try context.save()
+    var times: [Double] = []
+    times.reserveCapacity(count)
+    for round in 0..<count {
+        let id = Int32((round * 7919) % 1_000)
+        times.append(try time {
+            context.insert(Item(id: id, title: "changed \(round)"))
+            try context.save()
+        })
+    }
+    try await container.close()
+    print(String(format: "%.2f µs", median(times) * 1000))
+}

@@ -2,6 +2,7 @@
 //
 //   swift run -c release graphstore-bench [--json PATH] [--scale X] [--repetitions N] [--only 1,2,...,11] [--cpu-time]
 //   graphstore-bench --open-loop items|posts|posts-newest|posts-journal PATH N   (N cold opens of one file, for a profiler)
+//   graphstore-bench --save-loop N   (N one-object journaled saves, for a profiler)
 import Foundation
 
 var arguments = Array(CommandLine.arguments.dropFirst())
@@ -17,6 +18,11 @@ if let index = arguments.firstIndex(of: "--memory-probe") {
 
 if let index = arguments.firstIndex(of: "--open-loop") {
     try await openLoop(arguments[index + 1], arguments[index + 2], Int(arguments[index + 3]) ?? 100)
+    exit(0)
+}
+
+if let index = arguments.firstIndex(of: "--save-loop") {
+    try await saveLoop(Int(arguments[index + 1]) ?? 100_000)
     exit(0)
 }
 
