@@ -196,3 +196,28 @@ func saveLoop(_ count: Int) async throws {
     try await container.close()
     print(String(format: "%.2f µs", median(times) * 1000))
 }
+
+/// `--indexed-save-loop N`: scenario 10's save of one changed post (three sorted indexes) into
+/// an in-memory store of 100,000 posts, N times, and prints the median microseconds. For a
+/// profiler.
+func indexedSaveLoop(_ count: Int) throws {
+    var posts = benchPosts(100_000)
+    let container = try GraphContainer(for: [Post.self, Tag.self], store: .inMemory)
+    let fill = container.newBackgroundContext()
+    for tag in benchTags { fill.insert(tag) }
+    for post in posts { fill.insert(post) }
+    try fill.save()
+    var times: [Double] = []
+    times.reserveCapacity(count)
+    for round in 0..<count {
+        let index = (round * 7919) % posts.count
+        posts[index].noteCount += 1
+        posts[index].date = posts[index].date.addingTimeInterval(1)
+        let post = posts[index]
+        times.append(try time {
+            container.mainContext.insert(post)
+            try container.mainContext.save()
+        })
+    }
+    print(String(format: "%.2f µs", median(times) * 1000))
+}
