@@ -229,6 +229,45 @@ import Testing
         try await reopened.close()
     }
 
+    /// A record no save writes (a note referencing a missing tag), behind matching checksums,
+    /// is refused when the journal is replayed into the database, naming the journal, the note
+    /// and the tag; the opening transaction writes nothing and no file changes.
+    @Test func aRecordThatBreaksTheGraphIsRefusedAndTheFilesAreLeftAsTheyWere() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let live = directory.file("live/store.sqlite")
+        try FileManager.default.createDirectory(at: live.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let gate = WriterGate()
+        var options = SQLiteStoreOptions()
+        options.beforeTransaction = { _ in gate.pass() }
+        let store = try SQLiteTestKit.open(live, options: options)
+        try SQLiteJournalTestKit.saveNote("in the database", in: store.mainContext)
+        try await store.flush()
+        gate.close()
+        try SQLiteJournalTestKit.saveNote("only in the journal", in: store.mainContext)
+        await gate.waitUntilReached()
+        let crashed = try SQLiteJournalTestKit.crashCopy(of: live, to: directory.file("crashed"))
+        let last = store.version
+        gate.open()
+        try await store.close()
+
+        let missing = UUID()
+        let note = Note(text: "dangling", createdAt: Fixtures.epoch, tagIDs: [missing])
+        let object = String(decoding: try SnapshotCodec.makeJSONEncoder().encode(note), as: UTF8.self)
+        let journal = SQLiteJournalTestKit.journal(of: crashed)
+        try JournalRecordFrame.append(version: last + 1, document: "{\"Note\":{\"upsert\":[\(object)]}}", to: journal)
+        let before = SQLiteJournalTestKit.snapshot(of: crashed.deletingLastPathComponent())
+
+        let error = SQLiteTestKit.storeError { _ = try SQLiteTestKit.open(crashed) }
+        guard case .damagedFile(let path, _, let reason) = error else {
+            Issue.record("expected damagedFile, got \(String(describing: error))")
+            return
+        }
+        #expect(path == journal.path)
+        #expect(reason.contains("do not form a graph") && reason.contains("Note \(note.id)") && reason.contains("Tag \(missing)"))
+        #expect(SQLiteJournalTestKit.snapshot(of: crashed.deletingLastPathComponent()) == before)
+    }
+
     @Test func aCoalescedStoreFoldsAJournalItFindsIntoTheDatabase() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

@@ -61,7 +61,11 @@ package enum JournalReplay {
     ///   - reportingChanges: Whether ``Opened/replayed`` lists what each record changed.
     ///   - prefetch: The journal as read and decoded while the store's file was read, if it
     ///     was; when its read failed, the journal is read here.
-    /// - Throws: as ``pending(journalAt:storedNumber:storedLineage:storePath:schema:recover:prefetched:)``.
+    /// - Throws: as ``pending(journalAt:storedNumber:storedLineage:storePath:schema:recover:prefetched:)``;
+    ///   ``GraphStoreError/damagedFile(path:offset:reason:)`` naming the journal, the record's
+    ///   store version, the entity and the id for a record that leaves a reference to a missing
+    ///   object, a reference into what it deleted, or a unique value held twice (see
+    ///   ``JournalRecord/checkGraph(_:taken:schema:)``).
     /// - Complexity: O(journal size + changed objects × log n).
     package static func open(
         journalAt path: String, stored: GraphVersion?, storedLineage: UUID?, storePath: String, schema: Schema, recover: Bool,
@@ -74,7 +78,16 @@ package enum JournalReplay {
         var changes: [GraphChange] = []
         for decoded in pending.records {
             if reportingChanges { changes.append(decoded.change(replayedOnto: version, schema: schema)) }
+            let taken = decoded.takenUniqueValues(in: version, schema: schema)
             decoded.apply(to: &version, schema: schema)
+            // As a folded journal's objects are checked when the graph is built from them.
+            do {
+                try decoded.checkGraph(version, taken: taken, schema: schema)
+            } catch {
+                throw GraphStoreError.damagedFile(
+                    path: path, offset: nil,
+                    reason: "its record of store version \(decoded.version), replayed onto \(storePath), leaves objects that do not form a graph: \(error.description)")
+            }
         }
         let replayed = stored == nil && !pending.holdsRecords ? nil : version
         return Opened(version: replayed, lineage: pending.lineage, journal: pending.journal, replayed: changes)
