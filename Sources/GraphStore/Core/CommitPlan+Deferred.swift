@@ -1,4 +1,5 @@
 import Foundation
+internal import GraphStoreCoding
 import HashTreeCollections
 
 extension CommitPlan {
@@ -70,7 +71,7 @@ extension CommitPlan {
         let stamp = base.tableStamps[entity]
         let entries = changes.log.entries
         if table.isEmpty, changes.entries.isEmpty, entries.count >= TableBuilder.parallelThreshold,
-           changes.log.segments.allSatisfy({ $0.stamp == stamp }), ProcessInfo.processInfo.activeProcessorCount > 1 {
+           changes.log.segments.allSatisfy({ $0.stamp == stamp }), Processors.active > 1 {
             // A large batch into an empty table that nobody changed since: no conflict can
             // arise and every id is new, so the table is built on two threads.
             let built = TableBuilder.build(entries, version: number)

@@ -1,4 +1,5 @@
 import Foundation
+internal import GraphStoreCoding
 import HashTreeCollections
 
 /// An object as committed, with the store version that last wrote it.
@@ -139,7 +140,7 @@ package struct GraphVersion: Sendable {
 
     /// Whether the graph of `objects` is built in parallel jobs, with large tables in halves.
     static func buildsInParallel(_ objects: [[any Entity]]) -> Bool {
-        objects.reduce(0, { $0 + $1.count }) >= 10_000 && ProcessInfo.processInfo.activeProcessorCount > 1
+        objects.reduce(0, { $0 + $1.count }) >= 10_000 && Processors.active > 1
     }
 
     /// As ``loaded(_:number:schema:)``, with the ids of `objects` read already (by

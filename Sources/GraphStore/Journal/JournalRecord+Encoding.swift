@@ -56,7 +56,7 @@ extension JournalRecord {
 
     /// Appends the objects as the elements of the entity's `upsert` array.
     private static func encodeUpserts(_ objects: [any Entity], entity: String, into json: inout FastJSONBuffer) throws {
-        let runs = objects.count >= parallelEncodingThreshold ? min(ProcessInfo.processInfo.activeProcessorCount, 8) : 1
+        let runs = objects.count >= parallelEncodingThreshold ? min(Processors.active, 8) : 1
         guard runs > 1 else {
             try FastJSONEncoder.encodeElements(into: &json, path: upsertPath(entity), startIndex: 0) { array in
                 for object in objects { try array.encode(object) }

@@ -58,7 +58,7 @@ extension GenericSnapshot {
     /// How many parts to encode `count` objects in: one per core (at most 8) for a large
     /// entity, as for a store's tables.
     private static func partCount(_ count: Int) -> Int {
-        count >= SnapshotCodec.parallelEncodingThreshold ? min(ProcessInfo.processInfo.activeProcessorCount, 8) : 1
+        count >= SnapshotCodec.parallelEncodingThreshold ? min(Processors.active, 8) : 1
     }
 
     /// Appends `objects` as the elements from `startIndex` on of an array.

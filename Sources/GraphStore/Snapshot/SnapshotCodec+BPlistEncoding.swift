@@ -18,7 +18,7 @@ extension SnapshotCodec {
         var names: [UInt32] = [], arrays: [UInt32] = []
         for entity in schema.entities {
             let objects = version.tables[entity.index]
-            let parts = objects.count >= parallelEncodingThreshold ? min(ProcessInfo.processInfo.activeProcessorCount, 8) : 1
+            let parts = objects.count >= parallelEncodingThreshold ? min(Processors.active, 8) : 1
             var elements: [UInt32] = []
             elements.reserveCapacity(objects.count)
             for part in try encodePlistParts(objects, parts: parts, entity: entity.name) {

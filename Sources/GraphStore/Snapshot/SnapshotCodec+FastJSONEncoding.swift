@@ -29,7 +29,7 @@ extension SnapshotCodec {
             buffer.appendString(entity.name)
             buffer.append(contentsOf: ":[")
             let table = version.tables[entity.index]
-            let parts = table.count >= parallelEncodingThreshold ? min(ProcessInfo.processInfo.activeProcessorCount, 8) : 1
+            let parts = table.count >= parallelEncodingThreshold ? min(Processors.active, 8) : 1
             if parts > 1 {
                 for part in try encodeInParts(table, parts: parts, entity: entity.name) { buffer.append(contentsOf: part) }
             } else {

@@ -34,7 +34,7 @@ package enum BPlistDecoder {
                 codingPath: [], debugDescription: "The given data was not a valid property list.", underlyingError: error))
         }
         let impl = BPlistDecoderImpl(document: document, userInfo: userInfo, current: document.topObject, path: .root)
-        impl.parallel = parallel && ProcessInfo.processInfo.activeProcessorCount > 1
+        impl.parallel = parallel && Processors.active > 1
         impl.recyclesDictionaries = true
         defer {
             impl.endRecycling()

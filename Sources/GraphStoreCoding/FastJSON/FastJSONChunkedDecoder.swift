@@ -18,7 +18,7 @@ package enum FastJSONChunkedDecoder {
     package static let defaultTokensPerChunk = 16_384
 
     /// Threads decoding beside the parsing one: one less than the processors, at most 3.
-    package static var defaultWorkers: Int { min(max(ProcessInfo.processInfo.activeProcessorCount - 1, 0), 3) }
+    package static var defaultWorkers: Int { min(max(Processors.active - 1, 0), 3) }
 
     /// Parses `bytes` in chunks (see ``FastJSONParser/parseChunked(_:member:tokensPerChunk:maxDepth:deliver:)``)
     /// and calls `decodeChunk` once per chunk, on any of `workers` threads or on this one.

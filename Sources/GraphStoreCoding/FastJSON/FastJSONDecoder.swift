@@ -64,7 +64,7 @@ package enum FastJSONDecoder {
         nonConformingFloats: NonConformingFloatStrings, parallel: Bool
     ) throws -> T {
         let impl = FastJSONDecoderImpl(document: document, userInfo: userInfo, floats: nonConformingFloats, current: 0, path: .root)
-        impl.parallel = parallel && ProcessInfo.processInfo.activeProcessorCount > 1
+        impl.parallel = parallel && Processors.active > 1
         impl.recyclesObjects = true
         defer {
             impl.endRecycling()
