@@ -52,11 +52,13 @@ package final class StoreJournal: Sendable {
         var backgroundSyncArmed = false
         /// A rotation renamed a new file into place; its directory entry is not fsynced yet.
         var needsDirectorySync = false
+        /// No journal file exists yet: the first append creates it (see ``start(path:durability:interval:clock:lineage:openedAt:existing:)``).
+        var createsOnFirstAppend = false
     }
 
     private init(
         path: String, durability: Durability, interval: Duration, clock: any WriterClock, file: JournalFile?,
-        header: JournalFormatV1.Header, end: Int, records: [RecordMark], broken: String? = nil
+        header: JournalFormatV1.Header, end: Int, records: [RecordMark], createsOnFirstAppend: Bool = false
     ) {
         self.path = path
         self.durability = durability
@@ -64,17 +66,21 @@ package final class StoreJournal: Sendable {
         self.clock = clock
         state = Guarded(State(
             file: file, header: header, end: end, records: records, lastVersion: records.last?.version ?? header.baseVersion,
-            broken: broken))
+            createsOnFirstAppend: createsOnFirstAppend))
         gate.markSynced(generation: 0, end: end, version: records.last?.version ?? header.baseVersion)
     }
 
     /// Starts journaling at `path` for a store opened at `version` of `lineage`: continues the
     /// journal found there when it ends exactly at `version` (cutting a torn tail off), and
-    /// otherwise replaces it with an empty one based on `version`.
+    /// otherwise replaces it with an empty one based on `version`. Where there is no journal
+    /// file, none is created until the first append: opening a store (and closing one nothing was
+    /// saved to) costs no file creation and no fsync, as SQLite creates its WAL file on the
+    /// first write.
     ///
     /// - Throws: ``GraphStoreError/fileOperationFailed(path:operation:reason:)`` when the file
-    ///   cannot be created or cut (a read-only directory, a full disk).
-    /// - Complexity: one file creation (two fsyncs) when a new journal is needed.
+    ///   cannot be replaced or cut (a read-only directory, a full disk).
+    /// - Complexity: one file creation (two fsyncs) when a journal found there must be
+    ///   replaced; otherwise no I/O beyond cutting a torn tail.
     package static func start(
         path: String, durability: Durability, interval: Duration, clock: any WriterClock,
         lineage: UUID, openedAt version: UInt64, existing: JournalContents?
@@ -92,18 +98,18 @@ package final class StoreJournal: Sendable {
                     end: existing.scan.validEnd, records: records)
             }
             let header = JournalFormatV1.Header(lineage: lineage, baseVersion: version)
-            let bytes = JournalFormatV1.encodeHeader(header)
-            let file: JournalFile
-            do {
-                file = try JournalFile.create(at: path, contents: bytes)
-            } catch let error as FileLayerError where existing == nil {
-                // A store in a place that cannot be written (read-only media, no space) still
-                // opens and reads; every save throws this until it is opened somewhere writable.
-                guard case .io(_, _, let code, let message) = error, [EROFS, EACCES, EPERM, ENOSPC, EDQUOT].contains(code) else { throw error }
+            // A file there that is not continued (one a migration set aside, say) is replaced
+            // now: it must not outlive this open.
+            guard existing != nil || access(path, F_OK) == 0 else {
+                // Created by the first append. A store in a place that cannot be written
+                // (read-only media, no space) opens and reads; every save throws the reason
+                // the journal cannot be created until it can.
                 return StoreJournal(
                     path: path, durability: durability, interval: interval, clock: clock, file: nil, header: header,
-                    end: 0, records: [], broken: "the journal could not be created: \(message)")
+                    end: 0, records: [], createsOnFirstAppend: true)
             }
+            let bytes = JournalFormatV1.encodeHeader(header)
+            let file = try JournalFile.create(at: path, contents: bytes)
             return StoreJournal(
                 path: path, durability: durability, interval: interval, clock: clock, file: file, header: header,
                 end: bytes.count, records: [])
@@ -140,6 +146,7 @@ package final class StoreJournal: Sendable {
             throw .fileOperationFailed(path: path, operation: "append to the journal", reason: broken)
         }
         if let refusal = state.refusal { throw refusal }
+        if state.file == nil, state.createsOnFirstAppend { try create(&state) }
         guard let file = state.file else {
             throw .fileOperationFailed(path: path, operation: "append to the journal", reason: "the journal is closed")
         }
@@ -162,6 +169,25 @@ package final class StoreJournal: Sendable {
         let arm = durability == .journaled && !state.backgroundSyncArmed
         if arm { state.backgroundSyncArmed = true }
         return (Mark(generation: state.generation, end: state.end, version: version), arm)
+    }
+
+    /// Creates the journal file, based on the latest version, for the first append: the
+    /// header is on the device (two fsyncs) before any record follows it. When it fails,
+    /// nothing exists and the next append tries again.
+    private func create(_ state: inout State) throws(GraphStoreError) {
+        state.header.baseVersion = state.lastVersion
+        let bytes = JournalFormatV1.encodeHeader(state.header)
+        do {
+            state.file = try JournalFile.create(at: path, contents: bytes)
+        } catch let error as FileLayerError {
+            guard case .io(_, _, let code, _) = error else { throw GraphStoreError(error, path: path) }
+            throw .fileOperationFailed(path: path, operation: "create the journal", reason: String(cString: strerror(code)))
+        } catch {
+            throw .fileOperationFailed(path: path, operation: "create the journal", reason: "\(error)")
+        }
+        state.createsOnFirstAppend = false
+        state.end = bytes.count
+        gate.markSynced(generation: state.generation, end: state.end, version: state.lastVersion)
     }
 
     /// Returns once the record that ended at `mark` is on the device. Saves waiting at the
@@ -290,7 +316,10 @@ package final class StoreJournal: Sendable {
     /// - Throws: ``GraphStoreError/fileOperationFailed(path:operation:reason:)``.
     package func remove() throws(GraphStoreError) {
         let existed = state.withLock { state in
-            defer { state.file = nil }
+            defer {
+                state.file = nil
+                state.createsOnFirstAppend = false
+            }
             return state.file != nil
         }
         guard existed else { return }
@@ -304,7 +333,10 @@ package final class StoreJournal: Sendable {
     /// Stops appending and releases the file, leaving it on disk (a close whose last write
     /// failed: the journal still holds what the store file lacks).
     package func detach() {
-        state.withLock { $0.file = nil }
+        state.withLock { state in
+            state.file = nil
+            state.createsOnFirstAppend = false
+        }
     }
 }
 

@@ -86,9 +86,16 @@ import Darwin
         }
         #expect(container.version == 1 && container.count(of: Note.self) == 1)
         #expect(container.mainContext.hasChanges)
-        try await container.close()
         #expect(JournalStoreTests.files(url) == before)
+
+        // Writable again, the same save goes through: the journal is created then.
         let writable = await tmpfs.remount(readOnly: false)
         try #require(writable == nil, "remount read-write: \(systemErrorMessage(writable ?? 0))")
+        try container.mainContext.save()
+        #expect(container.version == 2)
+        try await container.close()
+        let reopened = try GraphContainer(for: exampleModel, store: .file(url))
+        #expect(try JournalStoreTests.noteTexts(reopened) == ["kept", "refused"])
+        try await reopened.close()
     }
 }

@@ -304,6 +304,42 @@ import Testing
         try await reopened.close()
     }
 
+    /// No journal file exists until the first save: opening a store, reading it and closing
+    /// it creates none and changes no file. The first save creates it, and a process killed
+    /// right after that save loses nothing.
+    @Test(arguments: [Durability.journaled, .synchronous])
+    func theJournalIsCreatedByTheFirstSave(durability: Durability) async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let live = try TemporaryDirectory()
+        defer { live.remove() }
+        let url = live.file("store.json.gz")
+        let journal = Self.journalURL(url).path
+        let seeding = try GraphContainer(for: exampleModel, store: .file(url, durability: durability))
+        #expect(!FileManager.default.fileExists(atPath: journal))
+        seeding.mainContext.insert(Note(text: "kept", createdAt: Fixtures.epoch))
+        try seeding.mainContext.save()
+        #expect(FileManager.default.fileExists(atPath: journal))
+        try await seeding.close()
+        let before = Self.files(url)
+
+        let reader = try GraphContainer(for: exampleModel, store: .file(url, durability: durability))
+        #expect(try Self.noteTexts(reader) == ["kept"])
+        #expect(!FileManager.default.fileExists(atPath: journal))
+        try await reader.flush()
+        try await reader.close()
+        #expect(Self.files(url) == before)
+
+        let writer = try GraphContainer(for: exampleModel, store: .file(url, coalescingInterval: .seconds(3600), durability: durability))
+        writer.mainContext.insert(Note(text: "after", createdAt: Fixtures.epoch))
+        try writer.mainContext.save()
+        let copy = try Self.crashCopy(of: url, into: directory)
+        try await writer.close()
+        let reopened = try GraphContainer(for: exampleModel, store: .file(copy))
+        #expect(try Self.noteTexts(reopened) == ["after", "kept"])
+        try await reopened.close()
+    }
+
     @Test func coalescedSavesDoNotTouchTheDisk() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
