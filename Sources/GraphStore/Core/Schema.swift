@@ -4,12 +4,35 @@ import Foundation
 ///
 /// Built once in `GraphContainer.init`; immutable afterwards.
 package struct Schema: Sendable {
-    package let entities: [EntityDescription]
-    let relationships: [RelationshipDescription]
+    /// The entities and relationships, behind one reference: a schema is copied into every
+    /// commit plan and journal record, and copying five arrays and dictionaries each time was a
+    /// measurable part of a small save.
+    private final class Parts: Sendable {
+        let entities: [EntityDescription]
+        let relationships: [RelationshipDescription]
+        let incoming: [[Int]]
+        let indexByName: [String: Int]
+        let indexByType: [ObjectIdentifier: Int]
+
+        init(
+            entities: [EntityDescription], relationships: [RelationshipDescription], incoming: [[Int]],
+            indexByName: [String: Int], indexByType: [ObjectIdentifier: Int]
+        ) {
+            self.entities = entities
+            self.relationships = relationships
+            self.incoming = incoming
+            self.indexByName = indexByName
+            self.indexByType = indexByType
+        }
+    }
+
+    private let parts: Parts
+    package var entities: [EntityDescription] { parts.entities }
+    var relationships: [RelationshipDescription] { parts.relationships }
     /// For each entity index, the global indexes of relationships that target it.
-    let incoming: [[Int]]
-    private let indexByName: [String: Int]
-    private let indexByType: [ObjectIdentifier: Int]
+    var incoming: [[Int]] { parts.incoming }
+    private var indexByName: [String: Int] { parts.indexByName }
+    private var indexByType: [ObjectIdentifier: Int] { parts.indexByType }
     /// The model version the types describe and the migrations to it (set by the container).
     package internal(set) var model = ModelHistory()
 
@@ -40,11 +63,7 @@ package struct Schema: Sendable {
             }
             entities[entity.index].relationshipIndexes = globalIndexes
         }
-        self.entities = entities
-        self.relationships = relationships
-        self.incoming = incoming
-        self.indexByName = byName
-        self.indexByType = byType
+        parts = Parts(entities: entities, relationships: relationships, incoming: incoming, indexByName: byName, indexByType: byType)
     }
 
     /// The index of a registered type; a precondition failure for an unregistered one.
@@ -75,28 +94,78 @@ package struct Schema: Sendable {
 }
 
 /// One entity, with its id, unique keys and relationships reachable without its static type.
+///
+/// A value whose fields live behind one reference: every commit reads descriptions out of
+/// ``Schema/entities`` in loops, and copying nine retained fields (closures, arrays, the name)
+/// per read was a measurable part of a small save.
 package struct EntityDescription: Sendable {
-    package let name: String
-    package let index: Int
-    package let type: any Entity.Type
-    let constraints: [UniqueKeyDescription]
+    /// The fields, immutable once the schema is built.
+    private final class Fields: Sendable {
+        let name: String
+        let index: Int
+        let type: any Entity.Type
+        let constraints: [UniqueKeyDescription]
+        let indexes: [IndexDescription]
+        let relationshipIndexes: [Int]
+        let key: @Sendable (any Entity) -> ObjectKey
+        let makeRelationships: @Sendable () -> [RelationshipDescription]
+        let replacingID: @Sendable (any Entity, ObjectKey) throws -> any Entity
+        let mergingProperties: @Sendable (any Entity, any Entity, any Entity) throws -> any Entity
+        let decodeOne: @Sendable (inout any UnkeyedDecodingContainer) throws -> any Entity
+
+        init(
+            name: String, index: Int, type: any Entity.Type, constraints: [UniqueKeyDescription], indexes: [IndexDescription],
+            relationshipIndexes: [Int], key: @escaping @Sendable (any Entity) -> ObjectKey,
+            makeRelationships: @escaping @Sendable () -> [RelationshipDescription],
+            replacingID: @escaping @Sendable (any Entity, ObjectKey) throws -> any Entity,
+            mergingProperties: @escaping @Sendable (any Entity, any Entity, any Entity) throws -> any Entity,
+            decodeOne: @escaping @Sendable (inout any UnkeyedDecodingContainer) throws -> any Entity
+        ) {
+            self.name = name
+            self.index = index
+            self.type = type
+            self.constraints = constraints
+            self.indexes = indexes
+            self.relationshipIndexes = relationshipIndexes
+            self.key = key
+            self.makeRelationships = makeRelationships
+            self.replacingID = replacingID
+            self.mergingProperties = mergingProperties
+            self.decodeOne = decodeOne
+        }
+
+        func with(relationshipIndexes: [Int]) -> Fields {
+            Fields(
+                name: name, index: index, type: type, constraints: constraints, indexes: indexes,
+                relationshipIndexes: relationshipIndexes, key: key, makeRelationships: makeRelationships,
+                replacingID: replacingID, mergingProperties: mergingProperties, decodeOne: decodeOne)
+        }
+    }
+
+    private var fields: Fields
+
+    package var name: String { fields.name }
+    package var index: Int { fields.index }
+    package var type: any Entity.Type { fields.type }
+    var constraints: [UniqueKeyDescription] { fields.constraints }
     /// The sorted indexes declared by the type (``Entity/indexes``).
-    let indexes: [IndexDescription]
-    /// Global indexes (into `Schema.relationships`) of the relationships this entity holds.
-    var relationshipIndexes: [Int] = []
-    let key: @Sendable (any Entity) -> ObjectKey
-    let makeRelationships: @Sendable () -> [RelationshipDescription]
-    let replacingID: @Sendable (any Entity, ObjectKey) throws -> any Entity
+    var indexes: [IndexDescription] { fields.indexes }
+    /// Global indexes (into `Schema.relationships`) of the relationships this entity holds;
+    /// set once, while the schema is built.
+    var relationshipIndexes: [Int] {
+        get { fields.relationshipIndexes }
+        set { fields = fields.with(relationshipIndexes: newValue) }
+    }
+    var key: @Sendable (any Entity) -> ObjectKey { fields.key }
+    var makeRelationships: @Sendable () -> [RelationshipDescription] { fields.makeRelationships }
+    var replacingID: @Sendable (any Entity, ObjectKey) throws -> any Entity { fields.replacingID }
     /// `MergePolicy.mergeByProperty`: (base, mine, stored) → merged (see ``PropertyMerger``).
-    let mergingProperties: @Sendable (any Entity, any Entity, any Entity) throws -> any Entity
+    var mergingProperties: @Sendable (any Entity, any Entity, any Entity) throws -> any Entity { fields.mergingProperties }
     /// Decodes one object of this entity from an array in a snapshot document.
-    let decodeOne: @Sendable (inout any UnkeyedDecodingContainer) throws -> any Entity
+    var decodeOne: @Sendable (inout any UnkeyedDecodingContainer) throws -> any Entity { fields.decodeOne }
 
     init<E: Entity>(_ type: E.Type, index: Int) {
-        name = E.entityName
-        self.index = index
-        self.type = type
-        constraints = E.uniqueConstraints.map { constraint in
+        let constraints = E.uniqueConstraints.map { constraint in
             UniqueKeyDescription(name: constraint.name, keyPaths: constraint.keyPaths, key: { object in
                 Self.reading(object, as: E.self) { constraint.key($0) }
             })
@@ -104,34 +173,36 @@ package struct EntityDescription: Sendable {
         // Per index, its values read from the address of an `E` (see `IndexValue.reader`):
         // code generic over `E` that passes the object to `(E) -> IndexValue` closures looks up
         // the metadata of those types at run time on every call, and copies the object.
-        indexes = E.indexes.map { index in
+        let indexes = E.indexes.map { index in
             let readers = index.readers
             return IndexDescription(name: index.name, keyPaths: index.keyPaths, key: { object in
                 Self.readingAddress(object, as: E.self) { IndexKey(at: $0, readers) }
             })
         }
-        key = { object in Self.id(of: object) }
-        makeRelationships = {
-            E.relationships.map { relationship in
-                RelationshipDescription(
-                    name: relationship.name, deleteRule: relationship.deleteRule,
-                    targetType: relationship.targetType,
-                    targets: Self.targets(of: relationship),
-                    removing: { object, key in
-                        var copy = object as! E
-                        relationship.removing(&copy, key)
-                        return copy
-                    },
-                    replacing: { object, old, new in
-                        var copy = object as! E
-                        relationship.replacing(&copy, old, new)
-                        return copy
-                    })
-            }
-        }
-        replacingID = { object, key in try IdentityRewriter.replacingID(of: object as! E, with: key) }
-        mergingProperties = { base, mine, stored in try PropertyMerger.merge(base: base as! E, mine: mine as! E, stored: stored as! E) }
-        decodeOne = { container in try container.decode(E.self) }
+        fields = Fields(
+            name: E.entityName, index: index, type: type, constraints: constraints, indexes: indexes, relationshipIndexes: [],
+            key: { object in Self.id(of: object) },
+            makeRelationships: {
+                E.relationships.map { relationship in
+                    RelationshipDescription(
+                        name: relationship.name, deleteRule: relationship.deleteRule,
+                        targetType: relationship.targetType,
+                        targets: Self.targets(of: relationship),
+                        removing: { object, key in
+                            var copy = object as! E
+                            relationship.removing(&copy, key)
+                            return copy
+                        },
+                        replacing: { object, old, new in
+                            var copy = object as! E
+                            relationship.replacing(&copy, old, new)
+                            return copy
+                        })
+                }
+            },
+            replacingID: { object, key in try IdentityRewriter.replacingID(of: object as! E, with: key) },
+            mergingProperties: { base, mine, stored in try PropertyMerger.merge(base: base as! E, mine: mine as! E, stored: stored as! E) },
+            decodeOne: { container in try container.decode(E.self) })
     }
 }
 
