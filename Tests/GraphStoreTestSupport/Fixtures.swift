@@ -21,6 +21,16 @@ public enum Fixtures {
         }
     }
 
+    /// `count` posts as ``posts(_:startingAt:tags:)`` makes them, each tagged with what
+    /// `tagIDs` gives for its id.
+    public static func posts(_ count: Int, tagIDs: (Int64) -> [Tag.ID]) -> [Post] {
+        posts(count).map { post in
+            var post = post
+            post.tagIDs = tagIDs(post.id)
+            return post
+        }
+    }
+
     /// A new in-memory container for the example model.
     public static func inMemoryContainer() throws -> GraphContainer {
         try GraphContainer(for: exampleModel, store: .inMemory)

@@ -33,11 +33,7 @@ import Testing
         let tags = [Tag(name: "swift"), Tag(name: "sqlite")]
         let swift = tags[0].id, sqlite = tags[1].id
         // Posts 1…40: odd ones tagged swift, even ones sqlite, every fifth both.
-        let posts = Fixtures.posts(40).map { post in
-            var post = post
-            post.tagIDs = post.id % 5 == 0 ? [swift, sqlite] : [post.id % 2 == 1 ? swift : sqlite]
-            return post
-        }
+        let posts = Fixtures.posts(40) { id in id % 5 == 0 ? [swift, sqlite] : [id % 2 == 1 ? swift : sqlite] }
         try await withContainer(store) { container in
             let main = container.mainContext
             main.insert(contentsOf: tags)

@@ -21,10 +21,8 @@ import Testing
             return "tag\(nextName)"
         }
         var tags = (0..<12).map { _ in Tag(name: freshName()) }
-        var posts = Fixtures.posts(60).map { post in
-            var post = post
-            post.tagIDs = (0..<Int.random(in: 0...3, using: &random)).map { _ in tags.randomElement(using: &random)!.id }
-            return post
+        var posts = Fixtures.posts(60) { _ in
+            (0..<Int.random(in: 0...3, using: &random)).map { _ in tags.randomElement(using: &random)!.id }
         }
         try await withContainer(store) { container in
             let main = container.mainContext
