@@ -55,50 +55,51 @@ import Testing
         return try #require(tags.first { $0.name == name })
     }
 
-    @Test func aReferenceToAMissingObjectIsRefused() async throws {
+    /// Appends the record `make` writes for the crashed store's graph, and expects opening to
+    /// refuse it with the texts `make` names.
+    static func expectRecordRefused(
+        sourceLocation: SourceLocation = #_sourceLocation, _ make: (GraphVersion) throws -> (document: String, texts: [String])
+    ) async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let (url, _) = try await Self.crashed(in: directory)
-        let missing = UUID()
-        let note = Note(text: "dangling", createdAt: Fixtures.epoch, tagIDs: [missing])
-        try Self.append("{\"Note\":{\"upsert\":[\(try Self.encoded(note))]}}", toJournalOf: url)
-        Self.expectRefused(url, containing: ["Note \(note.id)", "Tag \(missing)", "not in the store"])
+        let (url, version) = try await crashed(in: directory)
+        let (document, texts) = try make(version)
+        try append(document, toJournalOf: url)
+        expectRefused(url, containing: texts, sourceLocation: sourceLocation)
+    }
+
+    @Test func aReferenceToAMissingObjectIsRefused() async throws {
+        try await Self.expectRecordRefused { _ in
+            let missing = UUID()
+            let note = Note(text: "dangling", createdAt: Fixtures.epoch, tagIDs: [missing])
+            return ("{\"Note\":{\"upsert\":[\(try Self.encoded(note))]}}", ["Note \(note.id)", "Tag \(missing)", "not in the store"])
+        }
     }
 
     @Test func deletingAReferencedObjectIsRefused() async throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let (url, version) = try await Self.crashed(in: directory)
-        let tag = try Self.tag(named: "tag 1", in: version)
-        try Self.append("{\"Tag\":{\"delete\":[\"\(tag.id)\"]}}", toJournalOf: url)
-        Self.expectRefused(url, containing: ["Note ", "Tag \(tag.id)", "which the journal deleted"])
+        try await Self.expectRecordRefused { version in
+            let tag = try Self.tag(named: "tag 1", in: version)
+            return ("{\"Tag\":{\"delete\":[\"\(tag.id)\"]}}", ["Note ", "Tag \(tag.id)", "which the journal deleted"])
+        }
     }
 
     @Test func clearingAReferencedTableIsRefused() async throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let (url, _) = try await Self.crashed(in: directory)
-        try Self.append("{\"Tag\":{\"clear\":true}}", toJournalOf: url)
-        Self.expectRefused(url, containing: ["Note ", "which the journal deleted"])
+        try await Self.expectRecordRefused { _ in ("{\"Tag\":{\"clear\":true}}", ["Note ", "which the journal deleted"]) }
     }
 
     @Test func aUniqueValueHeldTwiceIsRefused() async throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let (url, version) = try await Self.crashed(in: directory)
-        let holder = try Self.tag(named: "tag 2", in: version)
-        let taker = Tag(name: "tag 2")
-        try Self.append("{\"Tag\":{\"upsert\":[\(try Self.encoded(taker))]}}", toJournalOf: url)
-        Self.expectRefused(url, containing: ["Tag \(holder.id)", "name tag 2", "also held by \(taker.id)"])
+        try await Self.expectRecordRefused { version in
+            let holder = try Self.tag(named: "tag 2", in: version)
+            let taker = Tag(name: "tag 2")
+            return ("{\"Tag\":{\"upsert\":[\(try Self.encoded(taker))]}}", ["Tag \(holder.id)", "name tag 2", "also held by \(taker.id)"])
+        }
     }
 
     @Test func twoObjectsOfOneRecordTakingOneValueAreRefused() async throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let (url, _) = try await Self.crashed(in: directory)
-        let first = Tag(name: "twice"), second = Tag(name: "twice")
-        try Self.append("{\"Tag\":{\"upsert\":[\(try Self.encoded(first)),\(try Self.encoded(second))]}}", toJournalOf: url)
-        Self.expectRefused(url, containing: ["name twice", "also held by"])
+        try await Self.expectRecordRefused { _ in
+            let first = Tag(name: "twice"), second = Tag(name: "twice")
+            return ("{\"Tag\":{\"upsert\":[\(try Self.encoded(first)),\(try Self.encoded(second))]}}", ["name twice", "also held by"])
+        }
     }
 
     /// What saves write passes: names swapped and a deleted tag's name taken in one record, a
