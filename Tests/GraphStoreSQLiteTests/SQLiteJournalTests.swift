@@ -268,6 +268,27 @@ import Testing
         #expect(SQLiteJournalTestKit.snapshot(of: crashed.deletingLastPathComponent()) == before)
     }
 
+    /// What a process killed while creating or rotating the journal leaves is removed when
+    /// the database opens, and nothing else is.
+    @Test func openingRemovesOnlyTheJournalsLeftovers() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.sqlite")
+        let first = try SQLiteTestKit.open(url)
+        try SQLiteJournalTestKit.saveNote("kept", in: first.mainContext)
+        try await first.close()
+        let stale = ["store.sqlite.journal.tmp-4242-5eed", "store.sqlite.journal.rotating", "store.sqlite.journal.rotating.tmp-17-ab"]
+        let unrelated = ["store.sqlite.journal.tmp-notes", "other.sqlite.journal.tmp-1-ab", "store.sqlite.journal.rotating-old"]
+        for name in stale + unrelated { try Data("x".utf8).write(to: directory.file(name)) }
+
+        let container = try SQLiteTestKit.open(url)
+        let names = SQLiteTestKit.entries(of: directory.url)
+        #expect(names.isDisjoint(with: stale))
+        #expect(names.isSuperset(of: unrelated))
+        #expect(try SQLiteJournalTestKit.noteTexts(container) == ["kept"])
+        try await container.close()
+    }
+
     @Test func aCoalescedStoreFoldsAJournalItFindsIntoTheDatabase() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

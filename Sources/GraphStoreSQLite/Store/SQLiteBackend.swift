@@ -60,6 +60,9 @@ final class SQLiteBackend: StoreBackend {
                     return .commit
                 }
                 isCommitted = true
+                // What a process killed while creating or rotating the journal left; the
+                // database's exclusive lock says no other process is at work.
+                StoreJournal.removeLeftovers(beside: journalPath)
                 if options.checksIntegrityOnOpen { try Self.checkIntegrity(db, path: path) }
                 // Only a file found to be a GraphStore store is changed: to write-ahead logging,
                 // with a sync at every commit so a finished write is durable.

@@ -81,14 +81,20 @@ import Testing
         #expect(midWriteKills >= 5, "kills that caught a write in progress")
     }
 
-    /// What a killed write leaves (its temporary file, the staging link of the previous copy)
-    /// is removed when the store opens, and nothing else is.
+    /// What a killed write leaves (its temporary file, the staging link of the previous copy,
+    /// a journal being created or rotated) is removed when the store opens, and nothing else is.
     @Test func openingRemovesOnlyLeftoversOfKilledWrites() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let url = directory.file("store.json.gz")
-        let stale = [".store.json.gz.tmp-4242-deadbeef00c0ffee", "store.json.gz.previous-staging"]
-        let unrelated = [".store.json.gz.tmp-notes.txt", ".store.json.gz.tmp-1-2-3", "other.json.gz", ".other.json.gz.tmp-1-ab"]
+        let stale = [
+            ".store.json.gz.tmp-4242-deadbeef00c0ffee", "store.json.gz.previous-staging",
+            "store.json.gz.journal.tmp-4242-5eed", "store.json.gz.journal.rotating", "store.json.gz.journal.rotating.tmp-17-ab",
+        ]
+        let unrelated = [
+            ".store.json.gz.tmp-notes.txt", ".store.json.gz.tmp-1-2-3", "other.json.gz", ".other.json.gz.tmp-1-ab",
+            "store.json.gz.journal.tmp-notes", "store.json.gz.journal.rotating-old", "other.json.gz.journal.tmp-1-ab",
+        ]
         for name in stale + unrelated { try Data("x".utf8).write(to: directory.file(name)) }
 
         let container = try GraphContainer(for: exampleModel, store: .file(url))
