@@ -19,7 +19,11 @@
 ///
 /// Under every policy but ``error`` the existing id survives a unique collision, and every
 /// reference to the incoming id is rewritten to it, so N contexts racing to create tag
-/// "swift" end with one tag and no dangling references.
+/// "swift" end with one tag and no dangling references. An incoming object that collides with
+/// two different objects through two constraints (its email is one's, its handle another's)
+/// cannot become both: under ``contextWins`` and ``mergeByProperty`` the save throws
+/// ``GraphStoreError/uniqueConstraintViolation(entity:constraint:value:existingID:incomingID:)``
+/// naming the second, and commits nothing.
 public enum MergePolicy: String, Sendable, Hashable, CaseIterable {
     /// A conflicting save throws and commits nothing. The default.
     case error

@@ -202,6 +202,21 @@ struct CommitPlan {
                 moved[entity.index][key] = owner
                 if policy == .contextWins || policy == .mergeByProperty {
                     let value = try entity.replacingID(value, owner)
+                    // Merged into the first object it collides with, it must not collide with a
+                    // second one through another constraint: it cannot become both.
+                    for (index, constraint) in entity.constraints.enumerated() {
+                        guard let uniqueValue = constraint.key(value) else { continue }
+                        var holder = claimed[index][uniqueValue]
+                        if holder == nil, let stored = base.unique[entity.index][index][uniqueValue], stored != owner, stored != key,
+                           stillHolds(stored, value: uniqueValue, constraint: constraint, entity: entity.index, incoming: incoming) {
+                            holder = stored
+                        }
+                        if let holder, holder != owner {
+                            throw GraphStoreError.uniqueConstraintViolation(
+                                entity: entity.name, constraint: constraint.name, value: uniqueValue.description,
+                                existingID: holder.description, incomingID: key.description)
+                        }
+                    }
                     kept[owner] = value
                     claim(value, as: owner, in: &claimed, entity: entity)
                 }

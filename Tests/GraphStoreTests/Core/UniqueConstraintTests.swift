@@ -197,6 +197,42 @@ private struct Booking: Entity, Hashable {
         }
     }
 
+    /// Merged into the object whose email it takes, an incoming person must not take the
+    /// handle of a third: it cannot become both, so the save throws and commits nothing (it
+    /// used to commit two people with one handle, which no later open accepted).
+    @Test(arguments: StoreKind.allCases, [MergePolicy.contextWins, .mergeByProperty])
+    func collidingWithTwoObjectsThroughTwoConstraintsIsRefused(store: StoreKind, policy: MergePolicy) async throws {
+        let bob = Person(email: "bob@example.com", displayName: "Bob", handle: "bobby")
+        try await withContainer(store, for: Self.types) { container in
+            try Self.seed(container)
+            container.mainContext.insert(bob)
+            try container.mainContext.save()
+            let context = container.newBackgroundContext()
+            context.mergePolicy = policy
+            let incoming = Person(email: Self.ann.email, displayName: "Ann with Bob's handle", handle: "bobby")
+            context.insert(incoming)
+            #expect {
+                try context.save()
+            } throws: { error in
+                guard case .uniqueConstraintViolation(let entity, let constraint, let value, let existing, let incomingID)? = error as? GraphStoreError
+                else { return false }
+                return entity == "Person" && constraint == "handle" && value.contains("bobby")
+                    && existing == bob.id.uuidString && incomingID == incoming.id.uuidString
+            }
+            try container.checkInvariants()
+            #expect(container.mainContext.model(Person.self, id: Self.ann.id) == Self.ann)
+            #expect(container.mainContext.model(Person.self, id: bob.id) == bob)
+            // Without the second collision the same merge goes through.
+            var merged = incoming
+            merged.handle = "ann"
+            context.rollback()
+            context.insert(merged)
+            try context.save()
+            try container.checkInvariants()
+            #expect(container.mainContext.model(Person.self, id: Self.ann.id)?.displayName == "Ann with Bob's handle")
+        }
+    }
+
     @Test(arguments: StoreKind.allCases)
     func aValueFreedInTheSameSaveCanBeTaken(store: StoreKind) async throws {
         try await withContainer(store, for: Self.types) { container in
