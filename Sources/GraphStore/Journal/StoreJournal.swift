@@ -204,16 +204,20 @@ package final class StoreJournal: Sendable {
 
     /// Creates the journal file, based on the latest version, for the first append: the
     /// header is on the device (two fsyncs) before any record follows it. When it fails,
-    /// nothing exists and the next append tries again.
+    /// nothing is left (a file renamed into place before a later step failed is removed: no
+    /// file was there when the store opened, and the store's lock is held) and the next append
+    /// tries again.
     private func create(_ state: inout State) throws(GraphStoreError) {
         state.header.baseVersion = state.lastVersion
         let bytes = JournalFormatV1.encodeHeader(state.header)
         do {
             state.file = try JournalFile.create(at: path, contents: bytes)
         } catch let error as FileLayerError {
+            unlink(path)
             guard case .io(_, _, let code, _) = error else { throw GraphStoreError(error, path: path) }
             throw .fileOperationFailed(path: path, operation: "create the journal", reason: String(cString: strerror(code)))
         } catch {
+            unlink(path)
             throw .fileOperationFailed(path: path, operation: "create the journal", reason: "\(error)")
         }
         state.createsOnFirstAppend = false
