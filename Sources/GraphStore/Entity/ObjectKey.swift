@@ -139,7 +139,9 @@ package struct ObjectKey: Hashable, Sendable, CustomStringConvertible {
         switch storage {
         case .uuid(let value): value.uuidString
         case .string(let value): value
-        default: String(describing: base)
+        default:
+            // A unique value read through an optional property: its value, not `Optional(…)`.
+            if let optional = base as? any OptionalValue, let wrapped = optional.wrapped { String(describing: wrapped) } else { String(describing: base) }
         }
     }
 
@@ -196,8 +198,11 @@ struct CompoundKey: Hashable, Sendable, CustomStringConvertible {
 /// Lets generic code ask whether a value of unknown type is `nil`.
 protocol OptionalValue {
     var isNil: Bool { get }
+    /// The wrapped value, or `nil`.
+    var wrapped: Any? { get }
 }
 
 extension Optional: OptionalValue {
     var isNil: Bool { self == nil }
+    var wrapped: Any? { self.map { $0 as Any } }
 }

@@ -216,7 +216,7 @@ private struct Booking: Entity, Hashable {
             } throws: { error in
                 guard case .uniqueConstraintViolation(let entity, let constraint, let value, let existing, let incomingID)? = error as? GraphStoreError
                 else { return false }
-                return entity == "Person" && constraint == "handle" && value.contains("bobby")
+                return entity == "Person" && constraint == "handle" && value == "bobby"
                     && existing == bob.id.uuidString && incomingID == incoming.id.uuidString
             }
             try container.checkInvariants()
