@@ -172,6 +172,8 @@ struct CommitPlan {
             if moved.isEmpty { moved = Array(repeating: [:], count: schema.entities.count) }
             let incoming = upserts[entity.index]
             var kept = OrderedDictionary<ObjectKey, any Entity>()
+            /// For an object that took an incoming object's values in a merge: that object's id.
+            var mergedFrom: [ObjectKey: ObjectKey] = [:]
             var claimed = Array(repeating: [ObjectKey: ObjectKey](), count: entity.constraints.count)
             for (key, value) in incoming {
                 var owner: ObjectKey?
@@ -202,22 +204,8 @@ struct CommitPlan {
                 moved[entity.index][key] = owner
                 if policy == .contextWins || policy == .mergeByProperty {
                     let value = try entity.replacingID(value, owner)
-                    // Merged into the first object it collides with, it must not collide with a
-                    // second one through another constraint: it cannot become both.
-                    for (index, constraint) in entity.constraints.enumerated() {
-                        guard let uniqueValue = constraint.key(value) else { continue }
-                        var holder = claimed[index][uniqueValue]
-                        if holder == nil, let stored = base.unique[entity.index][index][uniqueValue], stored != owner, stored != key,
-                           stillHolds(stored, value: uniqueValue, constraint: constraint, entity: entity.index, incoming: incoming) {
-                            holder = stored
-                        }
-                        if let holder, holder != owner {
-                            throw GraphStoreError.uniqueConstraintViolation(
-                                entity: entity.name, constraint: constraint.name, value: uniqueValue.description,
-                                existingID: holder.description, incomingID: key.description)
-                        }
-                    }
                     kept[owner] = value
+                    mergedFrom[owner] = key
                     claim(value, as: owner, in: &claimed, entity: entity)
                 }
                 if base.tables[entity.index][key] != nil {
@@ -225,9 +213,42 @@ struct CommitPlan {
                     deletes[entity.index].append(key)
                 }
             }
+            // An object merged into the first one it collides with may still collide with a
+            // second through another constraint (its email is Ann's, its handle Bob's): it
+            // cannot become both. Checked on what the save leaves, so that values later
+            // merges moved away do not count.
+            if !mergedFrom.isEmpty { try checkMergedValues(kept, mergedFrom: mergedFrom, entity: entity) }
             upserts[entity.index] = kept
         }
         if !moved.isEmpty { try moveReferences(moved) }
+    }
+
+    /// Throws when a unique value is held twice by what the save leaves of `entity`: the
+    /// objects it writes (`kept`) and the stored ones it neither writes nor deletes.
+    ///
+    /// - Throws: ``GraphStoreError/uniqueConstraintViolation(entity:constraint:value:existingID:incomingID:)``
+    ///   naming the other holder and the incoming object whose values were merged.
+    /// - Complexity: O(written objects × constraints).
+    private func checkMergedValues(
+        _ kept: OrderedDictionary<ObjectKey, any Entity>, mergedFrom: [ObjectKey: ObjectKey], entity: EntityDescription
+    ) throws {
+        for (index, constraint) in entity.constraints.enumerated() {
+            var holders: [ObjectKey: ObjectKey] = [:]
+            for (key, value) in kept {
+                guard let uniqueValue = constraint.key(value) else { continue }
+                var other = holders.updateValue(key, forKey: uniqueValue)
+                if other == nil, let stored = base.unique[entity.index][index][uniqueValue], stored != key,
+                   kept[stored] == nil, !isDeleted(stored, entity: entity.index) {
+                    other = stored
+                }
+                guard let other, other != key else { continue }
+                // The incoming object whose values this one took, when that names another object.
+                let incoming = mergedFrom[key].flatMap { $0 == other ? nil : $0 } ?? key
+                throw GraphStoreError.uniqueConstraintViolation(
+                    entity: entity.name, constraint: constraint.name, value: uniqueValue.description,
+                    existingID: other.description, incomingID: incoming.description)
+            }
+        }
     }
 
     /// Whether the stored holder of a unique value still holds it after this change set.

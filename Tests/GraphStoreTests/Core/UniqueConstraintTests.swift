@@ -233,6 +233,44 @@ private struct Booking: Entity, Hashable {
         }
     }
 
+    /// Merges that move values on within one save are judged by what the save leaves: a
+    /// value an earlier merge gave the owner and a later one took back is free again, and the
+    /// order of the changes does not matter.
+    @Test(arguments: [false, true])
+    func mergesAreJudgedByWhatTheSaveLeaves(updateFirst: Bool) async throws {
+        let tess = Person(email: "t@example.com", displayName: "Tess", handle: "t")
+        let hal = Person(email: "h@example.com", displayName: "Hal", handle: "hh")
+        try await withContainer(.inMemory, for: Self.types) { container in
+            try Self.seed(container)
+            container.mainContext.insert(contentsOf: [tess, hal])
+            try container.mainContext.save()
+            let context = container.newBackgroundContext()
+            context.mergePolicy = .contextWins
+            // Two people merge into Ann one after the other, the second taking back the
+            // handle the first brought; a third takes that handle for Tess.
+            context.insert(Person(email: Self.ann.email, displayName: "first", handle: "a1"))
+            context.insert(Person(email: Self.ann.email, displayName: "second", handle: "b1"))
+            context.insert(Person(email: tess.email, displayName: "Tess again", handle: "a1"))
+            // Hal moves to Ann's email and a newcomer brings Hal's handle to Ann, in either order.
+            var moved = hal
+            moved.email = Self.ann.email
+            let newcomer = Person(email: Self.ann.email, displayName: "newcomer", handle: "hh")
+            if updateFirst {
+                context.insert(moved)
+                context.insert(newcomer)
+            } else {
+                context.insert(newcomer)
+                context.insert(moved)
+            }
+            try context.save()
+            try container.checkInvariants()
+            let people = try container.mainContext.fetch(FetchDescriptor<Person>())
+            #expect(people.first { $0.email == tess.email }?.handle == "a1")
+            #expect(people.first { $0.email == Self.ann.email }?.handle == "hh")
+            #expect(people.count == 2)
+        }
+    }
+
     @Test(arguments: StoreKind.allCases)
     func aValueFreedInTheSameSaveCanBeTaken(store: StoreKind) async throws {
         try await withContainer(store, for: Self.types) { container in
