@@ -203,6 +203,8 @@ extension GraphContext {
                         (output.base + position).initialize(to: EntityDescription.reading(stored.value, as: E.self) { copy $0 })
                         position += 1
                     }
+                    // Each half fills exactly its range, or the array would hold uninitialized slots.
+                    precondition(position == (part == 0 ? capacity / 2 : capacity), "GraphStore: a table's half ended at \(position)")
                     let wrote = position - (part == 0 ? 0 : capacity / 2)
                     written.withLock { $0 += wrote }
                 }
