@@ -90,6 +90,31 @@ enum AtomicFile {
         ".\(url.lastPathComponent).tmp-"
     }
 
+    /// Whether `suffix` is `<pid>-<hex>`, how the temporary names of this package's writers end
+    /// (this type's, and the journal's file creation).
+    ///
+    /// - Complexity: O(length of the suffix).
+    static func isTemporarySuffix(_ suffix: Substring) -> Bool {
+        let parts = suffix.split(separator: "-", omittingEmptySubsequences: false)
+        return parts.count == 2 && Int32(parts[0]) != nil && UInt64(parts[1], radix: 16) != nil
+    }
+
+    /// Removes from `directory` what killed writers left: the files called one of `names`, and
+    /// those whose name is one of `temporaryPrefixes` followed by `<pid>-<hex>`. Never another
+    /// file. Call it only while holding the store's lock, when no other writer can be at
+    /// work. Best effort.
+    ///
+    /// - Complexity: one listing of the directory.
+    static func removeLeftovers(in directory: URL, named names: Set<String>, temporaryPrefixes: [String]) {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        for entry in entries {
+            let isLeftover = names.contains(entry) || temporaryPrefixes.contains { prefix in
+                entry.hasPrefix(prefix) && isTemporarySuffix(entry.dropFirst(prefix.count))
+            }
+            if isLeftover { unlink(directory.appendingPathComponent(entry).path) }
+        }
+    }
+
     // MARK: - Private helpers
 
     /// Creates a fresh temporary file beside `url`, retrying on the

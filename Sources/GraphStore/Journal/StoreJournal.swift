@@ -122,35 +122,25 @@ package final class StoreJournal: Sendable {
         }
     }
 
+    /// The names of what a process killed while creating or rotating the journal at `path`
+    /// leaves beside it: the `<journal>.rotating` staging file, and `<journal>.tmp-<pid>-<hex>`
+    /// and `<journal>.rotating.tmp-<pid>-<hex>` temporaries (by their prefixes), for
+    /// ``AtomicFile/removeLeftovers(in:named:temporaryPrefixes:)``.
+    static func leftoverNames(beside path: String) -> (names: Set<String>, temporaryPrefixes: [String]) {
+        let name = URL(fileURLWithPath: path).lastPathComponent
+        return ([name + ".rotating"], [name + ".tmp-", name + ".rotating.tmp-"])
+    }
+
     /// Removes what a process killed while creating or rotating the journal at `path` left
-    /// beside it: `<journal>.tmp-<pid>-<hex>` files and the `<journal>.rotating` staging file
-    /// (with its own temporaries). Call it only while holding the store's lock, when no other
-    /// process can be at work. Best effort; never touches another file.
+    /// beside it (see ``leftoverNames(beside:)``). Call it only while holding the store's lock,
+    /// when no other process can be at work. Best effort; never touches another file.
     ///
     /// - Complexity: one listing of the directory.
     package static func removeLeftovers(beside path: String) {
-        let url = URL(fileURLWithPath: path)
-        let directory = url.deletingLastPathComponent()
-        let name = url.lastPathComponent
-        /// Whether `rest` is `<pid>-<hex>`, the names `JournalFile.create` gives.
-        func isTemporarySuffix(_ rest: Substring) -> Bool {
-            let parts = rest.split(separator: "-", omittingEmptySubsequences: false)
-            return parts.count == 2 && Int32(parts[0]) != nil && UInt64(parts[1], radix: 16) != nil
-        }
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        for candidate in names {
-            let isLeftover: Bool
-            if candidate == name + ".rotating" {
-                isLeftover = true
-            } else if candidate.hasPrefix(name + ".tmp-") {
-                isLeftover = isTemporarySuffix(candidate.dropFirst(name.count + 5))
-            } else if candidate.hasPrefix(name + ".rotating.tmp-") {
-                isLeftover = isTemporarySuffix(candidate.dropFirst(name.count + 14))
-            } else {
-                isLeftover = false
-            }
-            if isLeftover { unlink(directory.appendingPathComponent(candidate).path) }
-        }
+        let leftovers = leftoverNames(beside: path)
+        AtomicFile.removeLeftovers(
+            in: URL(fileURLWithPath: path).deletingLastPathComponent(), named: leftovers.names,
+            temporaryPrefixes: leftovers.temporaryPrefixes)
     }
 
     // MARK: - Appending

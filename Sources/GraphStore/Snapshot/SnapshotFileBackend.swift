@@ -33,8 +33,7 @@ final class SnapshotFileBackend: StoreBackend {
             throw GraphStoreError(error, path: url.path)
         }
         // A process killed while writing leaves its temporary file; the lock says it is gone.
-        target.removeLeftovers()
-        StoreJournal.removeLeftovers(beside: JournalReplay.path(forStoreAt: url.path))
+        target.removeLeftovers(also: StoreJournal.leftoverNames(beside: JournalReplay.path(forStoreAt: url.path)))
         writer = SnapshotWriter(
             target: target, opened: GraphVersion(schema: schema), interval: interval,
             clock: options.clock, beforeWrite: options.beforeWrite)

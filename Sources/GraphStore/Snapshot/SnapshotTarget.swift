@@ -52,18 +52,13 @@ struct SnapshotTarget: Sendable {
     }
 
     /// Removes what writes killed midway left beside the snapshot: `AtomicFile`'s temporary
-    /// files and the staging link of the previous copy. Call it only while holding the store's
-    /// lock, when no other writer can be at work. Best effort.
-    func removeLeftovers() {
-        let directory = url.deletingLastPathComponent()
-        let prefix = AtomicFile.temporaryPrefix(for: url)
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        for name in names where name.hasPrefix(prefix) {
-            // Only AtomicFile's own names, `<prefix><pid>-<hex>`, never another store's files.
-            let parts = name.dropFirst(prefix.count).split(separator: "-", omittingEmptySubsequences: false)
-            guard parts.count == 2, Int32(parts[0]) != nil, UInt64(parts[1], radix: 16) != nil else { continue }
-            unlink(directory.appendingPathComponent(name).path)
-        }
+    /// files and the staging link of the previous copy, and `also` (the journal's leftovers,
+    /// see ``StoreJournal/leftoverNames(beside:)``), in one listing of the directory. Call it
+    /// only while holding the store's lock, when no other writer can be at work. Best effort.
+    func removeLeftovers(also: (names: Set<String>, temporaryPrefixes: [String])) {
+        AtomicFile.removeLeftovers(
+            in: url.deletingLastPathComponent(), named: also.names,
+            temporaryPrefixes: [AtomicFile.temporaryPrefix(for: url)] + also.temporaryPrefixes)
         unlink(stagingPath)
     }
 
