@@ -204,8 +204,8 @@ package final class StoreJournal: Sendable {
             state.file = try JournalFile.create(at: path, contents: bytes)
         } catch let error as FileLayerError {
             unlink(path)
-            guard case .io(_, _, let code, _) = error else { throw GraphStoreError(error, path: path) }
-            throw .fileOperationFailed(path: path, operation: "create the journal", reason: String(cString: strerror(code)))
+            // As `start` reports a failed replacement: the step, the journal's path, strerror.
+            throw GraphStoreError(error, path: path)
         } catch {
             unlink(path)
             throw .fileOperationFailed(path: path, operation: "create the journal", reason: "\(error)")
