@@ -196,20 +196,20 @@ extension GraphContext {
                 let values = table.values
                 let middle = values.index(values.startIndex, offsetBy: capacity / 2)
                 let output = FetchOutput(base: buffer.baseAddress!)
-                let written = Guarded(0)
+                let finished = Guarded(0)
                 DispatchQueue.concurrentPerform(iterations: 2) { part in
-                    var position = part == 0 ? 0 : capacity / 2
-                    for stored in values[part == 0 ? values.startIndex..<middle : middle..<values.endIndex] {
+                    let (positions, indices) = part == 0
+                        ? (0..<capacity / 2, values.startIndex..<middle) : (capacity / 2..<capacity, middle..<values.endIndex)
+                    var position = positions.lowerBound
+                    for stored in values[indices] {
                         (output.base + position).initialize(to: EntityDescription.reading(stored.value, as: E.self) { copy $0 })
                         position += 1
                     }
                     // Each half fills exactly its range, or the array would hold uninitialized slots.
-                    precondition(position == (part == 0 ? capacity / 2 : capacity), "GraphStore: a table's half ended at \(position)")
-                    let wrote = position - (part == 0 ? 0 : capacity / 2)
-                    written.withLock { $0 += wrote }
+                    precondition(position == positions.upperBound, "GraphStore: a table's half ended at \(position), not \(positions.upperBound)")
+                    finished.withLock { $0 += 1 }
                 }
-                count = written.withLock { $0 }
-                precondition(count == capacity, "GraphStore: a table's halves held \(count) of its \(capacity) objects")
+                count = capacity
                 return
             }
             if overlay.isEmpty {
@@ -371,8 +371,8 @@ extension GraphContext {
 }
 
 /// Where the two halves of a parallel fetch of every object write their objects.
-/// `@unchecked`: each half initializes only its own range of the array, before it reports its
-/// count under `Guarded`'s lock; the array is read only after both reported.
+/// `@unchecked`: each half initializes only its own range of the array, before it reports it
+/// finished under `Guarded`'s lock; the array is read only after both reported.
 private struct FetchOutput<E>: @unchecked Sendable {
     let base: UnsafeMutablePointer<E>
 }
