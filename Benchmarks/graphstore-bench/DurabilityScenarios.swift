@@ -70,12 +70,7 @@ extension Scenarios {
         try fillContainer(seeding, posts: posts)
         try await seeding.close()
         let container = try GraphContainer(for: benchModel, store: .file(live, coalescingInterval: .seconds(3600)))
-        for round in 0..<records {
-            let index = (round * 7919) % count
-            posts[index].summary = "changed \(round)"
-            container.mainContext.insert(posts[index])
-            try container.mainContext.save()
-        }
+        try saveChangedPosts(container, &posts, records: records)
         try await container.flush()
         for suffix in ["", ".journal"] {
             try FileManager.default.copyItem(atPath: live.path + suffix, toPath: crashed.path + suffix)

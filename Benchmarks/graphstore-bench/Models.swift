@@ -134,6 +134,18 @@ func fillContainer(_ container: GraphContainer, posts: [Post]) throws {
     try context.save()
 }
 
+/// Scenario 9's crash: `records` one-post saves on the main context, each changing the summary
+/// of the next of `posts` (stepping by a prime), which a journaled store holds only in its
+/// journal until a snapshot is written.
+func saveChangedPosts(_ container: GraphContainer, _ posts: inout [Post], records: Int) throws {
+    for round in 0..<records {
+        let index = (round * 7919) % posts.count
+        posts[index].summary = "changed \(round)"
+        container.mainContext.insert(posts[index])
+        try container.mainContext.save()
+    }
+}
+
 /// GRDB's synchronous write, callable from async code (where GRDB would pick its async overload).
 func syncWrite<T>(_ writer: any DatabaseWriter, _ updates: (Database) throws -> T) throws -> T {
     try writer.write(updates)

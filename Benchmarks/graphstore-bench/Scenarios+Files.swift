@@ -135,12 +135,7 @@ func openLoop(_ kind: String, _ path: String, _ count: Int) async throws {
             try FileManager.default.copyItem(at: url, to: live)
             var posts = benchPosts(50_000)
             let container = try GraphContainer(for: benchModel, store: .file(live, coalescingInterval: .seconds(3600)))
-            for round in 0..<10_000 {
-                let index = (round * 7919) % posts.count
-                posts[index].summary = "changed \(round)"
-                container.mainContext.insert(posts[index])
-                try container.mainContext.save()
-            }
+            try saveChangedPosts(container, &posts, records: 10_000)
             try await container.flush()
             try FileManager.default.copyItem(atPath: live.path + ".journal", toPath: journalURL.path)
             try await container.close()
@@ -203,10 +198,7 @@ func saveLoop(_ count: Int) async throws {
 func indexedSaveLoop(_ count: Int) throws {
     var posts = benchPosts(100_000)
     let container = try GraphContainer(for: [Post.self, Tag.self], store: .inMemory)
-    let fill = container.newBackgroundContext()
-    for tag in benchTags { fill.insert(tag) }
-    for post in posts { fill.insert(post) }
-    try fill.save()
+    try fillContainer(container, posts: posts)
     var times: [Double] = []
     times.reserveCapacity(count)
     for round in 0..<count {

@@ -47,10 +47,7 @@ extension Scenarios {
         for tag in benchTags { fill.insert(tag) }
         for post in posts { fill.insert(PlainPost(post)) }
         try fill.save()
-        let fillIndexed = indexed.newBackgroundContext()
-        for tag in benchTags { fillIndexed.insert(tag) }
-        for post in posts { fillIndexed.insert(post) }
-        try fillIndexed.save()
+        try fillContainer(indexed, posts: posts)
         var one: (indexed: [Double], plain: [Double]) = ([], [])
         var batch: (indexed: [Double], plain: [Double]) = ([], [])
         for round in 0..<Self.indexedSaveRounds {
