@@ -15,6 +15,12 @@ struct CommitPlan {
     private(set) var upserts: [OrderedDictionary<ObjectKey, any Entity>]
     /// Ids to delete, per entity index.
     private(set) var deletes: [OrderedSet<ObjectKey>]
+    /// How many of each entity's `deletes` the delete rules have been applied to (empty: none
+    /// of any), so that a second pass applies them only to deletes added since.
+    private var deletesFollowed: [Int] = []
+    /// References from objects that stay to an object deleted under `.deny`, checked once
+    /// every delete of the commit is known (``checkDeniedDeletes()``).
+    private var denied: [(entity: Int, key: ObjectKey, relationship: Int, source: ObjectKey)] = []
     /// Entities whose every stored object is deleted (a context's clear marker on a table
     /// nobody changed since): dropped whole, without listing the ids in `deletes`.
     private(set) var cleared: Set<Int> = []
@@ -52,8 +58,13 @@ struct CommitPlan {
     ) throws -> (GraphVersion, GraphChange) {
         var plan = CommitPlan(schema: schema, base: base, policy: policy)
         try plan.resolveConflicts(changes)
+        // Delete rules before the unique check, so that an object a cascade deletes neither
+        // holds a unique value an incoming object is merged into nor claims one; then again for
+        // the objects the unique merges delete; `.deny` once everything is known.
+        plan.applyDeleteRules()
         try plan.enforceUniqueConstraints()
-        try plan.applyDeleteRules()
+        plan.applyDeleteRules()
+        try plan.checkDeniedDeletes()
         try plan.checkReferences()
         return try plan.apply(contextName: contextName)
     }
@@ -182,7 +193,7 @@ struct CommitPlan {
                     guard let uniqueValue = constraint.key(value) else { continue }
                     var holder = claimed[index][uniqueValue]
                     if holder == nil, let stored = base.unique[entity.index][index][uniqueValue], stored != key,
-                       stillHolds(stored, value: uniqueValue, constraint: constraint, entity: entity.index, incoming: incoming) {
+                       stillHolds(stored, value: uniqueValue, constraint: constraint, entity: entity.index, kept: kept, incoming: incoming) {
                         holder = stored
                     }
                     if let holder, holder != key {
@@ -204,6 +215,9 @@ struct CommitPlan {
                 moved[entity.index][key] = owner
                 if policy == .contextWins || policy == .mergeByProperty {
                     let value = try entity.replacingID(value, owner)
+                    // The owner's values so far give way to the merged ones: a value only they
+                    // held is free again for the objects that follow.
+                    if let previous = kept[owner] { unclaim(previous, of: owner, in: &claimed, entity: entity) }
                     kept[owner] = value
                     mergedFrom[owner] = key
                     claim(value, as: owner, in: &claimed, entity: entity)
@@ -251,14 +265,21 @@ struct CommitPlan {
         }
     }
 
-    /// Whether the stored holder of a unique value still holds it after this change set.
+    /// Whether the stored holder of a unique value still holds it after this change set: as
+    /// the objects checked so far leave it (`kept`, merges included), else as written.
     private func stillHolds(
         _ holder: ObjectKey, value: ObjectKey, constraint: UniqueKeyDescription, entity: Int,
-        incoming: OrderedDictionary<ObjectKey, any Entity>
+        kept: OrderedDictionary<ObjectKey, any Entity>, incoming: OrderedDictionary<ObjectKey, any Entity>
     ) -> Bool {
         if isDeleted(holder, entity: entity) { return false }
-        if let pending = incoming[holder] { return constraint.key(pending) == value }
+        if let pending = kept[holder] ?? incoming[holder] { return constraint.key(pending) == value }
         return true
+    }
+
+    private func unclaim(_ value: any Entity, of key: ObjectKey, in claimed: inout [[ObjectKey: ObjectKey]], entity: EntityDescription) {
+        for (index, constraint) in entity.constraints.enumerated() {
+            if let uniqueValue = constraint.key(value), claimed[index][uniqueValue] == key { claimed[index][uniqueValue] = nil }
+        }
     }
 
     private func claim(_ value: any Entity, as key: ObjectKey, in claimed: inout [[ObjectKey: ObjectKey]], entity: EntityDescription) {
@@ -270,7 +291,18 @@ struct CommitPlan {
     /// Rewrites references to merged ids, in the change set and, for merged stored objects,
     /// in the store (found through the inverse index).
     private mutating func moveReferences(_ moved: [[ObjectKey: ObjectKey]]) throws {
-        for (target, renames) in moved.enumerated() where !renames.isEmpty {
+        for (target, direct) in moved.enumerated() where !direct.isEmpty {
+            // An object merged into one that itself merged into a third: references go to the
+            // last, the one that stays.
+            var renames = direct
+            for (old, new) in direct {
+                var last = new, steps = 0
+                while let next = direct[last], next != old, steps < direct.count {
+                    last = next
+                    steps += 1
+                }
+                renames[old] = last
+            }
             for relationshipIndex in schema.incoming[target] {
                 let relationship = schema.relationships[relationshipIndex]
                 var sources = OrderedSet(upserts[relationship.source].keys)
@@ -293,15 +325,20 @@ struct CommitPlan {
 
     // MARK: - Delete rules
 
-    /// Applies each deleted object's incoming relationships' delete rules, following cascades.
-    mutating func applyDeleteRules() throws {
+    /// Applies the incoming relationships' delete rules of each object deleted since the last
+    /// call, following cascades. References that `.deny` a delete are collected for
+    /// ``checkDeniedDeletes()``, so that a reference from an object this save deletes anyway
+    /// never denies, whatever order the deletes are visited in.
+    ///
+    /// - Complexity: O(deleted objects + the references to them), through the inverse indexes.
+    mutating func applyDeleteRules() {
         var queue: [(entity: Int, key: ObjectKey)] = []
-        for (entity, keys) in deletes.enumerated() { queue.append(contentsOf: keys.map { (entity, $0) }) }
+        for (entity, keys) in deletes.enumerated() {
+            let followed = deletesFollowed.isEmpty ? 0 : deletesFollowed[entity]
+            if followed < keys.count { queue.append(contentsOf: keys[followed...].map { (entity, $0) }) }
+        }
         guard !queue.isEmpty else { return }
         var pendingReferences: [Int: [ObjectKey: [ObjectKey]]] = [:]
-        // `.deny` is checked once every cascade has run, so that a reference from an object this
-        // save deletes anyway never denies, whatever order the deletes are visited in.
-        var denied: [(entity: Int, key: ObjectKey, relationship: Int, source: ObjectKey)] = []
         while let (entity, key) = queue.popLast() {
             for relationshipIndex in schema.incoming[entity] {
                 let relationship = schema.relationships[relationshipIndex]
@@ -327,6 +364,14 @@ struct CommitPlan {
                 }
             }
         }
+        deletesFollowed = deletes.map(\.count)
+    }
+
+    /// Throws for the first `.deny` reference that is still there once every delete rule and
+    /// unique merge of the commit has run.
+    ///
+    /// - Throws: ``GraphStoreError/deleteDenied(entity:id:referencingEntity:referencingID:relationship:)``.
+    func checkDeniedDeletes() throws {
         for (entity, key, relationshipIndex, source) in denied {
             let relationship = schema.relationships[relationshipIndex]
             guard !isDeleted(source, entity: relationship.source),

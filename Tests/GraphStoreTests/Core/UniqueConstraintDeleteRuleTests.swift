@@ -1,0 +1,193 @@
+import Foundation
+import GraphStore
+import GraphStoreTestSupport
+import Testing
+
+/// A group whose deletion takes its labels along; a label has a unique name.
+private struct LabelGroup: Entity, Hashable {
+    var id = UUID()
+    var title: String
+}
+
+private struct Label: Entity, Hashable {
+    var id = UUID()
+    var name: String
+    var groupID: LabelGroup.ID?
+
+    static var uniqueConstraints: [UniqueConstraint<Label>] { [UniqueConstraint(\.name)] }
+    static var relationships: [Relationship<Label>] { [.toOne(\.groupID, LabelGroup.self, deleteRule: .cascade)] }
+}
+
+/// A card holds labels; a deleted label leaves it (`.nullify`).
+private struct Card: Entity, Hashable {
+    var id = UUID()
+    var text: String
+    var labelIDs: [Label.ID]
+
+    static var relationships: [Relationship<Card>] { [.toMany(\.labelIDs, Label.self, deleteRule: .nullify)] }
+}
+
+/// Two unique values per member, so that one merge can free a value another object then takes.
+private struct Member: Entity, Hashable {
+    var id = UUID()
+    var email: String
+    var handle: String
+    var displayName: String
+
+    static var uniqueConstraints: [UniqueConstraint<Member>] { [UniqueConstraint(\.email), UniqueConstraint(\.handle)] }
+}
+
+/// A badge names a member; a deleted member leaves it without one.
+private struct Badge: Entity, Hashable {
+    var id = UUID()
+    var memberID: Member.ID?
+
+    static var relationships: [Relationship<Badge>] { [.toOne(\.memberID, Member.self, deleteRule: .nullify)] }
+}
+
+/// Unique constraints and delete rules in one save: the unique check sees what the delete rules
+/// delete, and the values the merges leave.
+@Suite struct UniqueConstraintDeleteRuleTests {
+    static let types: [any Entity.Type] = [LabelGroup.self, Label.self, Card.self, Member.self, Badge.self]
+
+    /// A stored label that a cascade deletes in the same save no longer holds its name: an
+    /// incoming label of that name is kept as itself under every policy, and the card that
+    /// references it keeps the reference. (The unique check used to run before the cascade:
+    /// the incoming label was merged into the doomed one, which the cascade then deleted, so
+    /// the save left no label of that name and an untagged card; `.error` threw.)
+    @Test(arguments: StoreKind.allCases, [MergePolicy.error, .contextWins, .storeWins, .mergeByProperty])
+    func aHolderACascadeDeletesDoesNotTakeTheIncomingObject(store: StoreKind, policy: MergePolicy) async throws {
+        let old = LabelGroup(title: "old"), new = LabelGroup(title: "new")
+        let doomed = Label(name: "swift", groupID: old.id)
+        try await withContainer(store, for: Self.types) { container in
+            container.mainContext.insert(contentsOf: [old, new])
+            container.mainContext.insert(doomed)
+            try container.mainContext.save()
+
+            let context = container.newBackgroundContext()
+            context.mergePolicy = policy
+            let incoming = Label(name: "swift", groupID: new.id)
+            let card = Card(text: "card", labelIDs: [incoming.id])
+            context.delete(old)
+            context.insert(incoming)
+            context.insert(card)
+            try context.save()
+            try container.checkInvariants()
+
+            let reader = container.newBackgroundContext()
+            #expect(reader.model(LabelGroup.self, id: old.id) == nil)
+            #expect(reader.model(Label.self, id: doomed.id) == nil)
+            #expect(try reader.fetch(FetchDescriptor<Label>()) == [incoming])
+            #expect(reader.model(Card.self, id: card.id)?.labelIDs == [incoming.id])
+        }
+    }
+
+    /// The same with the stored holder changed in the save as well: the cascade still wins.
+    @Test(arguments: [MergePolicy.contextWins, .storeWins, .mergeByProperty])
+    func aChangedHolderACascadeDeletesDoesNotTakeTheIncomingObject(policy: MergePolicy) async throws {
+        let old = LabelGroup(title: "old")
+        let doomed = Label(name: "swift", groupID: old.id)
+        try await withContainer(.inMemory, for: Self.types) { container in
+            container.mainContext.insert(old)
+            container.mainContext.insert(doomed)
+            try container.mainContext.save()
+
+            let context = container.newBackgroundContext()
+            context.mergePolicy = policy
+            var renamed = doomed
+            renamed.name = "swiftlang"
+            context.insert(renamed)
+            let incoming = Label(name: "swiftlang")
+            context.insert(incoming)
+            context.delete(old)
+            try context.save()
+            try container.checkInvariants()
+            #expect(try container.mainContext.fetch(FetchDescriptor<Label>()) == [incoming])
+        }
+    }
+
+    /// Merged into a stored member, an incoming one gives it other values: a value the member
+    /// had just taken in the same save is free again for the objects that follow. (It stayed
+    /// claimed, so a third member of that handle was merged into the first and its own values
+    /// were lost.)
+    @Test(arguments: [MergePolicy.contextWins, .mergeByProperty])
+    func aValueAMergeReplacesIsFreeForTheObjectsThatFollow(policy: MergePolicy) async throws {
+        let ann = Member(email: "ann@example.com", handle: "ann", displayName: "Ann")
+        try await withContainer(.inMemory, for: Self.types) { container in
+            container.mainContext.insert(ann)
+            try container.mainContext.save()
+
+            let context = container.newBackgroundContext()
+            context.mergePolicy = policy
+            var renamed = ann
+            renamed.handle = "ann2"
+            let joining = Member(email: ann.email, handle: "jj", displayName: "Joining")
+            let lee = Member(email: "lee@example.com", handle: "ann2", displayName: "Lee")
+            context.insert(renamed)
+            context.insert(joining)
+            context.insert(lee)
+            try context.save()
+            try container.checkInvariants()
+
+            let members = try container.mainContext.fetch(FetchDescriptor<Member>(sortBy: [SortDescriptor(\.email)]))
+            #expect(members.count == 2)
+            #expect(members.first { $0.id == ann.id }.map { [$0.email, $0.handle, $0.displayName] } == [ann.email, "jj", "Joining"])
+            #expect(members.first { $0.id == lee.id } == lee)
+        }
+    }
+
+    /// A stored value that a merge moves off its stored holder is free too: an incoming member
+    /// of Ann's old handle stays itself once Ann took another in a merge.
+    @Test(arguments: [MergePolicy.contextWins, .mergeByProperty])
+    func aStoredValueAMergeReplacesIsFree(policy: MergePolicy) async throws {
+        let ann = Member(email: "ann@example.com", handle: "ann", displayName: "Ann")
+        try await withContainer(.inMemory, for: Self.types) { container in
+            container.mainContext.insert(ann)
+            try container.mainContext.save()
+
+            let context = container.newBackgroundContext()
+            context.mergePolicy = policy
+            let joining = Member(email: ann.email, handle: "jj", displayName: "Joining")
+            let kim = Member(email: "kim@example.com", handle: "ann", displayName: "Kim")
+            context.insert(joining)
+            context.insert(kim)
+            try context.save()
+            try container.checkInvariants()
+
+            let members = try container.mainContext.fetch(FetchDescriptor<Member>())
+            #expect(members.count == 2)
+            #expect(members.first { $0.id == ann.id }?.handle == "jj")
+            #expect(members.first { $0.id == kim.id } == kim)
+        }
+    }
+
+    /// Under `.storeWins` a newcomer merges into Kay, whom the same save merges into Oz (her
+    /// new handle is his): a badge naming the newcomer ends up naming Oz, the one that stays.
+    /// (It named Kay, whom the merge deletes, so the badge lost its member.)
+    @Test func referencesFollowAMergeIntoAnObjectThatMergesOn() async throws {
+        let kay = Member(email: "kay@example.com", handle: "kk", displayName: "Kay")
+        let oz = Member(email: "oz@example.com", handle: "oo", displayName: "Oz")
+        try await withContainer(.inMemory, for: Self.types) { container in
+            container.mainContext.insert(contentsOf: [kay, oz])
+            try container.mainContext.save()
+
+            let context = container.newBackgroundContext()
+            context.mergePolicy = .storeWins
+            let newcomer = Member(email: kay.email, handle: "nn", displayName: "Newcomer")
+            let badge = Badge(memberID: newcomer.id)
+            var moved = kay
+            moved.handle = oz.handle
+            context.insert(newcomer)
+            context.insert(moved)
+            context.insert(badge)
+            try context.save()
+            try container.checkInvariants()
+
+            let reader = container.newBackgroundContext()
+            #expect(reader.model(Member.self, id: newcomer.id) == nil)
+            #expect(reader.model(Member.self, id: kay.id) == nil)
+            #expect(reader.model(Member.self, id: oz.id) == oz)
+            #expect(reader.model(Badge.self, id: badge.id)?.memberID == oz.id)
+        }
+    }
+}
