@@ -303,10 +303,11 @@ package final class StoreJournal: Sendable {
         guard let plan, plan.drop > 0 else { return }
         let staging = path + ".rotating"
         let headerBytes = JournalFormatV1.encodeHeader(plan.header)
+        let synced: Mark
         do {
             // The bulk is copied and fsynced without holding the journal's lock.
             let file = try JournalFile.create(at: staging, contents: headerBytes, copying: (plan.source, plan.keep))
-            try state.withLock { (state) throws -> Void in
+            synced = try state.withLock { (state) throws -> Mark in
                 // Records appended during the copy follow; then the new file takes the name.
                 // A synchronous save among them was fsynced in the old file, and must be in the
                 // new one before the old one goes; a journaled one waits for the next fsync.
@@ -326,13 +327,24 @@ package final class StoreJournal: Sendable {
                 state.needsDirectorySync = true
                 let syncedEnd = syncsTail || tail.isEmpty ? state.end : headerBytes.count + plan.keep.count
                 let syncedVersion = state.records.last { $0.start < syncedEnd }?.version ?? plan.header.baseVersion
-                gate.markSynced(generation: state.generation, end: syncedEnd, version: syncedVersion)
+                return Mark(generation: state.generation, end: syncedEnd, version: syncedVersion)
             }
         } catch {
             unlink(staging)
             let reason = (error as? SystemCallError).map { String(cString: strerror($0.code)) } ?? "\(error)"
             throw .fileOperationFailed(path: path, operation: "drop the journal records a snapshot covers", reason: reason)
         }
+        // The new file's records count as durable only once its name is: until the directory is
+        // on the device, a power loss can bring back the old file, whose last appends may never
+        // have been fsynced. Outside the lock, so that saves keep appending meanwhile; until it
+        // is done, a waiting flush fsyncs the directory itself.
+        do throws(SystemCallError) {
+            try JournalFile.syncDirectory(of: path)
+        } catch {
+            throw .fileOperationFailed(path: path, operation: "fsync the directory of the rotated journal", reason: String(cString: strerror(error.code)))
+        }
+        state.withLock { if $0.generation == synced.generation { $0.needsDirectorySync = false } }
+        gate.markSynced(generation: synced.generation, end: synced.end, version: synced.version)
     }
 
     /// Removes the journal file: the store's own file now holds everything. No append works
