@@ -122,8 +122,13 @@ struct CommitPlan {
                         kind = .deletedElsewhere
                     }
                 case .delete:
-                    // Deleting what is already gone is what the context wanted: not a conflict.
-                    guard let stored else { continue }
+                    // Deleting what is already gone (or was never saved) is what the context
+                    // wanted: not a conflict. Its delete rules still run, for the references
+                    // the change set's own objects hold to it.
+                    guard let stored else {
+                        deletes[entity].append(key)
+                        continue
+                    }
                     if change.baseVersion != stored.version { kind = change.base == nil ? .insertedElsewhere : .updatedElsewhere }
                 }
                 if let kind {

@@ -190,4 +190,31 @@ private struct Badge: Entity, Hashable {
             #expect(reader.model(Badge.self, id: badge.id)?.memberID == oz.id)
         }
     }
+
+    /// An object inserted and deleted again before the first save is deleted as far as its
+    /// delete rules go: a card that lists it loses it (`.nullify`), and a label on a shelf-like
+    /// group the context inserted and deleted goes with it (`.cascade`). (The save used to throw
+    /// `danglingReference`.)
+    @Test(arguments: StoreKind.allCases)
+    func anObjectDeletedBeforeItWasEverSavedAppliesItsDeleteRules(store: StoreKind) async throws {
+        try await withContainer(store, for: Self.types) { container in
+            let context = container.mainContext
+            let kept = Label(name: "kept")
+            let dropped = Label(name: "dropped")
+            let group = LabelGroup(title: "short-lived")
+            let grouped = Label(name: "grouped", groupID: group.id)
+            let card = Card(text: "card", labelIDs: [dropped.id, kept.id])
+            context.insert(contentsOf: [kept, dropped, grouped])
+            context.insert(group)
+            context.insert(card)
+            context.delete(dropped)
+            context.delete(group)
+            try context.save()
+            try container.checkInvariants()
+
+            let reader = container.newBackgroundContext()
+            #expect(reader.model(Card.self, id: card.id)?.labelIDs == [kept.id])
+            #expect(try reader.fetch(FetchDescriptor<Label>()) == [kept])
+        }
+    }
 }
