@@ -67,8 +67,12 @@ extension GraphContext {
     ///
     /// - Complexity: O(changes of the entities concerned).
     func settle(_ committed: ChangeSet, written: GraphChange, rebasing: Bool, state: inout State) {
+        // With children, every saved id settles for them: a child that read it through this
+        // context's change bases its later changes on what this save wrote.
+        let settlesAll = !state.childReads.isEmpty
         let entities = committed.entities.indices.filter { entity in
-            committed.hasChanges(entity: entity) && (!state.reads[entity].isEmpty || (rebasing && state.pending.hasChanges(entity: entity)))
+            committed.hasChanges(entity: entity)
+                && (settlesAll || !state.reads[entity].isEmpty || (rebasing && state.pending.hasChanges(entity: entity)))
         }
         // Nothing to do for a context that has not read what it saved and changed nothing
         // during the save: an import's log is never folded here.
@@ -80,14 +84,17 @@ extension GraphContext {
         if rebasing {
             state.pending.rebase(committed) { settled.object(entity: $0, key: $1) }
         }
-        for entity in entities where !state.reads[entity].isEmpty {
+        for entity in entities where settlesAll || !state.reads[entity].isEmpty {
+            let isRead = !state.reads[entity].isEmpty
             if settled.droppedTable(entity: entity) {
-                state.reads[entity].settleEmptied()
+                if isRead { state.reads[entity].settleEmptied() }
+                if settlesAll { state.childReads[entity].settleEmptied() }
                 continue
             }
             var records: [(ObjectKey, EntityReads.Record)] = []
             settled.forEach(entity: entity) { key, object in records.append((key, .stored(object))) }
-            state.reads[entity].read(records, table: latest.tables[entity])
+            if isRead { state.reads[entity].read(records, table: latest.tables[entity]) }
+            if settlesAll { state.childReads[entity].read(records, table: latest.tables[entity]) }
         }
     }
 }

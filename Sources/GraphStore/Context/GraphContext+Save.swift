@@ -61,7 +61,12 @@ extension GraphContext {
                 // Objects changed again while this save committed are now based on what it
                 // wrote, so the next save does not conflict with this one; so are later changes
                 // of objects this context had read.
-                if parent == nil, !changes.isEmpty {
+                if parent != nil {
+                    // What this child pushed it now sees through its parent's change: a later
+                    // change of it is based as the parent's is, or, once the parent saved, on
+                    // what that save wrote.
+                    markPushed(changes, state: &state)
+                } else if !changes.isEmpty {
                     // A save that changed nothing (it only deleted what was gone) settles those ids.
                     let settledBy = written ?? GraphChange(version: core.currentNumber, contextName: name, inserted: [:], updated: [:], deleted: [:])
                     settle(changes, written: settledBy, rebasing: rebasing, state: &state)
@@ -78,6 +83,21 @@ extension GraphContext {
             return parent == nil ? actions : []
         }
         for action in committedActions { action() }
+    }
+
+    /// Records every id of `changes`, which this child just saved into its parent, as read
+    /// through the parent's pending change.
+    ///
+    /// Called with the state lock held.
+    ///
+    /// - Complexity: O(changes).
+    private func markPushed(_ changes: ChangeSet, state: inout State) {
+        var pushed = changes
+        let latest = core.currentVersion
+        for entity in pushed.entities.indices where pushed.hasChanges(entity: entity) {
+            pushed.fold(entity)
+            state.reads[entity].read(pushed.entities[entity].keys.lazy.map { ($0, EntityReads.Record.inherited) }, table: latest.tables[entity])
+        }
     }
 
     /// Takes a child's saved changes and its `onCommit` actions.

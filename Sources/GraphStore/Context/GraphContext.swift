@@ -43,6 +43,11 @@ public final class GraphContext: Sendable {
         /// Increases with every change to `pending`, so a save can tell whether anything was
         /// changed while it committed.
         var generation: UInt64 = 0
+        /// Per entity index, once a child context was made (empty before): what this
+        /// context's saves wrote and its rollbacks dropped the bases of. A child that read an
+        /// object through one of this context's pending changes bases its later changes on
+        /// it (see ``inheritedBase(entity:key:)``); this context's own bases do not change.
+        var childReads: [EntityReads] = []
     }
 
     init(core: GraphCore, parent: GraphContext?, name: String?, mergePolicy: MergePolicy = .error) {
@@ -126,7 +131,18 @@ public final class GraphContext: Sendable {
 
     /// Discards every unsaved change and pending `onCommit` action.
     public func rollback() {
+        let latest = core.currentVersion
         state.withLock { state in
+            if !state.childReads.isEmpty {
+                // A child that read an object through a change dropped here bases its own
+                // changes as the dropped change was based, so a save made in between by
+                // another context is a conflict, not overwritten.
+                for entity in state.pending.entities.indices where state.pending.hasChanges(entity: entity) {
+                    state.pending.fold(entity)
+                    let records = state.pending.entities[entity].map { ($0.key, EntityReads.Record.stored($0.value.base)) }
+                    state.childReads[entity].read(records, table: latest.tables[entity])
+                }
+            }
             state.pending = emptyChanges
             state.commitActions = []
             state.generation += 1
@@ -148,7 +164,10 @@ public final class GraphContext: Sendable {
     /// Use it as a scratch pad: discard it (or `rollback()`) to drop its changes, or `save()`
     /// to push them into this context.
     public func newChildContext() -> GraphContext {
-        GraphContext(core: core, parent: self, name: nil, mergePolicy: mergePolicy)
+        state.withLock { state in
+            if state.childReads.isEmpty { state.childReads = Array(repeating: EntityReads(), count: core.schema.entities.count) }
+        }
+        return GraphContext(core: core, parent: self, name: nil, mergePolicy: mergePolicy)
     }
 
     // MARK: - Internal
@@ -216,14 +235,18 @@ public final class GraphContext: Sendable {
 
     /// What a child's first change of `key` is based on, when the child itself never read it
     /// from the store: this context's pending change's base, else what this context last read,
-    /// else its own parent's answer, else the stored object.
+    /// else what its last save wrote or its last rollback dropped the base of (the child may
+    /// have read through that change), else its own parent's answer, else the stored object.
     func inheritedBase(entity: Int, key: ObjectKey) -> StoredObject? {
-        let (change, record) = state.withLock { state in
+        let (change, record, childRecord) = state.withLock { state in
             state.pending.fold(entity)
-            return (state.pending.change(entity: entity, key: key), state.reads[entity].record(for: key))
+            return (
+                state.pending.change(entity: entity, key: key), state.reads[entity].record(for: key),
+                state.childReads.isEmpty ? nil : state.childReads[entity].record(for: key))
         }
         if let change { return change.base }
         if case .stored(let object) = record { return object }
+        if case .stored(let object) = childRecord { return object }
         if let parent { return parent.inheritedBase(entity: entity, key: key) }
         return core.storedObject(entity: entity, key: key)
     }

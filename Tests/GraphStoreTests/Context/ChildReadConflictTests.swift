@@ -1,0 +1,126 @@
+import ExampleModel
+import Foundation
+import GraphStore
+import GraphStoreTestSupport
+import Testing
+
+/// A child's copy is based on what it saw: an object read through its parent's pending change
+/// stays based on that change after the parent saves or drops it, and a child's own saves, once
+/// the parent saved them, are what it last read. So a copy held in a child never overwrites a
+/// later save of another context without a conflict, and never conflicts with its own saves.
+@Suite struct ChildReadConflictTests {
+    /// The parent saves the change its child read through; another context then saves the same
+    /// object: the child's later change is a conflict, not a silent overwrite. (The child's base
+    /// fell through to the newest stored object, the other context's.)
+    @Test(arguments: StoreKind.allCases)
+    func aCopyReadThroughAParentsSavedChangeConflictsWithALaterSave(store: StoreKind) async throws {
+        try await withContainer(store) { container in
+            let (importer, editor) = try ReadConflictTests.setUp(container)
+            var draft = ReadConflictTests.note
+            draft.text = "editor draft"
+            editor.insert(draft)
+            let sheet = editor.newChildContext()
+            var copy = try #require(sheet.model(Note.self, id: draft.id))
+            try editor.save()
+            var imported = draft
+            imported.text = "from import"
+            importer.insert(imported)
+            try importer.save()
+
+            copy.isArchived = true
+            sheet.insert(copy)
+            try sheet.save()
+            ReadConflictTests.expectConflict(editor, .updatedElsewhere)
+            #expect(ReadConflictTests.stored(container)?.text == "from import")
+        }
+    }
+
+    /// The same when the parent drops the change instead: the child's copy holds a value the
+    /// store never had, and a save made since by another context is not overwritten by it.
+    @Test(arguments: StoreKind.allCases)
+    func aCopyReadThroughARolledBackChangeConflictsWithALaterSave(store: StoreKind) async throws {
+        try await withContainer(store) { container in
+            let (importer, editor) = try ReadConflictTests.setUp(container)
+            var draft = ReadConflictTests.note
+            draft.text = "dropped draft"
+            editor.insert(draft)
+            let sheet = editor.newChildContext()
+            var copy = try #require(sheet.model(Note.self, id: draft.id))
+            editor.rollback()
+            var imported = draft
+            imported.text = "from import"
+            importer.insert(imported)
+            try importer.save()
+
+            copy.isArchived = true
+            sheet.insert(copy)
+            try sheet.save()
+            ReadConflictTests.expectConflict(editor, .updatedElsewhere)
+            #expect(ReadConflictTests.stored(container)?.text == "from import")
+        }
+    }
+
+    /// Without the other save, the same copies save cleanly: the parent's save is what the
+    /// child last read, not a conflict with itself.
+    @Test(arguments: StoreKind.allCases)
+    func aChildsCopySavesCleanlyAfterItsParentSaved(store: StoreKind) async throws {
+        try await withContainer(store) { container in
+            let (_, editor) = try ReadConflictTests.setUp(container)
+            var draft = ReadConflictTests.note
+            draft.text = "editor draft"
+            editor.insert(draft)
+            let sheet = editor.newChildContext()
+            var copy = try #require(sheet.model(Note.self, id: draft.id))
+            try editor.save()
+            copy.isArchived = true
+            sheet.insert(copy)
+            try sheet.save()
+            try editor.save()
+            #expect(ReadConflictTests.stored(container) == copy)
+        }
+    }
+
+    /// A child edits and saves the same copy again and again, its parent saving each time: no
+    /// save conflicts with the one before it, under every policy, and each edit is stored.
+    /// (The child stayed based on its first read, so its second save conflicted with its own
+    /// first one: `.error` threw and `.storeWins` dropped the edit without a word.)
+    @Test(arguments: StoreKind.allCases, MergePolicy.allCases)
+    func aChildsRepeatedSavesDoNotConflictWithEachOther(store: StoreKind, policy: MergePolicy) async throws {
+        try await withContainer(store) { container in
+            let (_, editor) = try ReadConflictTests.setUp(container, policy: policy)
+            let sheet = editor.newChildContext()
+            var copy = try #require(sheet.model(Note.self, id: ReadConflictTests.note.id))
+            for round in 1...3 {
+                copy.text = "round \(round)"
+                sheet.insert(copy)
+                try sheet.save()
+                try editor.save()
+                #expect(ReadConflictTests.stored(container)?.text == "round \(round)")
+            }
+        }
+    }
+
+    /// Pushed but not yet saved by the parent, a child's change is still what the child's next
+    /// change is based on: another context's save in between is a conflict.
+    @Test(arguments: StoreKind.allCases)
+    func aChildsPushedChangeStillConflictsWithALaterSave(store: StoreKind) async throws {
+        try await withContainer(store) { container in
+            let (importer, editor) = try ReadConflictTests.setUp(container)
+            let sheet = editor.newChildContext()
+            var copy = try #require(sheet.model(Note.self, id: ReadConflictTests.note.id))
+            copy.text = "first"
+            sheet.insert(copy)
+            try sheet.save()
+            try editor.save()
+            var imported = copy
+            imported.text = "from import"
+            importer.insert(imported)
+            try importer.save()
+            copy.text = "second"
+            sheet.insert(copy)
+            try sheet.save()
+            ReadConflictTests.expectConflict(editor, .updatedElsewhere)
+            #expect(ReadConflictTests.stored(container)?.text == "from import")
+        }
+    }
+}
