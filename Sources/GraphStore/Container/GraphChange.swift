@@ -19,10 +19,14 @@ public struct GraphChange: Sendable, CustomStringConvertible {
     /// Tables the commit dropped whole (every object of the entity deleted): their ids are
     /// listed when asked for, so such a commit costs O(1) however many objects it deletes.
     let dropped: [String: TreeDictionary<ObjectKey, StoredObject>]
+    /// Per entity name, the updated ids whose stored object is a `.mergeByProperty` merge of
+    /// the saved change with another context's newer save, not the saved value itself.
+    let merged: [String: Set<ObjectKey>]
 
     init(
         version: UInt64, contextName: String?, inserted: [String: [ObjectKey]], updated: [String: [ObjectKey]],
-        deleted: [String: [ObjectKey]], dropped: [String: TreeDictionary<ObjectKey, StoredObject>] = [:]
+        deleted: [String: [ObjectKey]], dropped: [String: TreeDictionary<ObjectKey, StoredObject>] = [:],
+        merged: [String: Set<ObjectKey>] = [:]
     ) {
         self.version = version
         self.contextName = contextName
@@ -30,6 +34,7 @@ public struct GraphChange: Sendable, CustomStringConvertible {
         self.updated = updated
         self.deleted = deleted
         self.dropped = dropped
+        self.merged = merged
     }
 
     /// The names of the entities with any change.

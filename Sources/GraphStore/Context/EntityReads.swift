@@ -91,9 +91,15 @@ struct SettledObjects {
             if let whole = written.dropped[name] { dropped[entity] = whole }
             var map: [ObjectKey: StoredObject?] = [:]
             let mine = committed.entities[entity]
+            let merged = written.merged[name] ?? []
             for keys in [written.inserted[name], written.updated[name]] {
                 for key in keys ?? [] {
-                    if let object = table[key], object.version == written.version {
+                    if !merged.isEmpty, merged.contains(key), let value = mine[key]?.upserted {
+                        // Stored is a merge with values this context never saw: what it last
+                        // read is what it wrote, one version older than the merge, so that a
+                        // change of its copy merges again instead of reverting them.
+                        map[key] = .some(StoredObject(value: value, version: written.version - 1))
+                    } else if let object = table[key], object.version == written.version {
                         map[key] = .some(object)
                     } else if let value = mine[key]?.upserted {
                         map[key] = .some(StoredObject(value: value, version: written.version))

@@ -58,16 +58,20 @@ extension CommitPlan {
             if !insertedKeys.isEmpty { inserted[description.name] = insertedKeys }
             if !updatedKeys.isEmpty { updated[description.name] = updatedKeys }
         }
+        var merged: [String: Set<ObjectKey>] = [:]
+        for (entity, keys) in propertyMerged { merged[schema.entities[entity].name] = keys }
         for (entity, changes) in deferred.sorted(by: { $0.key < $1.key }) {
-            var insertedKeys: [ObjectKey] = [], updatedKeys: [ObjectKey] = []
+            var insertedKeys: [ObjectKey] = [], updatedKeys: [ObjectKey] = [], mergedKeys: Set<ObjectKey> = []
             next.tableStamps[entity] = next.number
-            try applyDeferred(changes, entity: entity, to: &next, inserted: &insertedKeys, updated: &updatedKeys)
+            try applyDeferred(changes, entity: entity, to: &next, inserted: &insertedKeys, updated: &updatedKeys, propertyMerged: &mergedKeys)
             let name = schema.entities[entity].name
             if !insertedKeys.isEmpty { inserted[name] = insertedKeys }
             if !updatedKeys.isEmpty { updated[name] = updatedKeys }
+            if !mergedKeys.isEmpty { merged[name] = mergedKeys }
         }
         let change = GraphChange(
-            version: next.number, contextName: contextName, inserted: inserted, updated: updated, deleted: deleted, dropped: dropped)
+            version: next.number, contextName: contextName, inserted: inserted, updated: updated, deleted: deleted, dropped: dropped,
+            merged: merged)
         next.resortChanged(from: base, change: change, schema: schema)
         return (next, change)
     }

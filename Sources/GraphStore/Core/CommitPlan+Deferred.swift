@@ -14,7 +14,7 @@ extension CommitPlan {
     /// commit already finds the new version: it only replaces the value.
     func applyDeferred(
         _ changes: DeferredUpserts, entity: Int, to next: inout GraphVersion,
-        inserted: inout [ObjectKey], updated: inout [ObjectKey]
+        inserted: inout [ObjectKey], updated: inout [ObjectKey], propertyMerged: inout Set<ObjectKey>
     ) throws {
         var conflicts: [MergeConflict] = []
         /// Ids `.storeWins` (or `.mergeByProperty`, for a deletion elsewhere) kept as stored:
@@ -55,6 +55,7 @@ extension CommitPlan {
                     }
                     if let base {
                         merged[key] = (base, old)
+                        propertyMerged.insert(key)
                         table[key] = StoredObject(value: try description.mergingProperties(base.value, value, old.value), version: number)
                     }
                 case .error, .contextWins:

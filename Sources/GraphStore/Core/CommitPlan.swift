@@ -27,6 +27,8 @@ struct CommitPlan {
     /// Upserts of standalone entities whose conflict check is left to `apply`, which looks
     /// each object up anyway (one tree lookup per object instead of two).
     private(set) var deferred: [Int: DeferredUpserts] = [:]
+    /// Per entity index, the ids `.mergeByProperty` merged with a newer stored object.
+    private(set) var propertyMerged: [Int: Set<ObjectKey>] = [:]
 
     /// A standalone entity's upserts as the context holds them: its entries, then its log.
     struct DeferredUpserts {
@@ -147,6 +149,7 @@ struct CommitPlan {
                             guard let stored else { continue }
                             if let based = change.base {
                                 upserts[entity][key] = try schema.entities[entity].mergingProperties(based.value, value, stored.value)
+                                propertyMerged[entity, default: []].insert(key)
                                 continue
                             }
                             // Inserted by both: with no base, every property is this context's.
