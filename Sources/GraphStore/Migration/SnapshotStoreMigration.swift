@@ -65,7 +65,11 @@ enum SnapshotStoreMigration {
         do {
             try AtomicFile.write(bytes, to: url)
         } catch {
-            for file in written { try? FileManager.default.removeItem(at: file) }
+            // A failed directory fsync comes after the rename: the migrated file already stands
+            // at `url`, and the kept copies are the only copies of the old store, so they stay.
+            if case .io(operation: "fsync directory", _, _, _)? = (error as any Error) as? FileLayerError {} else {
+                for file in written { try? FileManager.default.removeItem(at: file) }
+            }
             throw GraphStoreError(error, path: url.path)
         }
         if journal != nil {
