@@ -33,7 +33,7 @@ extension GraphContext {
     public func save() throws {
         // The actions run after the save lock is released: they are user code, and may save
         // this context again.
-        let committedActions = try withSaveLock { () throws -> [@Sendable () -> Void] in
+        let (committedActions, notDurable) = try withSaveLock { () throws -> ([@Sendable () -> Void], GraphStoreError?) in
             let (changes, actions, policy, name, generation) = withState { state in
                 (state.pending, state.commitActions, state.mergePolicy, state.name, state.generation)
             }
@@ -79,10 +79,12 @@ extension GraphContext {
             if changes.count >= BackgroundRelease.objectCount || changes.cleared.contains(where: { $0 != nil }) {
                 BackgroundRelease.drop((consume changes, consume written))
             }
-            if let notDurable { throw notDurable }
-            return parent == nil ? actions : []
+            return (parent == nil ? actions : [], notDurable)
         }
+        // A save that committed but may not survive a power loss still committed: its actions
+        // run, as its change notification did, before the caller hears of the fsync.
         for action in committedActions { action() }
+        if let notDurable { throw notDurable }
     }
 
     /// Records every id of `changes`, which this child just saved into its parent, as read
