@@ -212,7 +212,9 @@ final class SnapshotFileBackend: StoreBackend {
         var migrated = false
         do {
             snapshot = try readMigrating(schema: schema, migrated: &migrated)
-        } catch let error as GraphStoreError where options.recoverFromPreviousSnapshot && error.isDamage {
+        } catch let error as GraphStoreError where options.recoverFromPreviousSnapshot && error.isDamage(of: target.url.path) {
+            // Only damage of the snapshot itself: a damaged or foreign journal met while
+            // migrating is the journal's, and the snapshot must not be replaced for it.
             snapshot = try recover(from: error, schema: schema)
         }
         let replayed = try JournalReplay.open(
@@ -330,7 +332,9 @@ final class SnapshotFileBackend: StoreBackend {
         let previous = target.previousURL
         let recovered: (header: SnapshotHeaderV1, version: GraphVersion)?
         do {
-            recovered = try Self.read(previous, schema: schema, limit: options.maxDecompressedBytes)
+            // Only a previous snapshot of the app's model version: an older one is not migrated
+            // here, and a newer one is not the app's to open.
+            recovered = try Self.read(previous, schema: schema, limit: options.maxDecompressedBytes, modelVersion: target.modelVersion)
         } catch {
             throw damage
         }
@@ -343,9 +347,9 @@ final class SnapshotFileBackend: StoreBackend {
         } catch {
             throw damage
         }
-        // The damaged file must not become the previous snapshot: put the good one back first.
-        try? FileManager.default.removeItem(at: target.url)
-        try? FileManager.default.copyItem(at: previous, to: target.url)
+        // The damaged file must not become the previous snapshot: put the good one back first,
+        // atomically, so that a crash leaves one or the other at the store's name.
+        if let good = try? Data(contentsOf: previous) { try? AtomicFile.write(good, to: target.url) }
         logger.warning("Opened the previous snapshot because the current one is damaged", metadata: [
             "damaged": "\(damage)", "keptAs": "\(aside)",
         ])
@@ -359,6 +363,16 @@ extension GraphStoreError {
     var isDamage: Bool {
         switch self {
         case .damagedFile, .codingFailed, .decompressedSizeLimitExceeded: true
+        default: false
+        }
+    }
+
+    /// Whether this error says the file at `path` is damaged (not another file met on the way,
+    /// such as the journal).
+    func isDamage(of path: String) -> Bool {
+        switch self {
+        case .damagedFile(let damaged, _, _), .decompressedSizeLimitExceeded(let damaged, _): damaged == path
+        case .codingFailed(let damaged, _, _, _): damaged == nil || damaged == path
         default: false
         }
     }
