@@ -22,6 +22,8 @@ package final class StoreJournal: Sendable {
     package let durability: Durability
     private let interval: Duration
     private let clock: any WriterClock
+    /// Runs once before this run's first record (see ``start(path:durability:interval:clock:lineage:openedAt:existing:beforeFirstRecord:)``).
+    private let beforeFirstRecord: (@Sendable () throws(GraphStoreError) -> Void)?
     private let state: Guarded<State>
     private let gate = SyncGate()
     private let logger = Logger(label: "GraphStore.StoreJournal")
@@ -52,18 +54,22 @@ package final class StoreJournal: Sendable {
         var backgroundSyncArmed = false
         /// A rotation renamed a new file into place; its directory entry is not fsynced yet.
         var needsDirectorySync = false
-        /// No journal file exists yet: the first append creates it (see ``start(path:durability:interval:clock:lineage:openedAt:existing:)``).
+        /// No journal file exists yet: the first append creates it (see ``start(path:durability:interval:clock:lineage:openedAt:existing:beforeFirstRecord:)``).
         var createsOnFirstAppend = false
+        /// `beforeFirstRecord` has not run (or not succeeded) yet.
+        var awaitsFirstRecord = true
     }
 
     private init(
-        path: String, durability: Durability, interval: Duration, clock: any WriterClock, file: JournalFile?,
+        path: String, durability: Durability, interval: Duration, clock: any WriterClock,
+        beforeFirstRecord: (@Sendable () throws(GraphStoreError) -> Void)?, file: JournalFile?,
         header: JournalFormatV1.Header, end: Int, records: [RecordMark], createsOnFirstAppend: Bool = false
     ) {
         self.path = path
         self.durability = durability
         self.interval = interval
         self.clock = clock
+        self.beforeFirstRecord = beforeFirstRecord
         state = Guarded(State(
             file: file, header: header, end: end, records: records, lastVersion: records.last?.version ?? header.baseVersion,
             createsOnFirstAppend: createsOnFirstAppend))
@@ -77,13 +83,20 @@ package final class StoreJournal: Sendable {
     /// saved to) costs no file creation and no fsync, as SQLite creates its WAL file on the
     /// first write.
     ///
+    /// `beforeFirstRecord` runs once, before the first record of this run is appended (and
+    /// before the journal file is created for it), under the commit lock but outside the
+    /// journal's own; when it throws, that append throws and the next one runs it again. A
+    /// snapshot-file store with no snapshot yet writes one there, so that the records always
+    /// continue a file that names the model version they are in.
+    ///
     /// - Throws: ``GraphStoreError/fileOperationFailed(path:operation:reason:)`` when the file
     ///   cannot be replaced or cut (a read-only directory, a full disk).
     /// - Complexity: one file creation (two fsyncs) when a journal found there must be
     ///   replaced; otherwise no I/O beyond cutting a torn tail.
     package static func start(
         path: String, durability: Durability, interval: Duration, clock: any WriterClock,
-        lineage: UUID, openedAt version: UInt64, existing: JournalContents?
+        lineage: UUID, openedAt version: UInt64, existing: JournalContents?,
+        beforeFirstRecord: (@Sendable () throws(GraphStoreError) -> Void)? = nil
     ) throws(GraphStoreError) -> StoreJournal {
         do {
             if let existing, let header = existing.scan.header, header.lineage == lineage, existing.scan.lastVersion == version {
@@ -94,8 +107,8 @@ package final class StoreJournal: Sendable {
                 }
                 let records = existing.scan.records.map { RecordMark(version: $0.version, start: $0.start) }
                 return StoreJournal(
-                    path: path, durability: durability, interval: interval, clock: clock, file: file, header: header,
-                    end: existing.scan.validEnd, records: records)
+                    path: path, durability: durability, interval: interval, clock: clock, beforeFirstRecord: beforeFirstRecord,
+                    file: file, header: header, end: existing.scan.validEnd, records: records)
             }
             let header = JournalFormatV1.Header(lineage: lineage, baseVersion: version)
             // A file there that is not continued (one a migration set aside, say) is replaced
@@ -105,14 +118,14 @@ package final class StoreJournal: Sendable {
                 // (read-only media, no space) opens and reads; every save throws the reason
                 // the journal cannot be created until it can.
                 return StoreJournal(
-                    path: path, durability: durability, interval: interval, clock: clock, file: nil, header: header,
-                    end: 0, records: [], createsOnFirstAppend: true)
+                    path: path, durability: durability, interval: interval, clock: clock, beforeFirstRecord: beforeFirstRecord,
+                    file: nil, header: header, end: 0, records: [], createsOnFirstAppend: true)
             }
             let bytes = JournalFormatV1.encodeHeader(header)
             let file = try JournalFile.create(at: path, contents: bytes)
             return StoreJournal(
-                path: path, durability: durability, interval: interval, clock: clock, file: file, header: header,
-                end: bytes.count, records: [])
+                path: path, durability: durability, interval: interval, clock: clock, beforeFirstRecord: beforeFirstRecord,
+                file: file, header: header, end: bytes.count, records: [])
         } catch let error as SystemCallError {
             throw .fileOperationFailed(path: path, operation: "open the journal", reason: String(cString: strerror(error.code)))
         } catch let error as FileLayerError {
@@ -152,6 +165,7 @@ package final class StoreJournal: Sendable {
     ///   `EROFS`, `EIO`, a closed journal).
     /// - Complexity: one system call for the record's bytes.
     package func append(_ record: UnsafeRawBufferPointer, version: UInt64) throws(GraphStoreError) -> Mark {
+        try prepareFirstRecord()
         let appended = state.withLock { (state) -> Result<(Mark, Bool), GraphStoreError> in
             Result { () throws(GraphStoreError) -> (Mark, Bool) in try append(record, version: version, to: &state) }
         }
@@ -190,6 +204,20 @@ package final class StoreJournal: Sendable {
         let arm = durability == .journaled && !state.backgroundSyncArmed
         if arm { state.backgroundSyncArmed = true }
         return (Mark(generation: state.generation, end: state.end, version: version), arm)
+    }
+
+    /// Runs `beforeFirstRecord` before the first record of this run, unless the append would
+    /// fail anyway. Outside the journal's lock: the snapshot writer it may wait for drops
+    /// records under that lock. Appends come one at a time (under the commit lock), so it runs
+    /// once.
+    private func prepareFirstRecord() throws(GraphStoreError) {
+        guard let beforeFirstRecord else { return }
+        let awaits = state.withLock { state in
+            state.awaitsFirstRecord && state.broken == nil && state.refusal == nil && (state.file != nil || state.createsOnFirstAppend)
+        }
+        guard awaits else { return }
+        try beforeFirstRecord()
+        state.withLock { $0.awaitsFirstRecord = false }
     }
 
     /// Creates the journal file, based on the latest version, for the first append: the

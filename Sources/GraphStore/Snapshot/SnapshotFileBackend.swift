@@ -60,9 +60,18 @@ final class SnapshotFileBackend: StoreBackend {
                 ?? openReplaying(journalPath: journalPath, prefetch: prefetch, schema: schema)
             var journal: StoreJournal?
             if durability != .coalesced || replayed.journal != nil {
+                // Journal records must continue a snapshot: only its header says which model
+                // version they are in, so that a newer app migrates them and an older one
+                // refuses them. A store without one gets it before its first record (once per
+                // store; opening and closing a store nothing is saved to still writes nothing).
+                var writeFirstSnapshot: (@Sendable () throws(GraphStoreError) -> Void)?
+                if !FileManager.default.fileExists(atPath: target.url.path) {
+                    writeFirstSnapshot = { [writer] () throws(GraphStoreError) in try writer.writeFirstSnapshot() }
+                }
                 journal = try StoreJournal.start(
                     path: journalPath, durability: durability, interval: interval, clock: options.clock,
-                    lineage: replayed.lineage, openedAt: replayed.version?.number ?? 0, existing: replayed.journal)
+                    lineage: replayed.lineage, openedAt: replayed.version?.number ?? 0, existing: replayed.journal,
+                    beforeFirstRecord: writeFirstSnapshot)
             }
             opened.withLock { $0.journal = journal }
             writer.reset(

@@ -24,8 +24,8 @@ struct SnapshotTarget: Sendable {
     var previousURL: URL { URL(fileURLWithPath: url.path + ".previous") }
 
     /// Encodes, compresses and atomically replaces the snapshot with `version` (its header naming
-    /// the store's `lineage`); the replaced
-    /// snapshot is kept as ``previousURL``. Returns the bytes written.
+    /// the store's `lineage`); the replaced snapshot is kept as ``previousURL`` unless
+    /// `keepsPrevious` is false. Returns the bytes written.
     ///
     /// At every instant a complete snapshot is at `url`: the previous copy is a hard link made
     /// (under a temporary name, then renamed) before the new file is renamed over the old.
@@ -33,7 +33,7 @@ struct SnapshotTarget: Sendable {
     /// - Throws: ``GraphStoreError/codingFailed(path:entity:id:reason:)``,
     ///   ``GraphStoreError/fileOperationFailed(path:operation:reason:)`` (for example `ENOSPC`).
     /// - Complexity: O(objects) to encode, O(bytes) to compress and write.
-    func write(_ version: GraphVersion, lineage: UUID?) throws -> Int {
+    func write(_ version: GraphVersion, lineage: UUID?, keepsPrevious: Bool = true) throws -> Int {
         let document = try SnapshotCodec.encode(
             version, schema: schema, format: format, modelVersion: modelVersion, savedAt: Date(), path: url.path, lineage: lineage)
         let bytes: Data
@@ -42,7 +42,7 @@ struct SnapshotTarget: Sendable {
         } catch {
             throw GraphStoreError(error, path: url.path)
         }
-        keepPrevious()
+        if keepsPrevious { keepPrevious() }
         do {
             try AtomicFile.write(bytes, to: url, fileSystem: fileSystem)
         } catch {

@@ -30,6 +30,9 @@ final class SnapshotWriter: Sendable {
         /// The store's lineage, written into every snapshot header.
         var lineage: UUID?
         var journal: StoreJournal?
+        /// The file holds the snapshot ``writeFirstSnapshot()`` wrote: the next write does not
+        /// keep it as the previous snapshot (see there).
+        var holdsFirstSnapshot = false
     }
 
     private typealias State = StoreWriterState<Own>
@@ -92,6 +95,35 @@ final class SnapshotWriter: Sendable {
         state.withLock { $0.status }
     }
 
+    /// Writes the newest version as the store's first snapshot, at once and durably, unless a
+    /// snapshot file is there already: for the journal's first record, which must continue a
+    /// file that names the model version and the lineage (opening a store migrates or refuses
+    /// by the snapshot's model version; a journal alone has none). Called under the commit
+    /// lock before that record is appended, so the newest version is the one it continues.
+    /// Runs on the writer's queue, after any write in flight; it is not a coalesced write and
+    /// sends no event. The next write replaces it without keeping it as `<file>.previous`: the
+    /// previous snapshot stays one the app's saves wrote, as before journals needed this one
+    /// (recovery never rolls a damaged store back to the empty store it started as).
+    ///
+    /// - Throws: as ``SnapshotTarget/write(_:lineage:keepsPrevious:)``.
+    /// - Complexity: O(objects) to encode (none, for a new store), plus the write's two fsyncs.
+    func writeFirstSnapshot() throws(GraphStoreError) {
+        let written: Result<Void, GraphStoreError> = queue.sync {
+            guard !FileManager.default.fileExists(atPath: target.url.path) else { return .success(()) }
+            let (version, lineage) = state.withLock { ($0.newest, $0.own.lineage) }
+            do {
+                _ = try target.write(version, lineage: lineage, keepsPrevious: false)
+                state.withLock { $0.own.holdsFirstSnapshot = true }
+                return .success(())
+            } catch {
+                return .failure(
+                    error as? GraphStoreError
+                        ?? .fileOperationFailed(path: target.url.path, operation: "write the first snapshot", reason: "\(error)"))
+            }
+        }
+        try written.get()
+    }
+
     func events() -> AsyncStream<StoreEvent> {
         broadcaster.stream()
     }
@@ -124,8 +156,10 @@ final class SnapshotWriter: Sendable {
 
     private func write(_ version: GraphVersion, lineage: UUID?) {
         beforeWrite?()
+        // Read here, on the queue: the first snapshot is written on it too.
+        let keepsPrevious = state.withLock { !$0.own.holdsFirstSnapshot }
         let started = ContinuousClock.now
-        let result = Result { try target.write(version, lineage: lineage) }
+        let result = Result { try target.write(version, lineage: lineage, keepsPrevious: keepsPrevious) }
         let duration = ContinuousClock.now - started
         let (event, finished, failedError, journalCut) = state.withLock { state in
             var event: StoreEvent
@@ -134,6 +168,7 @@ final class SnapshotWriter: Sendable {
             var failedError: GraphStoreError?
             switch result {
             case .success(let bytes):
+                state.own.holdsFirstSnapshot = false
                 if let journal = state.own.journal { journalCut = (journal, state.status.durableVersion) }
                 finished = state.recordWrite(of: version.number, bytes: bytes, duration: duration)
                 event = .wrote(version: version.number, bytes: bytes, duration: duration)
