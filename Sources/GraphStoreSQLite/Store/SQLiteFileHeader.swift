@@ -45,8 +45,11 @@ enum SQLiteFileHeader {
         let pageCount = Int(header.bigEndian(UInt32.self, at: 28))
         let validFor = header.bigEndian(UInt32.self, at: 92)
         // The page count is trusted only when written by the same change as the counter, and
-        // only without a write-ahead log, whose frames may hold pages the file does not yet.
-        guard changeCounter == validFor, pageCount > 0, !hasContent(path + "-wal") else { return }
+        // only without a write-ahead log, whose frames may hold pages the file does not yet, or
+        // a rollback journal: a process killed while committing in rollback mode (a new file's
+        // first transaction, before it turns to write-ahead logging) can leave the header of the
+        // grown file written and its last pages not, which SQLite rolls back from that journal.
+        guard changeCounter == validFor, pageCount > 0, !hasContent(path + "-wal"), !hasContent(path + "-journal") else { return }
         let expected = pageCount * pageSize
         if fileSize < expected {
             throw .damagedFile(
