@@ -43,6 +43,13 @@ extension GraphContext {
     /// context sees them, or `nil` when a marker is already pending (the caller then marks
     /// ids one by one, keeping that marker's bases).
     private func markAllDeleted(entity: Int) -> Int? {
+        // Under the save lock: a save of this context committing meanwhile would otherwise
+        // clear the pending inserts the marker drops, while the marker's table, read before
+        // that commit, lacks them: they would survive the deletion.
+        withSaveLock { markAllDeletedUnlocked(entity: entity) }
+    }
+
+    private func markAllDeletedUnlocked(entity: Int) -> Int? {
         let sequence = nextPendingSequence()
         let version = core.currentVersion
         let table = version.tables[entity]
