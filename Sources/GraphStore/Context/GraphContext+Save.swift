@@ -34,8 +34,8 @@ extension GraphContext {
         // The actions run after the save lock is released: they are user code, and may save
         // this context again.
         let (committedActions, notDurable) = try withSaveLock { () throws -> ([@Sendable () -> Void], GraphStoreError?) in
-            let (changes, actions, policy, name, generation) = withState { state in
-                (state.pending, state.commitActions, state.mergePolicy, state.name, state.generation)
+            let (changes, actions, actionsEpoch, policy, name, generation) = withState { state in
+                (state.pending, state.commitActions, state.commitActionsEpoch, state.mergePolicy, state.name, state.generation)
             }
             var written: GraphChange?
             var notDurable: GraphStoreError?
@@ -72,7 +72,7 @@ extension GraphContext {
                     settle(changes, written: settledBy, rebasing: rebasing, state: &state)
                 }
                 state.generation += 1
-                state.commitActions.removeFirst(min(actions.count, state.commitActions.count))
+                if state.commitActionsEpoch == actionsEpoch { state.commitActions.removeFirst(actions.count) }
             }
             // Either may hold the last reference to a whole deleted table (a clear marker, a
             // dropped table) or to many thousand objects: freeing them should not delay the save.

@@ -38,6 +38,9 @@ public final class GraphContext: Sendable {
         var name: String?
         var mergePolicy: MergePolicy
         var commitActions: [@Sendable () -> Void] = []
+        /// Increases with every ``rollback()``: a save in flight then leaves `commitActions`
+        /// (actions registered since) alone, the rollback having dropped the ones it took.
+        var commitActionsEpoch: UInt64 = 0
         /// Per entity index, what this context last read: the bases of its later changes.
         var reads: [EntityReads]
         /// Increases with every change to `pending`, so a save can tell whether anything was
@@ -145,6 +148,7 @@ public final class GraphContext: Sendable {
             }
             state.pending = emptyChanges
             state.commitActions = []
+            state.commitActionsEpoch += 1
             state.generation += 1
         }
     }
