@@ -26,6 +26,9 @@ struct ForeignDatabase {
     /// - Complexity: reads the 100-byte header and the schema.
     static func open(_ url: URL) throws -> ForeignDatabase {
         let path = url.standardizedFileURL.path
+        // A store this process has open is locked, as for another process; reading its file
+        // here would drop that lock (see ``OpenSQLiteStores``).
+        if OpenSQLiteStores.isOpen(path) { throw GraphStoreError.storeLocked(path: path) }
         let header = try checkFile(path)
         try SQLiteFileHeader.check(path: path)
         do {

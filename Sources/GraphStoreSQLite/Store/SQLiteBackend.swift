@@ -10,7 +10,11 @@ import GraphStore
 /// exclusive lock on the database file before it reads anything, holding it until ``close()``.
 /// SQLite tracks these POSIX locks per connection, so a second container in this process, or
 /// any other process (including the `sqlite3` shell), gets ``GraphStoreError/storeLocked(path:)``
-/// ("database is locked") until the store closes. No lock file is created.
+/// ("database is locked") until the store closes. No lock file is created. Because the kernel
+/// drops a process's POSIX locks on a file when the process closes any descriptor of it, nothing
+/// else in this process opens the file while the store is open: a second container is refused
+/// before it reads the header, and a migration's copy of the old file is read through
+/// descriptors kept open until the store closes (``OpenSQLiteStores``).
 final class SQLiteBackend: StoreBackend {
     private let writer: SQLiteWriter
     private let path: String
@@ -40,6 +44,11 @@ final class SQLiteBackend: StoreBackend {
         self.path = path
         durability = options.durability
         Self.checkNames(schema)
+        // Before anything reads the file: reading it while a container of this process has it
+        // open would drop that container's lock (see ``OpenSQLiteStores``).
+        try OpenSQLiteStores.claim(path)
+        var isOpen = false
+        defer { if !isOpen { OpenSQLiteStores.release(path) } }
         try SQLiteFileHeader.check(path: path)
         let hadLog = FileManager.default.fileExists(atPath: path + "-wal")
         let database: DatabaseQueue
@@ -103,6 +112,13 @@ final class SQLiteBackend: StoreBackend {
         opened = Guarded(loaded.version)
         writer = SQLiteWriter(
             database: database, path: path, schema: schema, opened: loaded.version, layout: loaded.layout, options: options, journal: journal)
+        isOpen = true
+    }
+
+    deinit {
+        // A backend released without `close()` (its container failed to open): the claim goes
+        // with it. After `close()` this does nothing.
+        OpenSQLiteStores.release(path)
     }
 
     // MARK: - StoreBackend
@@ -141,6 +157,8 @@ final class SQLiteBackend: StoreBackend {
     /// open to replay, and the error is thrown.
     func close() async throws {
         isClosed.withLock { $0 = true }
+        // Once the writer closed the connection, and whatever the closing threw.
+        defer { OpenSQLiteStores.release(path) }
         let journal = runJournal
         try await writer.close { flushed in
             guard let journal else { return }

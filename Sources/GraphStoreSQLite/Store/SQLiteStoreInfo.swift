@@ -57,6 +57,8 @@ public struct SQLiteStoreInfo: Sendable, Hashable {
     ///
     /// - Complexity: reads 16 bytes.
     public static func isSQLiteDatabase(at url: URL) -> Bool {
+        // A store this process has open is one, and its file must not be opened here.
+        if OpenSQLiteStores.isOpen(url.standardizedFileURL.path) { return true }
         guard let handle = try? FileHandle(forReadingFrom: url) else { return false }
         defer { try? handle.close() }
         let start = (try? handle.read(upToCount: SQLiteFileHeader.magic.count)) ?? Data()

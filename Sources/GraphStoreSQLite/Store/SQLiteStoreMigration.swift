@@ -105,15 +105,13 @@ enum SQLiteStoreMigration {
         let url = URL(fileURLWithPath: path)
         let backup = OlderStoreMigration.backupURL(for: url, version: version, companions: [".journal", "-wal", "-shm"])
         var files: [(data: Data, url: URL)] = []
-        do {
-            files.append((try Data(contentsOf: url), backup))
-            let wal = URL(fileURLWithPath: path + "-wal")
-            if FileManager.default.fileExists(atPath: wal.path) {
-                let log = try Data(contentsOf: wal)
-                if !log.isEmpty { files.append((log, URL(fileURLWithPath: backup.path + "-wal"))) }
-            }
-        } catch {
-            throw GraphStoreError.fileOperationFailed(path: path, operation: "read the old store to keep a copy of it", reason: "\(error)")
+        // Through descriptors kept open until the store closes: closing one would drop the
+        // lock this connection holds on the file (see ``OpenSQLiteStores``).
+        files.append((try OpenSQLiteStores.read(path, of: path), backup))
+        let wal = URL(fileURLWithPath: path + "-wal")
+        if FileManager.default.fileExists(atPath: wal.path) {
+            let log = try OpenSQLiteStores.read(wal.path, of: path)
+            if !log.isEmpty { files.append((log, URL(fileURLWithPath: backup.path + "-wal"))) }
         }
         if let journal {
             files.append((journal.bytes, URL(fileURLWithPath: JournalReplay.path(forStoreAt: backup.path))))
