@@ -76,6 +76,37 @@ import Testing
         #expect(reason.contains("quick_check"))
     }
 
+    /// The same damage with saves waiting in the journal: the check runs before the opening
+    /// transaction writes them, so the refused file is left byte for byte as it was. (It ran
+    /// after that transaction had committed the replayed rows through the damaged index.)
+    @Test func integrityCheckOnOpenRunsBeforeTheJournalIsReplayed() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.sqlite")
+        try await Self.makeStore(at: url, posts: 300)
+        let gate = WriterGate()
+        var options = SQLiteStoreOptions()
+        options.beforeTransaction = { _ in gate.pass() }
+        let container = try SQLiteTestKit.open(url, options: options)
+        gate.close()
+        container.mainContext.insert(ExampleModel.Tag(name: "journaled"))
+        try container.mainContext.save()
+        await gate.waitUntilReached()
+        let crashed = try SQLiteJournalTestKit.crashCopy(of: url, to: directory.file("crashed"))
+        gate.open()
+        try await container.close()
+        try await Self.corruptRootPage(of: "sqlite_autoindex_Tag_1", at: crashed)
+        let files = SQLiteJournalTestKit.storeFiles(crashed).map { SQLiteTestKit.contents($0) }
+        #expect(files[3] != nil, "the crash copy holds a journal")
+
+        let entries = SQLiteTestKit.entries(of: crashed.deletingLastPathComponent())
+        let error = try #require(SQLiteTestKit.storeError { _ = try SQLiteTestKit.open(crashed, options: SQLiteStoreOptions(checksIntegrityOnOpen: true)) })
+        #expect(SQLiteTestKit.entries(of: crashed.deletingLastPathComponent()) == entries, "files appeared or vanished")
+        guard case .damagedFile(_, _, let reason) = error else { throw Unexpected(error) }
+        #expect(reason.contains("quick_check"))
+        #expect(SQLiteJournalTestKit.storeFiles(crashed).map { SQLiteTestKit.contents($0) } == files)
+    }
+
     @Test func aPlainSQLiteDatabaseIsNotAStore() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

@@ -65,6 +65,9 @@ final class SQLiteBackend: StoreBackend {
             loaded = try database.writeWithoutTransaction { db in
                 var result: Loaded?
                 try db.inTransaction(.exclusive) {
+                    // Before the opening transaction writes anything (replayed rows, a
+                    // migration): damage is reported with the file as it was.
+                    if options.checksIntegrityOnOpen { try Self.checkIntegrity(db, path: path) }
                     result = try Self.load(db, schema: schema, path: path, journalPath: journalPath, options: options, keptCopies: &keptCopies)
                     return .commit
                 }
@@ -72,7 +75,6 @@ final class SQLiteBackend: StoreBackend {
                 // What a process killed while creating or rotating the journal left; the
                 // database's exclusive lock says no other process is at work.
                 StoreJournal.removeLeftovers(beside: journalPath)
-                if options.checksIntegrityOnOpen { try Self.checkIntegrity(db, path: path) }
                 // Only a file found to be a GraphStore store is changed: to write-ahead logging,
                 // with a sync at every commit so a finished write is durable.
                 _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
