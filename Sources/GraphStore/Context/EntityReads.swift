@@ -13,8 +13,9 @@ struct EntityReads: Sendable {
     enum Record: Sendable {
         /// The stored object (`nil`: there was none).
         case stored(StoredObject?)
-        /// An ancestor's pending change: a change is based as that ancestor's would be.
-        case inherited
+        /// An ancestor's pending change, of this sequence: a change is based as that
+        /// ancestor's would be, or, once the ancestor saved or dropped it, on what that left.
+        case inherited(sequence: UInt64)
     }
 
     /// The table as of the last fetch that read every object, if any did.
@@ -36,13 +37,13 @@ struct EntityReads: Sendable {
     }
 
     /// Records a read of every object of `table`; `inherited` are the ids the reader saw
-    /// through an ancestor's pending change instead.
+    /// through an ancestor's pending change instead, with that change's sequence.
     ///
     /// - Complexity: O(inherited).
-    mutating func readAll(_ table: TreeDictionary<ObjectKey, StoredObject>, inherited: some Sequence<ObjectKey>) {
+    mutating func readAll(_ table: TreeDictionary<ObjectKey, StoredObject>, inherited: some Sequence<(ObjectKey, UInt64)>) {
         whole = table
         byID = [:]
-        for key in inherited { byID[key] = .inherited }
+        for (key, sequence) in inherited { byID[key] = .inherited(sequence: sequence) }
     }
 
     /// Records reads of single ids (or what a save of this context left at them: it knows what
@@ -136,4 +137,45 @@ struct SettledObjects {
 
     /// Whether the save dropped `entity`'s whole table.
     func droppedTable(entity: Int) -> Bool { dropped[entity] != nil }
+}
+
+/// What a parent context's saves and rollbacks left of the pending changes its children may
+/// have read through: per id, the last such change's sequence and the base a child's change
+/// of the id is then based on (the object the save wrote, or the dropped change's base).
+///
+/// Only a child that read the id through one of these changes (or an earlier one: sequences
+/// increase) takes that base; a child that never read the id is based as any context is.
+/// Bounded as ``EntityReads``: past its limit, the records of ids with no stored object go.
+struct ChildBases: Sendable {
+    private var byID: [ObjectKey: (sequence: UInt64, base: StoredObject?)] = [:]
+    /// A save dropped the whole table: a change read at or before this sequence saw an
+    /// object that is gone.
+    private var droppedThrough: UInt64?
+
+    /// The base for a child that read `key` through the change of sequence `seen`, if this
+    /// context settled that change (or a later one of the same id).
+    ///
+    /// - Complexity: O(1) hashing.
+    func base(for key: ObjectKey, seen: UInt64) -> StoredObject?? {
+        if let settled = byID[key], settled.sequence >= seen { return .some(settled.base) }
+        if let droppedThrough, droppedThrough >= seen { return .some(nil) }
+        return nil
+    }
+
+    /// Records what the changes `records` (id, sequence, base) left; `table` is the entity's
+    /// table now (for pruning).
+    ///
+    /// - Complexity: O(k) amortized for k records.
+    mutating func settle(_ records: some Sequence<(ObjectKey, UInt64, StoredObject?)>, table: TreeDictionary<ObjectKey, StoredObject>) {
+        for (key, sequence, base) in records { byID[key] = (sequence, base) }
+        if byID.count > EntityReads.limit(storedCount: table.count) {
+            byID = byID.filter { key, _ in table[key] != nil }
+        }
+    }
+
+    /// A save dropped the whole table, as of the change of sequence `sequence`.
+    mutating func settleDropped(through sequence: UInt64) {
+        byID = [:]
+        droppedThrough = max(droppedThrough ?? 0, sequence)
+    }
 }

@@ -77,7 +77,7 @@ extension GraphContext {
             state.pending.fold(entity)
             if let change = state.pending.change(entity: entity, key: key) { return change.upserted }
             if let parent, let change = parent.pendingChange(entity: entity, key: key) {
-                state.reads[entity].read(CollectionOfOne((key, .inherited)), table: core.latestTable(entity: entity).table)
+                state.reads[entity].read(CollectionOfOne((key, .inherited(sequence: change.sequence))), table: core.latestTable(entity: entity).table)
                 return change.upserted
             }
             // Read and recorded under the context's lock, so that a save of this context

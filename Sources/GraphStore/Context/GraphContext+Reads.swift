@@ -24,11 +24,11 @@ extension GraphContext {
         guard !result.isEmpty else { return }
         var records: [(ObjectKey, EntityReads.Record)] = []
         records.reserveCapacity(result.count)
-        var seenThroughOverlay: [ObjectKey] = []
+        var seenThroughOverlay: [(ObjectKey, UInt64)] = []
         for object in result {
             let key = ObjectKey(object.id)
-            if !source.overlay.isEmpty, source.overlay[key] != nil {
-                seenThroughOverlay.append(key)
+            if !source.overlay.isEmpty, let change = source.overlay[key] {
+                seenThroughOverlay.append((key, change.sequence))
             } else {
                 records.append((key, .stored(source.table[key])))
             }
@@ -36,8 +36,8 @@ extension GraphContext {
         withState { state in
             if parent != nil {
                 // Seen through an ancestor's change, not this context's own.
-                for key in seenThroughOverlay where state.pending.change(entity: source.entity, key: key) == nil {
-                    records.append((key, .inherited))
+                for (key, sequence) in seenThroughOverlay where state.pending.change(entity: source.entity, key: key) == nil {
+                    records.append((key, .inherited(sequence: sequence)))
                 }
             }
             // Pruned against the table the fetch read: an id gone from it is gone from the store.
@@ -54,7 +54,7 @@ extension GraphContext {
                 return
             }
             state.pending.fold(entity)
-            let inherited = overlay.keys.filter { state.pending.change(entity: entity, key: $0) == nil }
+            let inherited = overlay.filter { state.pending.change(entity: entity, key: $0.key) == nil }.map { ($0.key, $0.value.sequence) }
             state.reads[entity].readAll(table, inherited: inherited)
         }
     }
@@ -69,7 +69,7 @@ extension GraphContext {
     func settle(_ committed: ChangeSet, written: GraphChange, rebasing: Bool, state: inout State) {
         // With children, every saved id settles for them: a child that read it through this
         // context's change bases its later changes on what this save wrote.
-        let settlesAll = !state.childReads.isEmpty
+        let settlesAll = !state.childBases.isEmpty
         let entities = committed.entities.indices.filter { entity in
             committed.hasChanges(entity: entity)
                 && (settlesAll || !state.reads[entity].isEmpty || (rebasing && state.pending.hasChanges(entity: entity)))
@@ -88,13 +88,23 @@ extension GraphContext {
             let isRead = !state.reads[entity].isEmpty
             if settled.droppedTable(entity: entity) {
                 if isRead { state.reads[entity].settleEmptied() }
-                if settlesAll { state.childReads[entity].settleEmptied() }
+                if settlesAll { state.childBases[entity].settleDropped(through: committed.cleared[entity]?.sequence ?? 0) }
                 continue
             }
             var records: [(ObjectKey, EntityReads.Record)] = []
             settled.forEach(entity: entity) { key, object in records.append((key, .stored(object))) }
             if isRead { state.reads[entity].read(records, table: latest.tables[entity]) }
-            if settlesAll { state.childReads[entity].read(records, table: latest.tables[entity]) }
+            if settlesAll {
+                // Each with the sequence of the change it settles (a marker's, for an id the
+                // marker deleted).
+                let marker = committed.cleared[entity]?.sequence ?? 0
+                let changes = committed.entities[entity]
+                let settledRecords = records.lazy.map { key, record -> (ObjectKey, UInt64, StoredObject?) in
+                    guard case .stored(let object) = record else { preconditionFailure("a save settles stored objects") }
+                    return (key, changes[key]?.sequence ?? marker, object)
+                }
+                state.childBases[entity].settle(settledRecords, table: latest.tables[entity])
+            }
         }
     }
 }

@@ -98,7 +98,8 @@ extension GraphContext {
         let latest = core.currentVersion
         for entity in pushed.entities.indices where pushed.hasChanges(entity: entity) {
             pushed.fold(entity)
-            state.reads[entity].read(pushed.entities[entity].keys.lazy.map { ($0, EntityReads.Record.inherited) }, table: latest.tables[entity])
+            state.reads[entity].read(
+                pushed.entities[entity].lazy.map { ($0.key, EntityReads.Record.inherited(sequence: $0.value.sequence)) }, table: latest.tables[entity])
         }
     }
 

@@ -50,7 +50,7 @@ public final class GraphContext: Sendable {
         /// context's saves wrote and its rollbacks dropped the bases of. A child that read an
         /// object through one of this context's pending changes bases its later changes on
         /// it (see ``inheritedBase(entity:key:)``); this context's own bases do not change.
-        var childReads: [EntityReads] = []
+        var childBases: [ChildBases] = []
     }
 
     init(core: GraphCore, parent: GraphContext?, name: String?, mergePolicy: MergePolicy = .error) {
@@ -136,14 +136,14 @@ public final class GraphContext: Sendable {
     public func rollback() {
         let latest = core.currentVersion
         state.withLock { state in
-            if !state.childReads.isEmpty {
+            if !state.childBases.isEmpty {
                 // A child that read an object through a change dropped here bases its own
                 // changes as the dropped change was based, so a save made in between by
                 // another context is a conflict, not overwritten.
                 for entity in state.pending.entities.indices where state.pending.hasChanges(entity: entity) {
                     state.pending.fold(entity)
-                    let records = state.pending.entities[entity].map { ($0.key, EntityReads.Record.stored($0.value.base)) }
-                    state.childReads[entity].read(records, table: latest.tables[entity])
+                    let records = state.pending.entities[entity].lazy.map { ($0.key, $0.value.sequence, $0.value.base) }
+                    state.childBases[entity].settle(records, table: latest.tables[entity])
                 }
             }
             state.pending = emptyChanges
@@ -169,7 +169,7 @@ public final class GraphContext: Sendable {
     /// to push them into this context.
     public func newChildContext() -> GraphContext {
         state.withLock { state in
-            if state.childReads.isEmpty { state.childReads = Array(repeating: EntityReads(), count: core.schema.entities.count) }
+            if state.childBases.isEmpty { state.childBases = Array(repeating: ChildBases(), count: core.schema.entities.count) }
         }
         return GraphContext(core: core, parent: self, name: nil, mergePolicy: mergePolicy)
     }
@@ -231,27 +231,36 @@ public final class GraphContext: Sendable {
         entity: Int, key: ObjectKey, marker: ClearMarker?, reads: EntityReads, table: TreeDictionary<ObjectKey, StoredObject>?
     ) -> StoredObject? {
         if let marked = marker?.table[key] { return marked }
-        if case .stored(let object) = reads.record(for: key) { return object }
-        if let parent { return parent.inheritedBase(entity: entity, key: key) }
+        let record = reads.record(for: key)
+        if case .stored(let object) = record { return object }
+        if let parent {
+            let seen: UInt64? = if case .inherited(let sequence) = record { sequence } else { nil }
+            return parent.inheritedBase(entity: entity, key: key, seen: seen)
+        }
         if let table { return table[key] }
         return core.storedObject(entity: entity, key: key)
     }
 
     /// What a child's first change of `key` is based on, when the child itself never read it
-    /// from the store: this context's pending change's base, else what this context last read,
-    /// else what its last save wrote or its last rollback dropped the base of (the child may
-    /// have read through that change), else its own parent's answer, else the stored object.
-    func inheritedBase(entity: Int, key: ObjectKey) -> StoredObject? {
-        let (change, record, childRecord) = state.withLock { state in
+    /// from the store (`seen`: the sequence of the ancestor's change it read the id through, if
+    /// it did): this context's pending change's base, else what this context last read, else,
+    /// for a child that read through a change this context has since saved or dropped, what
+    /// that save wrote or the dropped change's base, else its own parent's answer, else the
+    /// stored object.
+    func inheritedBase(entity: Int, key: ObjectKey, seen: UInt64?) -> StoredObject? {
+        let (change, record, settled) = state.withLock { state in
             state.pending.fold(entity)
             return (
                 state.pending.change(entity: entity, key: key), state.reads[entity].record(for: key),
-                state.childReads.isEmpty ? nil : state.childReads[entity].record(for: key))
+                seen.flatMap { state.childBases.isEmpty ? nil : state.childBases[entity].base(for: key, seen: $0) })
         }
         if let change { return change.base }
         if case .stored(let object) = record { return object }
-        if case .stored(let object) = childRecord { return object }
-        if let parent { return parent.inheritedBase(entity: entity, key: key) }
+        if let settled { return settled }
+        if let parent {
+            let inherited: UInt64? = if case .inherited(let sequence) = record { sequence } else { nil }
+            return parent.inheritedBase(entity: entity, key: key, seen: seen ?? inherited)
+        }
         return core.storedObject(entity: entity, key: key)
     }
 

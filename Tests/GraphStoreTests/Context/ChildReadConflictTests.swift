@@ -123,4 +123,29 @@ import Testing
             #expect(ReadConflictTests.stored(container)?.text == "from import")
         }
     }
+
+    /// A child made after its parent saved never read through the saved change: its change of
+    /// the id is based as any context's, so re-creating an object another context deleted
+    /// since is not a conflict.
+    @Test(arguments: StoreKind.allCases, [MergePolicy.error, .storeWins])
+    func aNewChildIsNotBasedOnAnEarlierChildsRead(store: StoreKind, policy: MergePolicy) async throws {
+        try await withContainer(store) { container in
+            let (importer, editor) = try ReadConflictTests.setUp(container, policy: policy)
+            let first = editor.newChildContext()
+            var copy = try #require(first.model(Note.self, id: ReadConflictTests.note.id))
+            copy.text = "first"
+            first.insert(copy)
+            try first.save()
+            try editor.save()
+            importer.delete(Note.self, id: copy.id)
+            try importer.save()
+
+            let second = editor.newChildContext()
+            copy.text = "again"
+            second.insert(copy)
+            try second.save()
+            try editor.save()
+            #expect(ReadConflictTests.stored(container)?.text == "again")
+        }
+    }
 }

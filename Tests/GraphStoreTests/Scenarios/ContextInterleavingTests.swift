@@ -261,6 +261,8 @@ import Testing
             if policy == .error, !conflicting.isEmpty { return conflicting.sorted() }
             var written: [Int: Value?] = [:]
             var settled: Set<Int> = []
+            /// Ids a property merge wrote, with the context's own value.
+            var merged: [Int: Value] = [:]
             for (id, change) in pending[c] {
                 guard conflicting.contains(id) else {
                     written[id] = .some(change.value)
@@ -285,6 +287,7 @@ import Testing
                     written[id] = .some(Value(
                         a: mine.a != base.value.a ? mine.a : stored.value.a,
                         b: mine.b != base.value.b ? mine.b : stored.value.b))
+                    merged[id] = mine
                 }
                 settled.insert(id)
             }
@@ -293,9 +296,13 @@ import Testing
             for (id, value) in written {
                 if let value { objects[id] = Stored(value: value, version: writes) } else { objects[id] = nil }
             }
-            // Of an entity it has read, the context knows what its save left.
+            // Of an entity it has read, the context knows what its save left; where that is a
+            // property merge, what it wrote, one version older, so that its held copy merges
+            // again.
             if !reads[c].isEmpty {
-                for id in settled { reads[c].byID[id] = .some(objects[id]) }
+                for id in settled {
+                    reads[c].byID[id] = .some(merged[id].map { Stored(value: $0, version: writes - 1) } ?? objects[id])
+                }
             }
             pending[c] = [:]
             return nil
