@@ -228,4 +228,29 @@ import Testing
         }
         #expect(reason.contains("date"))
     }
+
+    /// A destination with a rollback journal or a GraphStore journal beside it is refused even
+    /// when overwriting: SQLite would apply the leftover rollback journal to the new file (and
+    /// cut or overwrite its pages), and the journal's saves would be replayed onto, or refuse,
+    /// the migrated store. Every file is left as it was.
+    @Test(arguments: ["store.sqlite-journal", "store.sqlite.journal"])
+    func aDestinationWithAJournalBesideItIsRefused(journal: String) async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let source = try await makeSnapshot(in: directory)
+        let destination = directory.file("store.sqlite")
+        try Data("old store".utf8).write(to: destination)
+        try Data("leftover".utf8).write(to: directory.file(journal))
+
+        let error = SQLiteTestKit.storeError { try Migration.snapshotToSQLite(from: source, to: destination, options: MigrationOptions(overwrite: true)) }
+        guard case .fileOperationFailed(let path, _, let reason)? = error else {
+            Issue.record("expected fileOperationFailed, got \(String(describing: error))")
+            return
+        }
+        #expect(path == destination.path)
+        #expect(reason.contains(journal))
+        #expect(try Data(contentsOf: destination) == Data("old store".utf8))
+        #expect(try Data(contentsOf: directory.file(journal)) == Data("leftover".utf8))
+        #expect(MigrationTestKit.files(in: directory.url) == ["store.json.gz", "store.sqlite", journal])
+    }
 }

@@ -22,9 +22,10 @@ struct MigrationFile {
     ///
     /// - Throws: ``GraphStore/GraphStoreError/fileOperationFailed(path:operation:reason:)`` when
     ///   the destination exists and `overwrite` is false, when it is a directory, when its
-    ///   directory does not exist, or when it has a non-empty write-ahead log (a store open in
-    ///   another process, or not closed cleanly: replacing the file would pair the new database
-    ///   with the old log).
+    ///   directory does not exist, or when it has a non-empty write-ahead log or rollback
+    ///   journal (a store open in another process, or not closed cleanly: replacing the file
+    ///   would pair the new database with the old log, which SQLite would then apply to it), or
+    ///   a GraphStore journal (saves of the store there that its file does not hold yet).
     init(destination url: URL, overwrite: Bool) throws {
         self.url = url
         let directory = url.deletingLastPathComponent()
@@ -46,6 +47,17 @@ struct MigrationFile {
             throw GraphStoreError.fileOperationFailed(
                 path: url.path, operation: "migrate",
                 reason: "the destination has a write-ahead log (\(url.lastPathComponent)-wal): it is open in another process or was not closed cleanly; open and close it with GraphStore first")
+        }
+        if Self.size(of: url.path + "-journal") > 0 {
+            throw GraphStoreError.fileOperationFailed(
+                path: url.path, operation: "migrate",
+                reason: "the destination has a rollback journal (\(url.lastPathComponent)-journal): a process writing it was killed, and SQLite would apply that journal to a new file there; open and close it with GraphStore or SQLite first")
+        }
+        let journal = JournalReplay.path(forStoreAt: url.path)
+        if FileManager.default.fileExists(atPath: journal) {
+            throw GraphStoreError.fileOperationFailed(
+                path: url.path, operation: "migrate",
+                reason: "the destination has a GraphStore journal (\(URL(fileURLWithPath: journal).lastPathComponent)): it is open in an app, or holds saves its file does not yet; open and close it with GraphStore first")
         }
     }
 
@@ -73,13 +85,13 @@ struct MigrationFile {
     }
 
     /// Makes the finished temporary file durable and renames it to the destination, then makes
-    /// the rename durable. Leftover empty `-wal` / `-shm` files of a replaced database are
+    /// the rename durable. Leftover empty `-journal` / `-wal` / `-shm` files of a replaced database are
     /// removed first, so the new database does not meet them.
     ///
     /// - Throws: ``GraphStore/GraphStoreError/fileOperationFailed(path:operation:reason:)``.
     func commit() throws {
         try sync(temporary.path, operation: "fsync the migrated file")
-        for suffix in Self.sqliteSiblingSuffixes.dropFirst() where Self.size(of: url.path + suffix) == 0 {
+        for suffix in Self.sqliteSiblingSuffixes where Self.size(of: url.path + suffix) == 0 {
             unlink(url.path + suffix)
         }
         guard rename(temporary.path, url.path) == 0 else {
