@@ -10,7 +10,8 @@ import Foundation
 public struct UnreplayedSaves: Sendable, Equatable {
     /// The journal's path: `<store>.journal`.
     public var journalPath: String
-    /// How many saves (journal records) are newer than the file.
+    /// How many saves are newer than the file: journal records, or versions a newer file
+    /// written while this one was read holds.
     public var count: Int
     /// The store version the file holds.
     public var fileVersion: UInt64
@@ -35,14 +36,19 @@ public struct UnreplayedSaves: Sendable, Equatable {
         }
         guard let contents else { return nil }
         let newer = contents.scan.records.filter { $0.version > fileVersion }
-        guard let newest = newer.last else { return nil }
-        return UnreplayedSaves(journalPath: path, count: newer.count, fileVersion: fileVersion, newestVersion: newest.version)
+        // A journal that continues a newer file than the one read: the store was written (a
+        // snapshot, then the records it covers dropped) while it was read, so saves the reader
+        // has are missing from both what it read of the file and the journal.
+        let base = contents.scan.header?.baseVersion ?? 0
+        let newest = max(newer.last?.version ?? 0, base)
+        guard newest > fileVersion else { return nil }
+        return UnreplayedSaves(journalPath: path, count: Int(clamping: newest - fileVersion), fileVersion: fileVersion, newestVersion: newest)
     }
 
     /// The error a tool throws instead of reading `storePath` without these saves.
     public func error(reading storePath: String) -> GraphStoreError {
         .fileOperationFailed(
             path: journalPath, operation: "read \(storePath) without its journal",
-            reason: "the journal holds \(count) save\(count == 1 ? "" : "s") newer than the file (store version \(fileVersion + 1 == newestVersion ? "\(newestVersion)" : "\(fileVersion + 1) to \(newestVersion)")): the store is open in a process, or its last process ended without closing it. Open it with the app's GraphContainer and close it, which writes them into the file, then read it again")
+            reason: "the store holds \(count) save\(count == 1 ? "" : "s") newer than the file (store version \(fileVersion + 1 == newestVersion ? "\(newestVersion)" : "\(fileVersion + 1) to \(newestVersion)")), in its journal or in a newer file written while this one was read: the store is open in a process, or its last process ended without closing it. Open it with the app's GraphContainer and close it, which writes them into the file, then read it again")
     }
 }

@@ -38,6 +38,25 @@ import Testing
         #expect(snapshot.objects(of: "Note").count == texts.count)
     }
 
+    /// A reader that read an older file while the app wrote a newer one and dropped the
+    /// journal records it covers finds a journal that continues a newer version than its file:
+    /// refused, even with no record left, instead of reading a store missing those saves.
+    @Test func aJournalContinuingANewerFileThanTheOneReadIsRefused() async throws {
+        let scratch = try TemporaryDirectory()
+        defer { scratch.remove() }
+        let (url, _) = try await JournalStoreTests.crashedStore(notes: 3, in: scratch, snapshotFirst: true)
+        let journal = URL(fileURLWithPath: url.path + ".journal")
+        let contents = try #require(try JournalReplay.read(journal.path))
+        // As the app leaves it after a snapshot of version 4 dropped every record.
+        let rotated = JournalFormatV1.encodeHeader(JournalFormatV1.Header(lineage: try #require(contents.lineage), baseVersion: 4))
+        try Data(rotated).write(to: journal)
+
+        #expect(try UnreplayedSaves.find(forStoreAt: url, fileVersion: 1) == UnreplayedSaves(journalPath: journal.path, count: 3, fileVersion: 1, newestVersion: 4))
+        #expect(try UnreplayedSaves.find(forStoreAt: url, fileVersion: 4) == nil)
+        let error = try #require(throws: GraphStoreError.self) { try GenericSnapshot.read(from: url) }
+        #expect(error.description.contains("store version 2 to 4"), "\(error)")
+    }
+
     @Test func aStoreWithoutJournalOrWithAnEmptyOneReads() async throws {
         let scratch = try TemporaryDirectory()
         defer { scratch.remove() }
