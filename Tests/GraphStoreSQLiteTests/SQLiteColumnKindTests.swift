@@ -58,6 +58,45 @@ import Testing
         try await old.close()
     }
 
+    /// Version 1 with an optional score that few readings have.
+    struct ScoredV1: Entity {
+        static var entityName: String { "Scored" }
+        var id: Int
+        var score: Int?
+    }
+
+    /// Version 2: the score is now a `Double`.
+    struct ScoredV2: Entity {
+        static var entityName: String { "Scored" }
+        var id: Int
+        var score: Double?
+    }
+
+    /// One object of 20,000 has a value in the changed field: the objects encoded at open
+    /// (a sample) almost never include it, so the check looks the value up in the database.
+    /// (The store opened, and the first save of a scored object failed to write.)
+    @Test func aChangedFieldFewObjectsHoldIsRefusedAtOpen() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.sqlite")
+        let first = try SQLiteTestKit.open(url, model: [ScoredV1.self])
+        for id in 0..<20_000 { first.mainContext.insert(ScoredV1(id: id, score: id == 12_345 ? 7 : nil)) }
+        try first.mainContext.save()
+        try await first.close()
+        let before = SQLiteJournalTestKit.snapshot(of: directory.url)
+
+        let error = SQLiteTestKit.storeError { _ = try SQLiteTestKit.open(url, model: [ScoredV2.self]) }
+        guard case .codingFailed(let path, let entity, let id, let reason) = error else {
+            Issue.record("expected codingFailed, got \(String(describing: error))")
+            return
+        }
+        #expect(path == url.path)
+        #expect(entity == "Scored")
+        #expect(id == "12345")
+        #expect(reason.contains("\"score\""))
+        #expect(SQLiteJournalTestKit.snapshot(of: directory.url) == before)
+    }
+
     /// An empty table has no value to compare: the first write of the changed field finds the
     /// mismatch, and from then on saves throw instead of piling up what cannot be written.
     @Test func anEmptyTableIsCheckedByTheFirstWriteAndSavesThenThrow() async throws {

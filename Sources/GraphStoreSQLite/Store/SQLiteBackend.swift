@@ -216,7 +216,7 @@ final class SQLiteBackend: StoreBackend {
         let version = replay.version ?? stored.version
         var layout = stored.layout
         // Before anything is written: every column must still take what the types encode.
-        let notEncoded = try SQLiteColumnKindCheck.check(version, schema: schema, layout: layout, path: path)
+        let notEncoded = try SQLiteColumnKindCheck.check(version, schema: schema, layout: layout, path: path, db: db)
         // …and no column may hold values the types neither read nor write.
         try SQLiteUnkeptColumnCheck.check(notEncoded, schema: schema, layout: layout, db: db, path: path)
         if !replay.replayed.isEmpty {

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import GraphStore
 
 /// Finds, when a store opens, the columns whose recorded kind no longer matches what the app's
@@ -7,7 +8,10 @@ import GraphStore
 /// of its first value.
 ///
 /// Each entity's objects are encoded with the store's row encoder until every column of its
-/// table has been seen with a non-NULL value, or ``sampleLimit`` objects were encoded. A table
+/// table has been seen with a non-NULL value, or ``sampleLimit`` objects were encoded. A column
+/// still unseen then (NULL in every sampled object) is looked up in the database: its first
+/// row with a value is decoded and encoded again, so a changed type is found however few
+/// objects hold a value in that field. A table
 /// with no rows has nothing to compare: its recorded kinds are checked by the first write of
 /// the entity, which then fails with the same error (and the store refuses further saves; see
 /// ``SQLiteWriter``). Columns of kind `json` take any value and are never a mismatch.
@@ -24,7 +28,7 @@ enum SQLiteColumnKindCheck {
     ///   field the type no longer has, or of an optional field `nil` in every sampled object),
     ///   for ``SQLiteUnkeptColumnCheck``.
     @discardableResult
-    static func check(_ version: GraphVersion, schema: Schema, layout: StoreLayout, path: String) throws -> [String: Set<String>] {
+    static func check(_ version: GraphVersion, schema: Schema, layout: StoreLayout, path: String, db: Database? = nil) throws -> [String: Set<String>] {
         let json = SQLiteJSON.makeEncoder()
         var notEncoded: [String: Set<String>] = [:]
         for (index, entity) in schema.entities.enumerated() {
@@ -47,15 +51,49 @@ enum SQLiteColumnKindCheck {
                     unencoded.remove(field.name)
                     guard let kind = field.value.kind else { continue }
                     unseen.remove(field.name)
-                    if let recorded = table.kindByName[field.name], recorded != kind {
-                        throw GraphStoreError.codingFailed(
-                            path: path, entity: entity.name, id: key.description,
-                            reason: mismatch(entity: entity.name, field: field.name, stored: recorded, written: kind) + " The file was left untouched.")
-                    }
+                    try compare(field.name, kind, table: table, entity: entity.name, id: key.description, path: path)
                 }
+            }
+            if let db, !unseen.isEmpty, sampled < version.tables[index].count {
+                try checkRows(holding: unseen, of: entity, table: table, db: db, json: json, path: path)
             }
         }
         return notEncoded
+    }
+
+    /// For each of `columns`, the first row with a value there, decoded with the app's type and
+    /// encoded again: the kind it writes must be the column's.
+    ///
+    /// - Complexity: one query per column, at most a scan of the table each.
+    private static func checkRows(
+        holding columns: Set<String>, of entity: EntityDescription, table: TableLayout, db: Database, json: JSONEncoder, path: String
+    ) throws {
+        let decoder = SQLiteJSON.makeDecoder()
+        for column in columns.sorted() {
+            let sql = table.selectSQL + " WHERE \(column.quotedDatabaseIdentifier) IS NOT NULL LIMIT 1"
+            guard let row = try Row.fetchOne(db, sql: sql) else { continue }
+            let values = (0..<table.columns.count).map { index -> DatabaseValue in row[index] }
+            let id = table.index(of: SQLiteFormatV1.idColumn).map { ColumnDecoding.idText(values[$0]) }
+            let fields: [EncodedField]
+            do {
+                let object = try RowDecoder.decode(entity.type, table: table, values: values, json: decoder)
+                fields = try RowEncoder.encode(object, existingKinds: table.kindByName, json: json)
+            } catch {
+                throw GraphStoreError.sqliteCoding(error, path: path, entity: entity.name, id: id)
+            }
+            for field in fields where field.name == column {
+                guard let kind = field.value.kind else { continue }
+                try compare(column, kind, table: table, entity: entity.name, id: id, path: path)
+            }
+        }
+    }
+
+    private static func compare(_ field: String, _ kind: ColumnKind, table: TableLayout, entity: String, id: String?, path: String) throws {
+        if let recorded = table.kindByName[field], recorded != kind {
+            throw GraphStoreError.codingFailed(
+                path: path, entity: entity, id: id,
+                reason: mismatch(entity: entity, field: field, stored: recorded, written: kind) + " The file was left untouched.")
+        }
     }
 
     /// What a field whose column holds `stored` values but whose type now writes `written`
