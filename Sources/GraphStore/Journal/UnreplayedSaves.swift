@@ -27,7 +27,16 @@ public struct UnreplayedSaves: Sendable, Equatable {
     ///   ``GraphStoreError/fileOperationFailed(path:operation:reason:)`` when it cannot be read.
     /// - Complexity: O(journal size); one `stat` when there is no journal.
     public static func find(forStoreAt url: URL, fileVersion: UInt64) throws -> UnreplayedSaves? {
-        let path = JournalReplay.path(forStoreAt: url.path)
+        // The app writes the journal beside the path it opened, which may be a symbolic link
+        // to the file read here, or the file a link read here points to: both are looked at.
+        let resolved = url.resolvingSymlinksInPath()
+        if resolved.path != url.path, let saves = try find(journalAt: JournalReplay.path(forStoreAt: resolved.path), fileVersion: fileVersion) {
+            return saves
+        }
+        return try find(journalAt: JournalReplay.path(forStoreAt: url.path), fileVersion: fileVersion)
+    }
+
+    private static func find(journalAt path: String, fileVersion: UInt64) throws -> UnreplayedSaves? {
         let contents: JournalContents?
         do {
             contents = try JournalReplay.read(path)

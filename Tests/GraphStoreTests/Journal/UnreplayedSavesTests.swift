@@ -57,6 +57,23 @@ import Testing
         #expect(error.description.contains("store version 2 to 4"), "\(error)")
     }
 
+    /// Read through a symbolic link, the store's journal beside the file it points to still
+    /// counts: the tool would otherwise read the file without those saves.
+    @Test func aStoreReadThroughASymbolicLinkFindsItsJournal() async throws {
+        let scratch = try TemporaryDirectory()
+        defer { scratch.remove() }
+        let (url, _) = try await JournalStoreTests.crashedStore(notes: 3, in: scratch, snapshotFirst: true)
+        let links = try TemporaryDirectory()
+        defer { links.remove() }
+        let link = links.file("link.json.gz")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: url)
+
+        let saves = try #require(try UnreplayedSaves.find(forStoreAt: link, fileVersion: 1))
+        #expect(saves.journalPath == url.path + ".journal")
+        #expect(saves.count == 3)
+        #expect(throws: GraphStoreError.self) { try GenericSnapshot.read(from: link) }
+    }
+
     @Test func aStoreWithoutJournalOrWithAnEmptyOneReads() async throws {
         let scratch = try TemporaryDirectory()
         defer { scratch.remove() }
