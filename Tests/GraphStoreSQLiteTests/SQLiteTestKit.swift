@@ -63,6 +63,19 @@ enum SQLiteTestKit {
         return try JSONSerialization.jsonObject(with: result.output)
     }
 
+    /// Another process counts the rows of `table` in the store at `url`; returns the result.
+    static func countFromAnotherProcess(_ url: URL, table: String) async throws -> ProcessResult {
+        try await runPython(
+            "import sqlite3, sys\nprint(sqlite3.connect(sys.argv[1], timeout=0).execute('SELECT count(*) FROM \(table)').fetchone()[0])", [url.path])
+    }
+
+    /// Expects another process to be refused reading the store at `url`: it is locked.
+    static func expectLockedAgainstOtherProcesses(_ url: URL, table: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let result = try await countFromAnotherProcess(url, table: table)
+        #expect(result.status != 0, "another process read the open store: \(result.standardOutput)", sourceLocation: sourceLocation)
+        #expect(result.standardError.contains("database is locked"), sourceLocation: sourceLocation)
+    }
+
     // MARK: - Errors
 
     /// The error `body` throws, as a `GraphStoreError`.
