@@ -340,7 +340,10 @@ package final class StoreJournal: Sendable {
                 // A synchronous save among them was fsynced in the old file, and must be in the
                 // new one before the old one goes; a journaled one waits for the next fsync.
                 let tail = plan.keep.upperBound..<state.end
-                let syncsTail = !tail.isEmpty && durability == .synchronous
+                // So must any of them a flush already made durable in the old file (it fsynced
+                // while the bulk was copied): the old file, and that fsync, go with the rename.
+                let syncsTail = !tail.isEmpty
+                    && (durability == .synchronous || gate.hasSynced(generation: state.generation, beyond: tail.lowerBound))
                 if !tail.isEmpty {
                     try file.copy(from: path, range: tail)
                     if syncsTail { try file.sync() }
@@ -396,11 +399,23 @@ package final class StoreJournal: Sendable {
     }
 
     /// Stops appending and releases the file, leaving it on disk (a close whose last write
-    /// failed: the journal still holds what the store file lacks).
-    package func detach() {
-        state.withLock { state in
-            state.file = nil
-            state.createsOnFirstAppend = false
+    /// failed: the journal still holds what the store file lacks). It is fsynced first, so that
+    /// what it holds survives a power loss too: after this no `flush()` can.
+    ///
+    /// - Throws: ``GraphStoreError/fileOperationFailed(path:operation:reason:)`` when the fsync
+    ///   fails; the file is released all the same.
+    package func detach() throws(GraphStoreError) {
+        let file = state.withLock { state in
+            defer {
+                state.file = nil
+                state.createsOnFirstAppend = false
+            }
+            return state.file
+        }
+        do throws(SystemCallError) {
+            try file?.sync()
+        } catch {
+            throw .fileOperationFailed(path: path, operation: "fsync the journal a failed close keeps", reason: String(cString: strerror(error.code)))
         }
     }
 }
@@ -420,6 +435,13 @@ private final class SyncGate: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         return synced
+    }
+
+    /// Whether an fsync reported durable bytes of file `generation` past `offset`.
+    func hasSynced(generation: Int, beyond offset: Int) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return syncedGeneration > generation || (syncedGeneration == generation && syncedEnd > offset)
     }
 
     func isSynced(_ mark: StoreJournal.Mark) -> Bool {

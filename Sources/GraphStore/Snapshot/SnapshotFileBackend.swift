@@ -118,7 +118,14 @@ final class SnapshotFileBackend: StoreBackend {
         do {
             try await writer.close()
         } catch {
-            journal?.detach()
+            // The journal stays for the next open, fsynced; the write's error is the one to
+            // report, and a failed fsync of the journal is logged.
+            do {
+                try journal?.detach()
+            } catch let syncError {
+                Logger(label: "GraphStore.SnapshotFileBackend").error(
+                    "The journal kept by a failed close could not be fsynced", metadata: ["error": "\(syncError)"])
+            }
             throw error
         }
         try journal?.remove()
@@ -357,8 +364,14 @@ final class SnapshotFileBackend: StoreBackend {
             throw damage
         }
         // The damaged file must not become the previous snapshot: put the good one back first,
-        // atomically, so that a crash leaves one or the other at the store's name.
-        if let good = try? Data(contentsOf: previous) { try? AtomicFile.write(good, to: target.url) }
+        // atomically, so that a crash leaves one or the other at the store's name. When that
+        // fails (no space for it, say), the store is not opened: its first write would keep the
+        // damaged file as the previous snapshot in place of the good one.
+        do {
+            try AtomicFile.write(try Data(contentsOf: previous), to: target.url, fileSystem: options.fileSystem)
+        } catch {
+            throw damage
+        }
         logger.warning("Opened the previous snapshot because the current one is damaged", metadata: [
             "damaged": "\(damage)", "keptAs": "\(aside)",
         ])
@@ -369,9 +382,11 @@ final class SnapshotFileBackend: StoreBackend {
 extension GraphStoreError {
     /// Whether this error says a file's content is bad (as opposed to I/O or locking). A file
     /// of a newer format version is not damaged: it is refused, never replaced by recovery.
+    /// Neither is one larger than the decompression limit: a store that grew past it is
+    /// refused with that limit named, never rolled back to its previous snapshot.
     var isDamage: Bool {
         switch self {
-        case .damagedFile, .codingFailed, .decompressedSizeLimitExceeded: true
+        case .damagedFile, .codingFailed: true
         default: false
         }
     }
@@ -380,7 +395,7 @@ extension GraphStoreError {
     /// such as the journal).
     func isDamage(of path: String) -> Bool {
         switch self {
-        case .damagedFile(let damaged, _, _), .decompressedSizeLimitExceeded(let damaged, _): damaged == path
+        case .damagedFile(let damaged, _, _): damaged == path
         case .codingFailed(let damaged, _, _, _): damaged == nil || damaged == path
         default: false
         }

@@ -106,7 +106,7 @@ final class SQLiteBackend: StoreBackend {
                 try Self.removeJournal(at: journalPath)
             }
         } catch {
-            journal?.detach()
+            try? journal?.detach()
             try? database.close()
             throw error
         }
@@ -166,7 +166,7 @@ final class SQLiteBackend: StoreBackend {
             guard let journal else { return }
             switch flushed {
             case .success: try journal.remove()
-            case .failure: journal.detach()
+            case .failure: try journal.detach()
             }
         }
     }

@@ -262,6 +262,48 @@ import Testing
         }
     }
 
+    /// A store that grew past the decompression limit is not damaged: with recovery on it is
+    /// still refused, naming the limit, and never rolled back to its previous snapshot.
+    @Test func recoveryDoesNotRollBackAStoreOverTheLimit() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.json.gz")
+        let file = try await writeTwoVersions(url)
+        let limit = try Gzip.decompress(file, maxOutputBytes: 1 << 30).count - 1
+        var options = SnapshotOptions(recoverFromPreviousSnapshot: true)
+        options.maxDecompressedBytes = limit
+        let big = DamagedSnapshot(name: "a store over the limit", bytes: file, refusal: .decompressedSizeLimitExceeded(limit: limit))
+        try await expectRefused(big, at: url, options: options)
+        #expect(damagedCopies(of: url).isEmpty)
+    }
+
+    /// When the good previous snapshot cannot be put back in place of the damaged one (no
+    /// space for it, say), the store is not opened: its first write would otherwise keep the
+    /// damaged file as the previous snapshot, in place of the good one.
+    @Test func recoveryThatCannotPutThePreviousSnapshotBackRefuses() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.json.gz")
+        let file = try await writeTwoVersions(url)
+        let damaged = DamagedSnapshotFactory.truncations(of: file)[file.count / 2 > 64 ? 70 : 10]
+        try damaged.bytes.write(to: url)
+        let previous = try Data(contentsOf: URL(fileURLWithPath: url.path + ".previous"))
+        let fileSystem = FaultInjectingFileSystem()
+        fileSystem.inject(.open(errno: ENOSPC))
+        var options = SnapshotOptions(recoverFromPreviousSnapshot: true)
+        options.fileSystem = fileSystem
+
+        #expect {
+            _ = try GraphContainer(for: exampleModel, store: .file(url, options: options))
+        } throws: { error in
+            // The damage, not the failed write: the open went as far as the put-back.
+            guard case .damagedFile(let path, _, _)? = error as? GraphStoreError else { return false }
+            return path == url.path && fileSystem.statistics.injectedFailures > 0
+        }
+        #expect(try Data(contentsOf: url) == damaged.bytes)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: url.path + ".previous")) == previous)
+    }
+
     @Test func recoveryWithoutAPreviousSnapshotStillRefuses() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
