@@ -119,7 +119,9 @@ enum JournalFormatV1 {
     ///
     /// A last record that is cut short, fails its CRC, or is followed only by zero bytes (a
     /// file extended but not written before a crash) is a torn append: it ends the scan
-    /// without an error. Anything else wrong is ``Damage`` at its byte.
+    /// without an error. A record whose length runs past the end of the file but which an
+    /// intact record of the next version follows is not torn: its length is damaged. Anything
+    /// else wrong is ``Damage`` at its byte.
     ///
     /// - Throws: ``Damage``, or ``GraphStoreError/unsupportedFormatVersion(path:found:supported:)``
     ///   for a newer layout.
@@ -169,7 +171,18 @@ enum JournalFormatV1 {
             guard size - offset >= recordHeaderSize else { return scan }
             let length = Int(bytes.loadLittleEndian(UInt32.self, at: offset))
             let end = offset + recordHeaderSize + length
-            guard end <= size else { return scan }
+            guard end <= size else {
+                // A record longer than what follows is a torn append, unless a whole record
+                // of the next version follows it: then its length is damaged, and cutting it
+                // off would drop that record and every later one.
+                if let next = intactRecord(of: expected + 1, in: bytes, after: offset) {
+                    throw Damage(
+                        offset: offset,
+                        reason: "the journal record at byte \(offset) claims \(length) bytes, past the end of the file, but the intact record of store version \(expected + 1) follows at byte \(next): its length is damaged",
+                        intact: scan)
+                }
+                return scan
+            }
             let payload = UnsafeRawBufferPointer(rebasing: bytes[(offset + recordHeaderSize)..<end])
             guard length >= minimumPayloadSize else {
                 if end == size { return scan }
@@ -195,6 +208,28 @@ enum JournalFormatV1 {
             offset = end
         }
         return scan
+    }
+}
+
+extension JournalFormatV1 {
+    /// The start of a record of store `version` with a matching checksum after byte `offset`
+    /// of `bytes`, if there is one: found by its version's bytes, so a torn tail (shorter than
+    /// one record) costs a pass over those few bytes.
+    ///
+    /// - Complexity: O(bytes after `offset`), plus a checksum per candidate.
+    static func intactRecord(of version: UInt64, in bytes: UnsafeRawBufferPointer, after offset: Int) -> Int? {
+        let size = bytes.count
+        var candidate = offset + 1
+        while candidate + recordHeaderSize + minimumPayloadSize <= size {
+            defer { candidate += 1 }
+            guard bytes.loadLittleEndian(UInt64.self, at: candidate + recordHeaderSize) == version else { continue }
+            let length = Int(bytes.loadLittleEndian(UInt32.self, at: candidate))
+            let end = candidate + recordHeaderSize + length
+            guard length >= minimumPayloadSize, end <= size else { continue }
+            let payload = UnsafeRawBufferPointer(rebasing: bytes[(candidate + recordHeaderSize)..<end])
+            if CRC32.checksum(payload) == bytes.loadLittleEndian(UInt32.self, at: candidate + 4) { return candidate }
+        }
+        return nil
     }
 }
 

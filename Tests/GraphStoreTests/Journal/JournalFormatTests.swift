@@ -104,6 +104,31 @@ import Testing
         }
     }
 
+    /// A flipped bit in a middle record's length that points past the end of the file looks
+    /// like a torn last record, but the intact records after it say otherwise: it is damage at
+    /// that record, not a tail to cut off with every later save. (The scan ended there, and
+    /// opening cut the file, records and all.)
+    @Test func aMiddleRecordsLengthPointingPastTheEndIsDamage() throws {
+        let whole = Self.journal(records: 4)
+        let records = try Self.scan(whole).records
+        for victim in 0..<3 {
+            let record = records[victim]
+            for bit in [UInt8(0x80), 0x08] {
+                var bytes = whole
+                bytes[record.start + 2] ^= bit
+                let damage = try Self.damage(bytes)
+                #expect(damage.offset == record.start, "bit \(bit)")
+                #expect(damage.reason.contains("byte \(record.start)") && damage.reason.contains("length is damaged"), "\(damage.reason)")
+                #expect(damage.intact.records.map(\.version) == Array(records.prefix(victim).map(\.version)))
+            }
+        }
+        // The last record's length past the end is still a torn append.
+        var bytes = whole
+        bytes[records[3].start + 2] ^= 0x80
+        let scan = try Self.scan(bytes)
+        #expect(scan.records.count == 3 && scan.hasTornTail)
+    }
+
     @Test func aFlippedHeaderByteIsDamage() throws {
         let whole = Self.journal(records: 1)
         for position in 0..<JournalFormatV1.headerSize {
