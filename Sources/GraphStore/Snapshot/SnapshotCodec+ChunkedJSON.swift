@@ -44,9 +44,12 @@ extension SnapshotCodec {
         let failed = FailureFlag()
         let userInfo: [CodingUserInfoKey: any Sendable] = [DecodingContext.key: context]
         let output: FastJSONChunkedDecoder.Output<ChunkOutcome>
+        let decodedOutline: DocumentOutline?
         do {
-            output = try FastJSONDecoder.withUTF8Representation(of: data) { bytes in
-                try FastJSONChunkedDecoder.decode(bytes, member: DocumentKey.entities.stringValue, tokensPerChunk: tokensPerChunk, workers: workers) { chunk in
+            // The outline points into the bytes parsed, which for a document not in UTF-8 are a
+            // converted copy that lives only inside this closure: it is decoded here.
+            (output, decodedOutline) = try FastJSONDecoder.withUTF8Representation(of: data) { bytes in
+                let output = try FastJSONChunkedDecoder.decode(bytes, member: DocumentKey.entities.stringValue, tokensPerChunk: tokensPerChunk, workers: workers) { chunk -> ChunkOutcome in
                     guard !failed.value.load(ordering: .relaxed), let index = schema.index(named: chunk.array) else { return .skipped }
                     let entity = schema.entities[index]
                     do {
@@ -62,17 +65,12 @@ extension SnapshotCodec {
                         return .failed
                     }
                 }
+                return (output, try? output.outline.decode(DocumentOutline.self))
             }
         } catch {
             return nil
         }
-        guard !failed.value.load(ordering: .relaxed) else { return nil }
-        let outline: DocumentOutline
-        do {
-            outline = try output.outline.decode(DocumentOutline.self)
-        } catch {
-            return nil
-        }
+        guard !failed.value.load(ordering: .relaxed), let outline = decodedOutline else { return nil }
         let header = outline.header
         let names = output.outline.arrayNames
         guard output.outline.chunkedObjects == 1, headerPasses(header, context: context),

@@ -11,6 +11,14 @@ import Testing
     // MARK: - Fixtures
 
     /// A real snapshot of tags, notes that reference every tag, and posts.
+    /// The texts of the notes in the store at `url`, opened and closed.
+    private static func noteTexts(_ url: URL) async throws -> [String] {
+        let container = try GraphContainer(for: exampleModel, store: .file(url, format: .json, compression: .none, durability: .coalesced))
+        let texts = try container.mainContext.fetch(FetchDescriptor<Note>()).map(\.text).sorted()
+        try await container.close()
+        return texts
+    }
+
     private static func writeRealSnapshot(_ url: URL, format: SnapshotFormat, compression: Compression) async throws -> Data {
         let container = try GraphContainer(for: exampleModel, store: .file(url, format: format, compression: compression))
         let context = container.mainContext
@@ -146,6 +154,22 @@ import Testing
     }
 
     // MARK: - Size bound
+
+    /// JSON may come in UTF-16 or UTF-32 (little-endian; a big-endian file is refused as not
+    /// JSON, by its first byte): such a snapshot, as another program may rewrite it, opens with
+    /// the same objects. (The chunked open read its
+    /// outline from a converted copy of the bytes after that copy was freed.)
+    @Test(arguments: [String.Encoding.utf16LittleEndian, .utf32LittleEndian])
+    func aSnapshotInAnotherUnicodeEncodingOpens(encoding: String.Encoding) async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.json")
+        let file = try await Self.writeRealSnapshot(url, format: .json, compression: .none)
+        let expected = try await Self.noteTexts(url)
+        let reencoded = try #require(String(decoding: file, as: UTF8.self).data(using: encoding))
+        try reencoded.write(to: url)
+        #expect(try await Self.noteTexts(url) == expected)
+    }
 
     @Test func gzipBombIsRefusedWithinTheBound() async throws {
         let directory = try TemporaryDirectory()
