@@ -34,8 +34,11 @@ package enum SnapshotCodec {
                 } catch {
                     // `FastJSONEncoder` refuses a few things `JSONEncoder` writes (containers used
                     // out of order). Otherwise its error stands: its coding path is complete,
-                    // where `JSONEncoder`'s loses the entity and the document's root.
-                    if let data = try? makeJSONEncoder().encode(document) { return data }
+                    // where `JSONEncoder`'s loses the entity and the document's root. What
+                    // `JSONEncoder` writes is taken only if the opening parser reads it back:
+                    // it writes a `Decimal.nan` as a bare `NaN`, which is not JSON, and such a
+                    // file must not replace the last good one.
+                    if let data = try? makeJSONEncoder().encode(document), (try? SnapshotValue.readJSON(data)) != nil { return data }
                     throw error
                 }
             case .binaryPropertyList:

@@ -51,6 +51,44 @@ import Darwin
         #expect(faults.statistics.injectedFailures >= 1)
     }
 
+    /// A price that is not a number. Foundation's `JSONEncoder` writes a `Decimal.nan` as a
+    /// bare `NaN`, which is not JSON.
+    struct Priced: Entity, Equatable {
+        var id: Int
+        var price: Decimal
+    }
+
+    /// A value the JSON snapshot cannot hold makes the write fail, reported by `flush()` with
+    /// the entity: the last good snapshot stays, instead of being replaced by a file no open
+    /// accepts (the fallback encoder's `NaN` used to be written).
+    @Test func aValueJSONCannotHoldFailsTheWriteAndKeepsTheLastGoodFile() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.json")
+        let container = try GraphContainer(for: [Priced.self], store: .file(url, format: .json, compression: .none, durability: .coalesced))
+        container.mainContext.insert(Priced(id: 1, price: 9.5))
+        try container.mainContext.save()
+        try await container.flush()
+        let good = try Data(contentsOf: url)
+
+        container.mainContext.insert(Priced(id: 2, price: .nan))
+        try container.mainContext.save()
+        await #expect {
+            try await container.flush()
+        } throws: { error in
+            guard case .codingFailed(_, let entity, _, _)? = error as? GraphStoreError else { return false }
+            return entity == "Priced"
+        }
+        #expect(try Data(contentsOf: url) == good)
+        try FileManager.default.copyItem(at: url, to: directory.file("check.json"))
+        let check = try GraphContainer(for: [Priced.self], store: .file(directory.file("check.json"), format: .json, compression: .none))
+        #expect(try check.mainContext.fetch(FetchDescriptor<Priced>()) == [Priced(id: 1, price: 9.5)])
+        try await check.close()
+        container.mainContext.delete(Priced.self, id: 2)
+        try container.mainContext.save()
+        try await container.close()
+    }
+
     // MARK: - Real file systems
 
     @Test(.enabled(if: Tmpfs.isSupported, Tmpfs.requirement))
