@@ -81,13 +81,15 @@ struct JournalFold: Sendable {
     ///
     /// - Returns: The store version of the last record (`nil`: there was none), the ids of the
     ///   folded objects, and what is left to free, off the opening thread and after the graph
-    ///   is built.
+    ///   is built; `nil`, with `objects` unchanged, when the file holds an id the records change
+    ///   twice (a damaged file): a deletion would take one copy and leave the other, hiding the
+    ///   damage, so the caller replays record by record instead, which reports it.
     /// - Complexity: O(objects), an id read per object and a lookup per object of each entity
     ///   the records change (a large entity's on two threads), plus O(changed objects) when
     ///   the fold was not made.
     static func fold(
         _ pending: inout JournalReplay.Pending, into objects: inout [[any Entity]], schema: Schema
-    ) -> (last: UInt64?, ids: [GraphVersion.LoadedIDs], leftovers: Leftovers) {
+    ) -> (last: UInt64?, ids: [GraphVersion.LoadedIDs], leftovers: Leftovers)? {
         let last = pending.records.last?.version
         var fold = pending.fold ?? JournalFold(pending.records, schema: schema)
         pending.fold = nil
@@ -97,6 +99,14 @@ struct JournalFold: Sendable {
         }
         let (read, found) = GraphVersion.LoadedIDs.read(
             objects, schema: schema, splittingTables: GraphVersion.buildsInParallel(objects), lookingUp: lookups)
+        for (entity, positions) in found.enumerated() where !positions.isEmpty {
+            guard let changes = fold.entities[entity] else { continue }
+            var seen = [Bool](repeating: false, count: changes.keys.count)
+            for (_, slot) in positions {
+                if seen[slot] { return nil }
+                seen[slot] = true
+            }
+        }
         // The only reference to the ids, so that they are changed in place.
         var ids = consume read
         let released = fold.apply(to: &objects, ids: &ids, found: found, schema: schema)

@@ -193,7 +193,8 @@ final class SnapshotFileBackend: StoreBackend {
         // The only reference to the snapshot's objects, so that the fold changes them in place.
         var objects = read?.objects ?? schema.entities.map { _ in [] }
         read = nil
-        let (lastRecord, ids, leftovers) = JournalFold.fold(&pending, into: &objects, schema: schema)
+        // Nil for a file holding an id the records change twice: replayed record by record.
+        guard let (lastRecord, ids, leftovers) = JournalFold.fold(&pending, into: &objects, schema: schema) else { return nil }
         let version: GraphVersion
         do {
             version = try GraphVersion.loaded(objects, ids: ids, number: lastRecord ?? storedNumber ?? 0, schema: schema)
