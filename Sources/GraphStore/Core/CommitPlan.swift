@@ -15,9 +15,6 @@ struct CommitPlan {
     private(set) var upserts: [OrderedDictionary<ObjectKey, any Entity>]
     /// Ids to delete, per entity index.
     private(set) var deletes: [OrderedSet<ObjectKey>]
-    /// How many of each entity's `deletes` the delete rules have been applied to (empty: none
-    /// of any), so that a second pass applies them only to deletes added since.
-    private var deletesFollowed: [Int] = []
     /// References from objects that stay to an object deleted under `.deny`, checked once
     /// every delete of the commit is known (``checkDeniedDeletes()``).
     private var denied: [(entity: Int, key: ObjectKey, relationship: Int, source: ObjectKey)] = []
@@ -60,12 +57,13 @@ struct CommitPlan {
     ) throws -> (GraphVersion, GraphChange) {
         var plan = CommitPlan(schema: schema, base: base, policy: policy)
         try plan.resolveConflicts(changes)
-        // Delete rules before the unique check, so that an object a cascade deletes neither
-        // holds a unique value an incoming object is merged into nor claims one; then again for
-        // the objects the unique merges delete; `.deny` once everything is known.
-        plan.applyDeleteRules()
+        // Cascades before the unique check, so that an object a cascade deletes neither holds a
+        // unique value an incoming object is merged into nor claims one; every delete rule
+        // after it (the merges delete objects too, and a nullified object is not one the
+        // context wrote, to be merged); `.deny` once everything is known.
+        if plan.writesConstrainedObjects { plan.applyDeleteRules(cascadesOnly: true) }
         try plan.enforceUniqueConstraints()
-        plan.applyDeleteRules()
+        plan.applyDeleteRules(cascadesOnly: false)
         try plan.checkDeniedDeletes()
         try plan.checkReferences()
         return try plan.apply(contextName: contextName)
@@ -333,18 +331,21 @@ struct CommitPlan {
 
     // MARK: - Delete rules
 
-    /// Applies the incoming relationships' delete rules of each object deleted since the last
-    /// call, following cascades. References that `.deny` a delete are collected for
-    /// ``checkDeniedDeletes()``, so that a reference from an object this save deletes anyway
-    /// never denies, whatever order the deletes are visited in.
+    /// Whether this commit writes objects of an entity with unique constraints.
+    var writesConstrainedObjects: Bool {
+        schema.entities.indices.contains { !schema.entities[$0].constraints.isEmpty && !upserts[$0].isEmpty }
+    }
+
+    /// Applies the incoming relationships' delete rules of each deleted object, following
+    /// cascades; with `cascadesOnly`, only `.cascade` (what the save deletes, before the unique
+    /// check), and the full pass later finds those already done. References that `.deny` a
+    /// delete are collected for ``checkDeniedDeletes()``, so that a reference from an object
+    /// this save deletes anyway never denies, whatever order the deletes are visited in.
     ///
     /// - Complexity: O(deleted objects + the references to them), through the inverse indexes.
-    mutating func applyDeleteRules() {
+    mutating func applyDeleteRules(cascadesOnly: Bool) {
         var queue: [(entity: Int, key: ObjectKey)] = []
-        for (entity, keys) in deletes.enumerated() {
-            let followed = deletesFollowed.isEmpty ? 0 : deletesFollowed[entity]
-            if followed < keys.count { queue.append(contentsOf: keys[followed...].map { (entity, $0) }) }
-        }
+        for (entity, keys) in deletes.enumerated() { queue.append(contentsOf: keys.map { (entity, $0) }) }
         guard !queue.isEmpty else { return }
         var pendingReferences: [Int: [ObjectKey: [ObjectKey]]] = [:]
         while let (entity, key) = queue.popLast() {
@@ -361,18 +362,17 @@ struct CommitPlan {
                     else { continue }
                     switch relationship.deleteRule {
                     case .nullify:
-                        upserts[relationship.source][source] = relationship.removing(value, key)
+                        if !cascadesOnly { upserts[relationship.source][source] = relationship.removing(value, key) }
                     case .cascade:
                         deletes[relationship.source].append(source)
                         upserts[relationship.source][source] = nil
                         queue.append((relationship.source, source))
                     case .deny:
-                        denied.append((entity, key, relationshipIndex, source))
+                        if !cascadesOnly { denied.append((entity, key, relationshipIndex, source)) }
                     }
                 }
             }
         }
-        deletesFollowed = deletes.map(\.count)
     }
 
     /// Throws for the first `.deny` reference that is still there once every delete rule and

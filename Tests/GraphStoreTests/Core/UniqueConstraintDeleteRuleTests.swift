@@ -45,10 +45,26 @@ private struct Badge: Entity, Hashable {
     static var relationships: [Relationship<Badge>] { [.toOne(\.memberID, Member.self, deleteRule: .nullify)] }
 }
 
+/// A board; deleting it takes it off its pins (`.nullify`).
+private struct Board: Entity, Hashable {
+    var id = UUID()
+}
+
+/// A pin with a unique name on a board.
+private struct Pin: Entity, Hashable {
+    var id = UUID()
+    var name: String
+    var note: String
+    var boardID: Board.ID?
+
+    static var uniqueConstraints: [UniqueConstraint<Pin>] { [UniqueConstraint(\.name)] }
+    static var relationships: [Relationship<Pin>] { [.toOne(\.boardID, Board.self, deleteRule: .nullify)] }
+}
+
 /// Unique constraints and delete rules in one save: the unique check sees what the delete rules
 /// delete, and the values the merges leave.
 @Suite struct UniqueConstraintDeleteRuleTests {
-    static let types: [any Entity.Type] = [LabelGroup.self, Label.self, Card.self, Member.self, Badge.self]
+    static let types: [any Entity.Type] = [LabelGroup.self, Label.self, Card.self, Member.self, Badge.self, Board.self, Pin.self]
 
     /// A stored label that a cascade deletes in the same save no longer holds its name: an
     /// incoming label of that name is kept as itself under every policy, and the card that
@@ -215,6 +231,29 @@ private struct Badge: Entity, Hashable {
             let reader = container.newBackgroundContext()
             #expect(reader.model(Card.self, id: card.id)?.labelIDs == [kept.id])
             #expect(try reader.fetch(FetchDescriptor<Label>()) == [kept])
+        }
+    }
+
+    /// An incoming pin merges into the stored one of its name while the save deletes the
+    /// stored pin's board: the merge keeps the incoming values (under the policies that take
+    /// them), and the stored pin is off the deleted board. (The nullified stored pin, written
+    /// by the delete rule before the unique check, overwrote the merged values.)
+    @Test(arguments: StoreKind.allCases, [MergePolicy.contextWins, .mergeByProperty])
+    func aMergeIntoAnObjectADeleteRuleNullifiesKeepsTheIncomingValues(store: StoreKind, policy: MergePolicy) async throws {
+        let board = Board()
+        let stored = Pin(name: "n", note: "stored", boardID: board.id)
+        try await withContainer(store, for: Self.types) { container in
+            container.mainContext.insert(board)
+            container.mainContext.insert(stored)
+            try container.mainContext.save()
+
+            let context = container.newBackgroundContext()
+            context.mergePolicy = policy
+            context.insert(Pin(name: "n", note: "incoming", boardID: nil))
+            context.delete(board)
+            try context.save()
+            try container.checkInvariants()
+            #expect(try container.mainContext.fetch(FetchDescriptor<Pin>()) == [Pin(id: stored.id, name: "n", note: "incoming", boardID: nil)])
         }
     }
 }
