@@ -243,9 +243,9 @@ public final class GraphContext: Sendable {
 
     /// What a child's first change of `key` is based on, when the child itself never read it
     /// from the store (`seen`: the sequence of the ancestor's change it read the id through, if
-    /// it did): this context's pending change's base, else what this context last read, else,
-    /// for a child that read through a change this context has since saved or dropped, what
-    /// that save wrote or the dropped change's base, else its own parent's answer, else the
+    /// it did): this context's pending change's base, else, for a child that read through a
+    /// change this context has since saved or dropped, what that save wrote or the dropped
+    /// change's base, else what this context last read, else its own parent's answer, else the
     /// stored object.
     func inheritedBase(entity: Int, key: ObjectKey, seen: UInt64?) -> StoredObject? {
         let (change, record, settled) = state.withLock { state in
@@ -255,8 +255,10 @@ public final class GraphContext: Sendable {
                 seen.flatMap { state.childBases.isEmpty ? nil : state.childBases[entity].base(for: key, seen: $0) })
         }
         if let change { return change.base }
-        if case .stored(let object) = record { return object }
+        // What the child saw, as this context's save or rollback left it, before what this
+        // context read since: a newer read of its own must not rebase the child's older copy.
         if let settled { return settled }
+        if case .stored(let object) = record { return object }
         if let parent {
             let inherited: UInt64? = if case .inherited(let sequence) = record { sequence } else { nil }
             return parent.inheritedBase(entity: entity, key: key, seen: seen ?? inherited)

@@ -66,7 +66,8 @@ final class SnapshotFileBackend: StoreBackend {
                 // store; opening and closing a store nothing is saved to still writes nothing).
                 var writeFirstSnapshot: (@Sendable () throws(GraphStoreError) -> Void)?
                 if !FileManager.default.fileExists(atPath: target.url.path) {
-                    writeFirstSnapshot = { [writer] () throws(GraphStoreError) in try writer.writeFirstSnapshot() }
+                    // Weakly: the writer holds the journal, which holds this closure.
+                    writeFirstSnapshot = { [weak writer] () throws(GraphStoreError) in try writer?.writeFirstSnapshot() }
                 }
                 journal = try StoreJournal.start(
                     path: journalPath, durability: durability, interval: interval, clock: options.clock,

@@ -17,27 +17,40 @@ import Darwin
 /// copies a migration keeps are read through descriptors that stay open until the store's
 /// connection is closed (``release(_:)``).
 enum OpenSQLiteStores {
-    private static let claims = Guarded<[String: [Int32]]>([:])
-
-    /// The key of the store at `path`: the path with symbolic links resolved, so that two
-    /// spellings of one file are one store.
-    static func key(_ path: String) -> String {
-        URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+    /// One container's claim: which it is, and the descriptors it keeps open.
+    private struct Claim {
+        var token: UInt64
+        var descriptors: [Int32] = []
     }
 
-    /// Claims the store at `path` for a container being opened.
+    private static let claims = Guarded<(next: UInt64, byKey: [String: Claim])>((1, [:]))
+
+    /// The key of the store at `path`: its directory with symbolic links resolved, and its
+    /// name, so that two spellings of one file are one store. (The directory, not the file: a
+    /// new store's file does not exist yet when it is claimed, and resolving a path that does
+    /// not exist may give another spelling than once it does.)
+    static func key(_ path: String) -> String {
+        let url = URL(fileURLWithPath: path)
+        return url.deletingLastPathComponent().resolvingSymlinksInPath().appendingPathComponent(url.lastPathComponent).path
+    }
+
+    /// Claims the store at `path` for a container being opened; returns the claim's token,
+    /// which ``release(_:token:)`` needs.
     ///
     /// - Throws: ``GraphStore/GraphStoreError/storeLocked(path:)`` when a container of this
     ///   process has it open, or is opening it.
     /// - Complexity: O(1).
-    static func claim(_ path: String) throws(GraphStoreError) {
+    static func claim(_ path: String) throws(GraphStoreError) -> UInt64 {
         let key = key(path)
-        let claimed = claims.withLock { claims in
-            guard claims[key] == nil else { return false }
-            claims[key] = []
-            return true
+        let token = claims.withLock { claims -> UInt64? in
+            guard claims.byKey[key] == nil else { return nil }
+            let token = claims.next
+            claims.next += 1
+            claims.byKey[key] = Claim(token: token)
+            return token
         }
-        guard claimed else { throw .storeLocked(path: path) }
+        guard let token else { throw .storeLocked(path: path) }
+        return token
     }
 
     /// Whether a container of this process has the store at `path` open (or is opening it):
@@ -46,7 +59,7 @@ enum OpenSQLiteStores {
     /// - Complexity: O(1).
     static func isOpen(_ path: String) -> Bool {
         let key = key(path)
-        return claims.withLock { $0[key] != nil }
+        return claims.withLock { $0.byKey[key] != nil }
     }
 
     /// Reads the whole file at `filePath`, a file of the store claimed at `path`, through a
@@ -57,7 +70,8 @@ enum OpenSQLiteStores {
     static func read(_ filePath: String, of path: String) throws(GraphStoreError) -> Data {
         let descriptor = open(filePath, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw failure(filePath, errno) }
-        claims.withLock { $0[key(path), default: []].append(descriptor) }
+        let key = key(path)
+        claims.withLock { $0.byKey[key]?.descriptors.append(descriptor) }
         var data = Data()
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         while true {
@@ -71,12 +85,18 @@ enum OpenSQLiteStores {
         }
     }
 
-    /// Ends the claim on the store at `path` once its connection is closed (or it failed to
-    /// open), closing the descriptors ``read(_:of:)`` kept. Does nothing for a store not claimed.
+    /// Ends the claim `token` on the store at `path` once its connection is closed (or it
+    /// failed to open), closing the descriptors ``read(_:of:)`` kept. Does nothing when that
+    /// claim has ended already (another container may hold the store now).
     ///
     /// - Complexity: O(descriptors).
-    static func release(_ path: String) {
-        let descriptors = claims.withLock { $0.removeValue(forKey: key(path)) } ?? []
+    static func release(_ path: String, token: UInt64) {
+        let key = key(path)
+        let descriptors = claims.withLock { claims -> [Int32] in
+            guard let claim = claims.byKey[key], claim.token == token else { return [] }
+            claims.byKey[key] = nil
+            return claim.descriptors
+        }
         for descriptor in descriptors { close(descriptor) }
     }
 

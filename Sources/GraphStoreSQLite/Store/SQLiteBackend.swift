@@ -18,6 +18,8 @@ import GraphStore
 final class SQLiteBackend: StoreBackend {
     private let writer: SQLiteWriter
     private let path: String
+    /// This container's claim on the path (``OpenSQLiteStores``).
+    private let claim: UInt64
     private let durability: Durability
     /// The journal of this run (`nil` under ``Durability/coalesced``).
     private let runJournal: StoreJournal?
@@ -46,9 +48,10 @@ final class SQLiteBackend: StoreBackend {
         Self.checkNames(schema)
         // Before anything reads the file: reading it while a container of this process has it
         // open would drop that container's lock (see ``OpenSQLiteStores``).
-        try OpenSQLiteStores.claim(path)
+        let claim = try OpenSQLiteStores.claim(path)
+        self.claim = claim
         var isOpen = false
-        defer { if !isOpen { OpenSQLiteStores.release(path) } }
+        defer { if !isOpen { OpenSQLiteStores.release(path, token: claim) } }
         try SQLiteFileHeader.check(path: path)
         let hadLog = FileManager.default.fileExists(atPath: path + "-wal")
         let database: DatabaseQueue
@@ -120,7 +123,7 @@ final class SQLiteBackend: StoreBackend {
     deinit {
         // A backend released without `close()` (its container failed to open): the claim goes
         // with it. After `close()` this does nothing.
-        OpenSQLiteStores.release(path)
+        OpenSQLiteStores.release(path, token: claim)
     }
 
     // MARK: - StoreBackend
@@ -160,7 +163,7 @@ final class SQLiteBackend: StoreBackend {
     func close() async throws {
         isClosed.withLock { $0 = true }
         // Once the writer closed the connection, and whatever the closing threw.
-        defer { OpenSQLiteStores.release(path) }
+        defer { OpenSQLiteStores.release(path, token: claim) }
         let journal = runJournal
         try await writer.close { flushed in
             guard let journal else { return }

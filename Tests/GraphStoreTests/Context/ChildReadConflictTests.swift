@@ -124,4 +124,30 @@ import Testing
             #expect(ReadConflictTests.stored(container)?.text == "again")
         }
     }
+
+    /// The parent reading the object again after its save (and another context's) does not
+    /// rebase the child's older copy: the child's change is still a conflict.
+    @Test(arguments: StoreKind.allCases)
+    func aParentsLaterReadDoesNotRebaseItsChildsCopy(store: StoreKind) async throws {
+        try await withContainer(store) { container in
+            let (importer, editor) = try ReadConflictTests.setUp(container)
+            var draft = try #require(editor.model(Note.self, id: ReadConflictTests.note.id))
+            draft.text = "editor draft"
+            editor.insert(draft)
+            let sheet = editor.newChildContext()
+            var copy = try #require(sheet.model(Note.self, id: draft.id))
+            try editor.save()
+            var imported = draft
+            imported.text = "from import"
+            importer.insert(imported)
+            try importer.save()
+            #expect(editor.model(Note.self, id: draft.id)?.text == "from import")
+
+            copy.isArchived = true
+            sheet.insert(copy)
+            try sheet.save()
+            ReadConflictTests.expectConflict(editor, .updatedElsewhere)
+            #expect(ReadConflictTests.stored(container)?.text == "from import")
+        }
+    }
 }
