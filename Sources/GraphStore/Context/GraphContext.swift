@@ -51,6 +51,9 @@ public final class GraphContext: Sendable {
         /// object through one of this context's pending changes bases its later changes on
         /// it (see ``inheritedBase(entity:key:)``); this context's own bases do not change.
         var childBases: [ChildBases] = []
+        /// The children of this context that exist: while there are none, saves and rollbacks
+        /// record nothing for them, and `childBases` is empty.
+        var liveChildren = 0
     }
 
     init(core: GraphCore, parent: GraphContext?, name: String?, mergePolicy: MergePolicy = .error) {
@@ -169,9 +172,18 @@ public final class GraphContext: Sendable {
     /// to push them into this context.
     public func newChildContext() -> GraphContext {
         state.withLock { state in
+            state.liveChildren += 1
             if state.childBases.isEmpty { state.childBases = Array(repeating: ChildBases(), count: core.schema.entities.count) }
         }
         return GraphContext(core: core, parent: self, name: nil, mergePolicy: mergePolicy)
+    }
+
+    deinit {
+        // The last child gone, nothing needs what the parent's saves left for its children.
+        parent?.state.withLock { state in
+            state.liveChildren -= 1
+            if state.liveChildren == 0 { state.childBases = [] }
+        }
     }
 
     // MARK: - Internal
