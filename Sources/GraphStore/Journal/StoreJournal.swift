@@ -335,7 +335,9 @@ package final class StoreJournal: Sendable {
         do {
             // The bulk is copied and fsynced without holding the journal's lock.
             let file = try JournalFile.create(at: staging, contents: headerBytes, copying: (plan.source, plan.keep))
-            synced = try state.withLock { (state) throws -> Mark in
+            // With no fsync in flight: one of the old file finishing after the check below
+            // would report records durable that the new file holds unsynced.
+            synced = try gate.exclusively { try state.withLock { (state) throws -> Mark in
                 // Records appended during the copy follow; then the new file takes the name.
                 // A synchronous save among them was fsynced in the old file, and must be in the
                 // new one before the old one goes; a journaled one waits for the next fsync.
@@ -359,7 +361,7 @@ package final class StoreJournal: Sendable {
                 let syncedEnd = syncsTail || tail.isEmpty ? state.end : headerBytes.count + plan.keep.count
                 let syncedVersion = state.records.last { $0.start < syncedEnd }?.version ?? plan.header.baseVersion
                 return Mark(generation: state.generation, end: syncedEnd, version: syncedVersion)
-            }
+            } }
         } catch {
             unlink(staging)
             let reason = (error as? SystemCallError).map { String(cString: strerror($0.code)) } ?? "\(error)"
@@ -435,6 +437,21 @@ private final class SyncGate: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         return synced
+    }
+
+    /// Runs `body` while no fsync runs: it waits for one in flight, and holds off the next.
+    func exclusively<T>(_ body: () throws -> T) rethrows -> T {
+        condition.lock()
+        while isSyncing { condition.wait() }
+        isSyncing = true
+        condition.unlock()
+        defer {
+            condition.lock()
+            isSyncing = false
+            condition.broadcast()
+            condition.unlock()
+        }
+        return try body()
     }
 
     /// Whether an fsync reported durable bytes of file `generation` past `offset`.
