@@ -66,6 +66,9 @@ private final class ChunkPipeline<R: Sendable>: @unchecked Sendable {
             // which must never wait on a pool the caller's own thread may be part of.
             let thread = Thread { [self] in work() }
             thread.qualityOfService = .userInitiated
+            // A main thread's stack: objects nest as deep as the parse allows (512 levels),
+            // which a secondary thread's default (512 KiB on Apple systems) may not hold.
+            thread.stackSize = Processors.decodingThreadStackSize
             thread.start()
         }
     }

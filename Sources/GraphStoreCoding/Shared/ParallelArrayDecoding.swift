@@ -57,6 +57,7 @@ final class ArraySpeculation: @unchecked Sendable {
         // must never wait on a pool the caller's own thread may be part of.
         let thread = Thread { speculation.runBody() }
         thread.qualityOfService = .userInitiated
+        thread.stackSize = Processors.decodingThreadStackSize
         thread.start()
         return speculation
     }

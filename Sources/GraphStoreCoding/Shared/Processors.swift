@@ -8,4 +8,8 @@ import Foundation
 package enum Processors {
     /// `ProcessInfo.processInfo.activeProcessorCount` when first asked.
     package static let active = ProcessInfo.processInfo.activeProcessorCount
+
+    /// The stack of a thread that decodes objects: 8 MiB, a main thread's, so that objects
+    /// nested as deep as the parsers allow decode on it as on the caller's thread.
+    package static let decodingThreadStackSize = 8 << 20
 }
