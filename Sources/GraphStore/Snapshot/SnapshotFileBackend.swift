@@ -321,6 +321,13 @@ final class SnapshotFileBackend: StoreBackend {
     /// The uncompressed document at `url` (gzip is detected by its magic), or `nil` when
     /// there is no file.
     static func readDocument(_ url: URL, limit: Int) throws -> Data? {
+        // A file larger than any gzip of `limit` bytes (deflate adds at most about 0.03 % to
+        // data it cannot compress, plus headers) holds more than `limit`: refused before it is
+        // read into memory.
+        if let size = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber,
+           size.intValue > limit + limit / 512 + 4_096 {
+            throw GraphStoreError.decompressedSizeLimitExceeded(path: url.path, limit: limit)
+        }
         let raw: Data?
         do {
             raw = try FileReader.readFile(at: url)
