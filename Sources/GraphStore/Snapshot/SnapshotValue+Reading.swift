@@ -51,7 +51,8 @@ extension SnapshotValue {
     static func readPropertyList(_ data: Data) throws -> SnapshotValue {
         do {
             let document = try BPlistDocument(data)
-            return try PropertyListReader(document: document).value(document.topObject, depth: 0)
+            var reader = PropertyListReader(document: document)
+            return try reader.value(document.topObject, depth: 0)
         } catch let error as BPlistSyntaxError {
             throw ReadingFailure(offset: error.offset, description: error.description)
         }
@@ -132,8 +133,18 @@ private struct JSONReader {
 
 private struct PropertyListReader {
     let document: BPlistDocument
+    /// How many more elements of arrays and dictionaries may be read. Objects are shared by
+    /// reference, so a few hundred bytes of arrays holding the next one twice would expand to
+    /// 2⁴⁰ values: a file reads at most 64 elements per object it holds (a snapshot's shared
+    /// values, tag lists say, come to a few per object), and more is refused, not expanded.
+    private var budget: Int
 
-    func value(_ reference: Int, depth: Int) throws -> SnapshotValue {
+    init(document: BPlistDocument) {
+        self.document = document
+        budget = max(1 << 20, 64 * document.objectCount)
+    }
+
+    mutating func value(_ reference: Int, depth: Int) throws -> SnapshotValue {
         let object = try document.object(reference)
         switch object.kind {
         case .null: return .null
@@ -159,6 +170,7 @@ private struct PropertyListReader {
             throw BPlistSyntaxError(offset: object.payload - 1, reason: "a UID, which a snapshot does not hold")
         case .array, .set:
             try checkDepth(depth, at: object)
+            try spend(object.count, at: object)
             var values: [SnapshotValue] = []
             values.reserveCapacity(object.count)
             for index in 0..<object.count {
@@ -167,6 +179,7 @@ private struct PropertyListReader {
             return .array(values)
         case .dictionary:
             try checkDepth(depth, at: object)
+            try spend(object.count, at: object)
             var fields: [String: SnapshotValue] = [:]
             fields.reserveCapacity(object.count)
             for index in 0..<object.count {
@@ -178,6 +191,15 @@ private struct PropertyListReader {
                 fields[try document.string(key)] = try value(valueReference, depth: depth + 1)
             }
             return .object(fields)
+        }
+    }
+
+    private mutating func spend(_ elements: Int, at object: BPlistObject) throws {
+        budget -= elements
+        guard budget >= 0 else {
+            throw BPlistSyntaxError(
+                offset: object.payload - 1,
+                reason: "the property list's shared objects expand to more than 64 values per object it holds (a reference bomb?)")
         }
     }
 

@@ -184,4 +184,39 @@ import Testing
             return a == b ? nil : "\(path): ours \(a), Foundation's \(b)"
         }
     }
+
+    /// A binary property list of `levels` arrays, each holding the one below it twice (shared
+    /// by reference), over one integer: a few bytes per level, 2^levels values expanded.
+    static func referenceBomb(levels: Int) -> Data {
+        var bytes = Array("bplist00".utf8)
+        var offsets = [bytes.count]
+        bytes += [0x10, 0x00]
+        for level in 1...levels {
+            offsets.append(bytes.count)
+            bytes += [0xA2, UInt8(level - 1), UInt8(level - 1)]
+        }
+        let table = bytes.count
+        bytes += offsets.map { UInt8($0) }
+        bytes += [0, 0, 0, 0, 0, 0, 1, 1]
+        for value in [UInt64(levels + 1), UInt64(levels), UInt64(table)] {
+            withUnsafeBytes(of: value.bigEndian) { bytes += $0 }
+        }
+        return Data(bytes)
+    }
+
+    /// Shared references make a tiny file expand without bound: the generic reader (which
+    /// `verify`, migrations and the survey of unkept fields at open use) refuses it instead of
+    /// reading 2^40 values. A few levels, a few values, read as usual.
+    @Test func aReferenceBombIsRefusedNotExpanded() throws {
+        let small = try SnapshotValue.readPropertyList(Self.referenceBomb(levels: 3))
+        guard case .array(let top) = small, top.count == 2 else {
+            Issue.record("expected a two-element array, got \(small)")
+            return
+        }
+        #expect {
+            _ = try SnapshotValue.readPropertyList(Self.referenceBomb(levels: 40))
+        } throws: { error in
+            "\(error)".contains("reference bomb")
+        }
+    }
 }
