@@ -82,6 +82,24 @@ import Testing
         #expect(missing?.description.contains("Archive") == true)
     }
 
+    /// A store holding a column the model does not declare (a model of another version, say)
+    /// is migrated with a warning naming it: its values are not in the snapshot, and the
+    /// import says so instead of dropping them unnoticed.
+    @Test func aColumnTheModelDoesNotDeclareIsNamedInAWarning() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let model = try CoreDataModelDescription.read(from: try CoreDataModelTestKit.writeModel(in: directory.url))
+        let store = try CoreDataModelTestKit.writeStore(in: directory.url)
+        let result = try await runPython(
+            "import sqlite3, sys\ndb = sqlite3.connect(sys.argv[1])\ndb.execute('ALTER TABLE ZITEM ADD COLUMN ZMOOD VARCHAR')\ndb.execute(\"UPDATE ZITEM SET ZMOOD = 'calm'\")\ndb.commit()",
+            [store.path])
+        try #require(result.status == 0, "\(result.standardError)")
+
+        let (snapshot, report) = try CoreDataImporter.snapshot(from: store, options: CoreDataImportOptions(model: model))
+        #expect(report.warnings.contains { $0.contains("ZITEM.ZMOOD") && $0.contains("not in the model") }, "\(report.warnings)")
+        #expect(snapshot.objects(of: "Note").allSatisfy { $0["mood"] == nil })
+    }
+
     @Test func malformedOrWrongModelFilesAreRefused() throws {
         let truncated = String(CoreDataModelTestKit.contents.prefix(900))
         let error = #expect(throws: GraphStoreError.self) { try CoreDataModelDescription.parse(Data(truncated.utf8), path: "Bad.xcdatamodel/contents") }

@@ -54,6 +54,7 @@ struct CoreDataReader {
         }
         planner.warnAboutUnusedOptions()
         warnings = planner.warnings
+        if options.model != nil { warnings += Self.storeDataOutsideTheModel(plans: plans, tables: entityTables, joins: joins) }
         try readIDs(plans)
         var links: [String: [Int64: [Int64]]] = [:]
         for join in joins { links[join.name] = try readLinks(join) }
@@ -325,6 +326,38 @@ struct CoreDataReader {
             parent: plan.entity.parent.flatMap { model.entities[$0]?.snapshotName }, table: plan.table.name, objects: objects,
             idColumn: idColumn, fields: fields, relationships: relationships)
     }
+
+    /// What the store holds that the app's model does not declare, so that no plan reads it:
+    /// columns of the entity tables (Core Data's own, `Z_…`, aside) and join tables. Its values
+    /// are not migrated; each is named, so that a model of the wrong version does not drop data
+    /// unnoticed.
+    ///
+    /// - Complexity: O(columns + join tables).
+    static func storeDataOutsideTheModel(plans: [CoreDataEntityPlan], tables: [String: CoreDataTable], joins: [CoreDataJoinTable]) -> [String] {
+        var used: [String: Set<String>] = [:]
+        for plan in plans {
+            let columns = plan.table.columns
+            for field in plan.fields { used[plan.table.name, default: []].insert(columns[field.column].name.uppercased()) }
+            if let id = plan.idColumn { used[plan.table.name, default: []].insert(columns[id].name.uppercased()) }
+            for ordered in plan.orderedToMany {
+                used[ordered.targetTable, default: []].formUnion([ordered.inverseColumn.uppercased(), ordered.orderColumn.uppercased()])
+            }
+        }
+        var warnings: [String] = []
+        for (name, table) in tables.sorted(by: { $0.key < $1.key }) {
+            let entityColumns = Set(table.entityColumns.values)
+            for (index, column) in table.columns.enumerated() {
+                let upper = column.name.uppercased()
+                guard upper.hasPrefix("Z"), !upper.hasPrefix("Z_"), !entityColumns.contains(index), !(used[name]?.contains(upper) ?? false) else { continue }
+                warnings.append("the store's column \(name).\(column.name) is not in the model: its values were not migrated")
+            }
+        }
+        let usedJoins = Set(plans.flatMap { $0.toMany.map(\.join.name) })
+        for join in joins where !usedJoins.contains(join.name) {
+            warnings.append("the store's join table \(join.name) is not in the model: its links were not migrated")
+        }
+        return warnings
+    }
 }
 
 extension UUID {
@@ -334,4 +367,5 @@ extension UUID {
         withUnsafeMutableBytes(of: &value) { $0.copyBytes(from: bytes.prefix(16)) }
         self.init(uuid: value)
     }
+
 }
