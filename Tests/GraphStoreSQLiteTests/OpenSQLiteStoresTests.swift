@@ -42,4 +42,19 @@ import Testing
         OpenSQLiteStores.release(direct, token: token)
         #expect(!OpenSQLiteStores.isOpen(viaLink))
     }
+
+    /// A store file that is a link to another store is that store.
+    @Test func aLinkedStoreFileIsTheStoreItPointsTo() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let real = directory.file("a.sqlite")
+        #expect(FileManager.default.createFile(atPath: real.path, contents: Data()))
+        let link = directory.file("b.sqlite")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: real)
+        let token = try OpenSQLiteStores.claim(real.path)
+        #expect(throws: GraphStoreError.self) { _ = try OpenSQLiteStores.claim(link.path) }
+        #expect(OpenSQLiteStores.isOpen(link.path))
+        OpenSQLiteStores.release(link.path, token: token)
+        #expect(!OpenSQLiteStores.isOpen(real.path))
+    }
 }

@@ -69,7 +69,7 @@ extension GraphContext {
     func settle(_ committed: ChangeSet, written: GraphChange, rebasing: Bool, state: inout State) {
         // With children, every saved id settles for them: a child that read it through this
         // context's change bases its later changes on what this save wrote.
-        let settlesAll = !state.childBases.isEmpty
+        let settlesAll = recordsForChildren(&state)
         let entities = committed.entities.indices.filter { entity in
             committed.hasChanges(entity: entity)
                 && (settlesAll || !state.reads[entity].isEmpty || (rebasing && state.pending.hasChanges(entity: entity)))

@@ -26,6 +26,11 @@ public final class GraphContext: Sendable {
     private let state: Guarded<State>
     /// Serializes `save()` calls on this context.
     private let saving = NSLock()
+    /// The children of this context that exist: while there are none, saves and rollbacks
+    /// record nothing for them (and free what they had). Atomic, not under the state lock: a
+    /// child may be freed while this context's lock is held (a rollback dropping an `onCommit`
+    /// action that captured it), and its deinit must not wait for that lock.
+    private let liveChildren = Atomic<Int>(0)
     let queue: DispatchQueue
     /// An empty change set for this schema, shared by every reset of `pending`: a save or a
     /// rollback then allocates nothing, and a later change copies only the per-entity array it
@@ -51,9 +56,6 @@ public final class GraphContext: Sendable {
         /// object through one of this context's pending changes bases its later changes on
         /// it (see ``inheritedBase(entity:key:)``); this context's own bases do not change.
         var childBases: [ChildBases] = []
-        /// The children of this context that exist: while there are none, saves and rollbacks
-        /// record nothing for them, and `childBases` is empty.
-        var liveChildren = 0
     }
 
     init(core: GraphCore, parent: GraphContext?, name: String?, mergePolicy: MergePolicy = .error) {
@@ -138,8 +140,10 @@ public final class GraphContext: Sendable {
     /// Discards every unsaved change and pending `onCommit` action.
     public func rollback() {
         let latest = core.currentVersion
-        state.withLock { state in
-            if !state.childBases.isEmpty {
+        // The dropped changes and actions are freed after the lock is let go: an action may
+        // hold the last reference to anything, a context included.
+        let dropped = state.withLock { state -> (ChangeSet, [@Sendable () -> Void]) in
+            if recordsForChildren(&state) {
                 // A child that read an object through a change dropped here bases its own
                 // changes as the dropped change was based, so a save made in between by
                 // another context is a conflict, not overwritten.
@@ -149,11 +153,15 @@ public final class GraphContext: Sendable {
                     state.childBases[entity].settle(records, table: latest.tables[entity])
                 }
             }
-            state.pending = emptyChanges
-            state.commitActions = []
-            state.commitActionsEpoch += 1
-            state.generation += 1
+            defer {
+                state.pending = emptyChanges
+                state.commitActions = []
+                state.commitActionsEpoch += 1
+                state.generation += 1
+            }
+            return (state.pending, state.commitActions)
         }
+        withExtendedLifetime(dropped) {}
     }
 
     /// Registers `action` to run once after the next successful save of this context has
@@ -171,19 +179,26 @@ public final class GraphContext: Sendable {
     /// Use it as a scratch pad: discard it (or `rollback()`) to drop its changes, or `save()`
     /// to push them into this context.
     public func newChildContext() -> GraphContext {
+        liveChildren.add(1, ordering: .sequentiallyConsistent)
         state.withLock { state in
-            state.liveChildren += 1
             if state.childBases.isEmpty { state.childBases = Array(repeating: ChildBases(), count: core.schema.entities.count) }
         }
         return GraphContext(core: core, parent: self, name: nil, mergePolicy: mergePolicy)
     }
 
     deinit {
-        // The last child gone, nothing needs what the parent's saves left for its children.
-        parent?.state.withLock { state in
-            state.liveChildren -= 1
-            if state.liveChildren == 0 { state.childBases = [] }
+        parent?.liveChildren.subtract(1, ordering: .sequentiallyConsistent)
+    }
+
+    /// Whether saves and rollbacks record what they leave for children; with none left, what
+    /// was recorded is freed. Called with the state lock held.
+    func recordsForChildren(_ state: inout State) -> Bool {
+        guard !state.childBases.isEmpty else { return false }
+        guard liveChildren.load(ordering: .sequentiallyConsistent) > 0 else {
+            state.childBases = []
+            return false
         }
+        return true
     }
 
     // MARK: - Internal

@@ -324,8 +324,8 @@ final class SnapshotFileBackend: StoreBackend {
         // A file larger than any gzip of `limit` bytes (deflate adds at most about 0.03 % to
         // data it cannot compress, plus headers) holds more than `limit`: refused before it is
         // read into memory.
-        if let size = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber,
-           size.intValue > limit + limit / 512 + 4_096 {
+        let bound = limit > Int.max / 2 ? Int.max : limit + limit / 512 + 4_096
+        if let size = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber, size.intValue > bound {
             throw GraphStoreError.decompressedSizeLimitExceeded(path: url.path, limit: limit)
         }
         let raw: Data?

@@ -51,7 +51,7 @@ extension SnapshotValue {
     static func readPropertyList(_ data: Data) throws -> SnapshotValue {
         do {
             let document = try BPlistDocument(data)
-            var reader = PropertyListReader(document: document)
+            var reader = try PropertyListReader(document: document)
             return try reader.value(document.topObject, depth: 0)
         } catch let error as BPlistSyntaxError {
             throw ReadingFailure(offset: error.offset, description: error.description)
@@ -135,13 +135,24 @@ private struct PropertyListReader {
     let document: BPlistDocument
     /// How many more elements of arrays and dictionaries may be read. Objects are shared by
     /// reference, so a few hundred bytes of arrays holding the next one twice would expand to
-    /// 2⁴⁰ values: a file reads at most 64 elements per object it holds (a snapshot's shared
-    /// values, tag lists say, come to a few per object), and more is refused, not expanded.
+    /// 2⁴⁰ values. Writers share values, not arrays and dictionaries (ours and Apple's), so a
+    /// file expands to about the elements its containers hold: reading four times that (at
+    /// least a million) is refused, not expanded.
     private var budget: Int
 
-    init(document: BPlistDocument) {
+    /// - Throws: ``BPlistSyntaxError`` for an object the file's table points outside of.
+    /// - Complexity: O(objects), a look at each.
+    init(document: BPlistDocument) throws {
         self.document = document
-        budget = max(1 << 20, 64 * document.objectCount)
+        var elements = 0
+        for reference in 0..<document.objectCount {
+            let object = try document.object(reference)
+            switch object.kind {
+            case .array, .set, .dictionary: elements &+= object.count
+            default: break
+            }
+        }
+        budget = max(1 << 20, elements > Int.max / 4 ? Int.max : 4 * elements)
     }
 
     mutating func value(_ reference: Int, depth: Int) throws -> SnapshotValue {
@@ -199,7 +210,7 @@ private struct PropertyListReader {
         guard budget >= 0 else {
             throw BPlistSyntaxError(
                 offset: object.payload - 1,
-                reason: "the property list's shared objects expand to more than 64 values per object it holds (a reference bomb?)")
+                reason: "the property list's shared arrays and dictionaries expand to more than four times the elements they hold (a reference bomb?)")
         }
     }
 

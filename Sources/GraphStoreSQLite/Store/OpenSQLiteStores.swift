@@ -25,12 +25,14 @@ enum OpenSQLiteStores {
 
     private static let claims = Guarded<(next: UInt64, byKey: [String: Claim])>((1, [:]))
 
-    /// The key of the store at `path`: its directory with symbolic links resolved, and its
-    /// name, so that two spellings of one file are one store. (The directory, not the file: a
-    /// new store's file does not exist yet when it is claimed, and resolving a path that does
-    /// not exist may give another spelling than once it does.)
+    /// The key of the store at `path`, so that two spellings of one file are one store: the
+    /// file a symbolic link there points to, else its directory with links resolved and its
+    /// name. (Not the whole path resolved: a new store's file does not exist yet when it is
+    /// claimed, and resolving a path that does not exist may give another spelling than once
+    /// it does.)
     static func key(_ path: String) -> String {
         let url = URL(fileURLWithPath: path)
+        if (try? FileManager.default.destinationOfSymbolicLink(atPath: path)) != nil { return url.resolvingSymlinksInPath().path }
         return url.deletingLastPathComponent().resolvingSymlinksInPath().appendingPathComponent(url.lastPathComponent).path
     }
 
@@ -91,11 +93,10 @@ enum OpenSQLiteStores {
     ///
     /// - Complexity: O(descriptors).
     static func release(_ path: String, token: UInt64) {
-        let key = key(path)
+        // By the token, not the path: what the path resolves to may have changed since.
         let descriptors = claims.withLock { claims -> [Int32] in
-            guard let claim = claims.byKey[key], claim.token == token else { return [] }
-            claims.byKey[key] = nil
-            return claim.descriptors
+            guard let key = claims.byKey.first(where: { $0.value.token == token })?.key else { return [] }
+            return claims.byKey.removeValue(forKey: key)?.descriptors ?? []
         }
         for descriptor in descriptors { close(descriptor) }
     }

@@ -150,4 +150,25 @@ import Testing
             #expect(ReadConflictTests.stored(container)?.text == "from import")
         }
     }
+
+    /// A parent's rollback drops the `onCommit` action its child's save handed it, and with it
+    /// the last reference to that child: freeing the child must not wait for the parent's
+    /// lock, which the rollback holds. (It deadlocked.)
+    @Test func aRollbackFreeingAChildThroughAnActionReturns() async throws {
+        try await withContainer(.inMemory) { container in
+            let parent = container.newBackgroundContext()
+            do {
+                let child = parent.newChildContext()
+                child.insert(Note(text: "draft", createdAt: Fixtures.epoch))
+                child.onCommit { [child] in _ = child.hasChanges }
+                try child.save()
+            }
+            parent.rollback()
+            #expect(!parent.hasChanges)
+            // With no child left, the parent's saves go on as any context's.
+            parent.insert(Note(text: "kept", createdAt: Fixtures.epoch))
+            try parent.save()
+            #expect(container.count(of: Note.self) == 1)
+        }
+    }
 }

@@ -190,6 +190,17 @@ import Testing
         try await expectRefused(bomb, at: url, options: SnapshotOptions(maxDecompressedBytes: limit))
     }
 
+    /// No limit at all (`Int.max`) opens a store, as any limit the file fits in does.
+    @Test func theLargestLimitOpensAStore() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.json.gz")
+        _ = try await Self.writeRealSnapshot(url, format: .json, compression: .gzip)
+        let container = try GraphContainer(for: exampleModel, store: .file(url, options: SnapshotOptions(maxDecompressedBytes: .max)))
+        #expect(container.count(of: Note.self) == 30)
+        try await container.close()
+    }
+
     @Test func uncompressedFileOverTheBoundIsRefused() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
