@@ -61,10 +61,24 @@ private struct Pin: Entity, Hashable {
     static var relationships: [Relationship<Pin>] { [.toOne(\.boardID, Board.self, deleteRule: .nullify)] }
 }
 
+/// An owner a locker's reference keeps from being deleted (`.deny`).
+private struct Owner: Entity, Hashable {
+    var id = UUID()
+}
+
+private struct Locker: Entity, Hashable {
+    var id = UUID()
+    var name: String
+    var ownerID: Owner.ID?
+
+    static var uniqueConstraints: [UniqueConstraint<Locker>] { [UniqueConstraint(\.name)] }
+    static var relationships: [Relationship<Locker>] { [.toOne(\.ownerID, Owner.self, deleteRule: .deny)] }
+}
+
 /// Unique constraints and delete rules in one save: the unique check sees what the delete rules
 /// delete, and the values the merges leave.
 @Suite struct UniqueConstraintDeleteRuleTests {
-    static let types: [any Entity.Type] = [LabelGroup.self, Label.self, Card.self, Member.self, Badge.self, Board.self, Pin.self]
+    static let types: [any Entity.Type] = [LabelGroup.self, Label.self, Card.self, Member.self, Badge.self, Board.self, Pin.self, Owner.self, Locker.self]
 
     /// A stored label that a cascade deletes in the same save no longer holds its name: an
     /// incoming label of that name is kept as itself under every policy, and the card that
@@ -254,6 +268,33 @@ private struct Pin: Entity, Hashable {
             try context.save()
             try container.checkInvariants()
             #expect(try container.mainContext.fetch(FetchDescriptor<Pin>()) == [Pin(id: stored.id, name: "n", note: "incoming", boardID: nil)])
+        }
+    }
+
+    /// An incoming locker referencing an owner merges into the stored locker of its name while
+    /// the save deletes that owner: the merged locker references it, so `.deny` refuses the
+    /// save, naming the owner and the stored locker, and nothing is committed.
+    @Test(arguments: [MergePolicy.contextWins, .mergeByProperty])
+    func denyIsJudgedOnWhatTheMergesLeave(policy: MergePolicy) async throws {
+        let owner = Owner()
+        let stored = Locker(name: "k", ownerID: nil)
+        try await withContainer(.inMemory, for: Self.types) { container in
+            container.mainContext.insert(owner)
+            container.mainContext.insert(stored)
+            try container.mainContext.save()
+
+            let context = container.newBackgroundContext()
+            context.mergePolicy = policy
+            context.insert(Locker(name: "k", ownerID: owner.id))
+            context.delete(owner)
+            #expect {
+                try context.save()
+            } throws: { error in
+                guard case .deleteDenied(let entity, let id, let referencingEntity, let referencingID, _)? = error as? GraphStoreError else { return false }
+                return entity == "Owner" && id == owner.id.uuidString && referencingEntity == "Locker" && referencingID == stored.id.uuidString
+            }
+            #expect(container.mainContext.model(Owner.self, id: owner.id) == owner)
+            #expect(try container.mainContext.fetch(FetchDescriptor<Locker>()) == [stored])
         }
     }
 }
