@@ -9,7 +9,7 @@ import Darwin
 // MARK: - FileReader
 
 /// Reads whole files, distinguishing "does not exist" from real errors.
-enum FileReader {
+package enum FileReader {
 
     // MARK: - Reading
 
@@ -42,7 +42,15 @@ enum FileReader {
             throw .io("open", path: path, errno: error.code)
         }
         defer { try? fileSystem.close(descriptor) }
+        return try readAll(from: descriptor, path: path, fileSystem: fileSystem)
+    }
 
+    /// The complete contents of the file open at `descriptor` (from its current offset, which
+    /// is its start for a descriptor just opened); the descriptor is left open.
+    ///
+    /// - Throws: as ``readFile(at:fileSystem:)``, with operation `"stat"` or `"read"`.
+    /// - Complexity: O(n) for a file of n bytes.
+    static func readAll(from descriptor: Int32, path: String, fileSystem: any FileSystem = PosixFileSystem()) throws(FileLayerError) -> Data {
         let status: FileStatus
         do throws(SystemCallError) {
             status = try fileSystem.status(descriptor)
@@ -72,5 +80,21 @@ enum FileReader {
             buffer.commit(count)
         }
         return buffer.takeData()
+    }
+}
+
+extension FileReader {
+    /// The complete contents of the file open at `descriptor`, left open: for a caller that
+    /// must not close a descriptor of that file while another is open (closing one drops every
+    /// POSIX lock the process holds on the file, SQLite's among them).
+    ///
+    /// - Throws: ``GraphStoreError/fileOperationFailed(path:operation:reason:)`` naming `path`.
+    /// - Complexity: O(n) for a file of n bytes.
+    package static func contents(ofOpenFile descriptor: Int32, path: String) throws(GraphStoreError) -> Data {
+        do {
+            return try readAll(from: descriptor, path: path)
+        } catch {
+            throw GraphStoreError(error, path: path)
+        }
     }
 }

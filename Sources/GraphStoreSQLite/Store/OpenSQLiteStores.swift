@@ -71,20 +71,12 @@ enum OpenSQLiteStores {
     /// - Complexity: O(file size).
     static func read(_ filePath: String, of path: String) throws(GraphStoreError) -> Data {
         let descriptor = open(filePath, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw failure(filePath, errno) }
+        guard descriptor >= 0 else {
+            throw .fileOperationFailed(path: filePath, operation: "open", reason: String(cString: strerror(errno)))
+        }
         let key = key(path)
         claims.withLock { $0.byKey[key]?.descriptors.append(descriptor) }
-        var data = Data()
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, off_t(data.count)) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw failure(filePath, errno)
-            }
-            if count == 0 { return data }
-            data.append(contentsOf: buffer[..<count])
-        }
+        return try FileReader.contents(ofOpenFile: descriptor, path: filePath)
     }
 
     /// Ends the claim `token` on the store at `path` once its connection is closed (or it
@@ -99,9 +91,5 @@ enum OpenSQLiteStores {
             return claims.byKey.removeValue(forKey: key)?.descriptors ?? []
         }
         for descriptor in descriptors { close(descriptor) }
-    }
-
-    private static func failure(_ path: String, _ code: Int32) -> GraphStoreError {
-        .fileOperationFailed(path: path, operation: "read the old store to keep a copy of it", reason: String(cString: strerror(code)))
     }
 }
