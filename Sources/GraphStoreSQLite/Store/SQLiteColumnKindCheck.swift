@@ -72,11 +72,10 @@ enum SQLiteColumnKindCheck {
         for column in columns.sorted() {
             let sql = table.selectSQL + " WHERE \(column.quotedDatabaseIdentifier) IS NOT NULL LIMIT 1"
             guard let row = try Row.fetchOne(db, sql: sql) else { continue }
-            let values = (0..<table.columns.count).map { index -> DatabaseValue in row[index] }
-            let id = table.index(of: SQLiteFormatV1.idColumn).map { ColumnDecoding.idText(values[$0]) }
+            let id = SQLiteStoreReader.id(of: row, table: table)
+            let object = try SQLiteStoreReader.decode(row, of: entity, table: table, json: decoder, path: path)
             let fields: [EncodedField]
             do {
-                let object = try RowDecoder.decode(entity.type, table: table, values: values, json: decoder)
                 fields = try RowEncoder.encode(object, existingKinds: table.kindByName, json: json)
             } catch {
                 throw GraphStoreError.sqliteCoding(error, path: path, entity: entity.name, id: id)

@@ -94,20 +94,31 @@ enum SQLiteStoreReader {
     // MARK: - Private
 
     private static func readObjects(of entity: EntityDescription, table: TableLayout, db: Database, path: String, json: JSONDecoder) throws -> [any Entity] {
-        let idIndex = table.index(of: SQLiteFormatV1.idColumn)
-        let count = table.columns.count
         var objects: [any Entity] = []
         let rows = try Row.fetchCursor(db, sql: table.selectSQL)
         while let row = try rows.next() {
-            let values = (0..<count).map { index -> DatabaseValue in row[index] }
-            do {
-                objects.append(try RowDecoder.decode(entity.type, table: table, values: values, json: json))
-            } catch {
-                let id = idIndex.map { ColumnDecoding.idText(values[$0]) }
-                throw GraphStoreError.sqliteCoding(error, path: path, entity: entity.name, id: id)
-            }
+            objects.append(try decode(row, of: entity, table: table, json: json, path: path))
         }
         return objects
+    }
+
+    /// The object in `row`, a row of `table.selectSQL`, decoded with `entity`'s type.
+    ///
+    /// - Throws: ``GraphStore/GraphStoreError`` (`sqliteCoding`) naming the file, the entity and
+    ///   the row's id.
+    /// - Complexity: O(columns).
+    static func decode(_ row: Row, of entity: EntityDescription, table: TableLayout, json: JSONDecoder, path: String) throws -> any Entity {
+        let values = (0..<table.columns.count).map { index -> DatabaseValue in row[index] }
+        do {
+            return try RowDecoder.decode(entity.type, table: table, values: values, json: json)
+        } catch {
+            throw GraphStoreError.sqliteCoding(error, path: path, entity: entity.name, id: id(of: row, table: table))
+        }
+    }
+
+    /// The id `row` (a row of `table.selectSQL`) holds, as text for an error message.
+    static func id(of row: Row, table: TableLayout) -> String? {
+        table.index(of: SQLiteFormatV1.idColumn).map { ColumnDecoding.idText(row[$0]) }
     }
 }
 
