@@ -127,7 +127,7 @@ package final class StoreJournal: Sendable {
                 path: path, durability: durability, interval: interval, clock: clock, beforeFirstRecord: beforeFirstRecord,
                 file: file, header: header, end: bytes.count, records: [])
         } catch let error as SystemCallError {
-            throw .fileOperationFailed(path: path, operation: "open the journal", reason: String(cString: strerror(error.code)))
+            throw failure(path, "open the journal", error)
         } catch let error as FileLayerError {
             throw GraphStoreError(error, path: path)
         } catch {
@@ -280,13 +280,10 @@ package final class StoreJournal: Sendable {
         }
         guard let file else { return nil }
         do throws(SystemCallError) {
-            if needsDirectory {
-                try JournalFile.syncDirectory(of: path)
-                state.withLock { if $0.generation == mark.generation { $0.needsDirectorySync = false } }
-            }
+            if needsDirectory { try syncDirectory(generation: mark.generation) }
             try file.sync()
         } catch {
-            throw .fileOperationFailed(path: path, operation: "fsync the journal", reason: String(cString: strerror(error.code)))
+            throw Self.failure(path, "fsync the journal", error)
         }
         return mark
     }
@@ -372,12 +369,18 @@ package final class StoreJournal: Sendable {
         // have been fsynced. Outside the lock, so that saves keep appending meanwhile; until it
         // is done, a waiting flush fsyncs the directory itself.
         do throws(SystemCallError) {
-            try JournalFile.syncDirectory(of: path)
+            try syncDirectory(generation: synced.generation)
         } catch {
-            throw .fileOperationFailed(path: path, operation: "fsync the directory of the rotated journal", reason: String(cString: strerror(error.code)))
+            throw Self.failure(path, "fsync the directory of the rotated journal", error)
         }
-        state.withLock { if $0.generation == synced.generation { $0.needsDirectorySync = false } }
         gate.markSynced(generation: synced.generation, end: synced.end, version: synced.version)
+    }
+
+    /// Fsyncs the journal's directory, so that the file a rotation renamed into place (of
+    /// `generation`) keeps its name through a power loss.
+    private func syncDirectory(generation: Int) throws(SystemCallError) {
+        try JournalFile.syncDirectory(of: path)
+        state.withLock { if $0.generation == generation { $0.needsDirectorySync = false } }
     }
 
     /// Removes the journal file: the store's own file now holds everything. No append works
@@ -385,18 +388,11 @@ package final class StoreJournal: Sendable {
     ///
     /// - Throws: ``GraphStoreError/fileOperationFailed(path:operation:reason:)``.
     package func remove() throws(GraphStoreError) {
-        let existed = state.withLock { state in
-            defer {
-                state.file = nil
-                state.createsOnFirstAppend = false
-            }
-            return state.file != nil
-        }
-        guard existed else { return }
+        guard releaseFile() != nil else { return }
         do throws(SystemCallError) {
             try JournalFile.remove(path)
         } catch {
-            throw .fileOperationFailed(path: path, operation: "remove the journal", reason: String(cString: strerror(error.code)))
+            throw Self.failure(path, "remove the journal", error)
         }
     }
 
@@ -407,18 +403,27 @@ package final class StoreJournal: Sendable {
     /// - Throws: ``GraphStoreError/fileOperationFailed(path:operation:reason:)`` when the fsync
     ///   fails; the file is released all the same.
     package func detach() throws(GraphStoreError) {
-        let file = state.withLock { state in
+        do throws(SystemCallError) {
+            try releaseFile()?.sync()
+        } catch {
+            throw Self.failure(path, "fsync the journal a failed close keeps", error)
+        }
+    }
+
+    /// Stops appending: takes the open file (if any) away from later appends, and returns it.
+    private func releaseFile() -> JournalFile? {
+        state.withLock { state in
             defer {
                 state.file = nil
                 state.createsOnFirstAppend = false
             }
             return state.file
         }
-        do throws(SystemCallError) {
-            try file?.sync()
-        } catch {
-            throw .fileOperationFailed(path: path, operation: "fsync the journal a failed close keeps", reason: String(cString: strerror(error.code)))
-        }
+    }
+
+    /// `operation` on the journal at `path` failed with `error`.
+    private static func failure(_ path: String, _ operation: String, _ error: SystemCallError) -> GraphStoreError {
+        .fileOperationFailed(path: path, operation: operation, reason: String(cString: strerror(error.code)))
     }
 }
 
