@@ -173,7 +173,7 @@ final class SnapshotFileBackend: StoreBackend {
                 guard schema.model.compare(found: found.found, option: options.modelVersion) == .same else { return nil }
                 read = try Self.readObjects(url, schema: schema, limit: limit)
             }
-        } catch let error as GraphStoreError where options.recoverFromPreviousSnapshot && error.isDamage {
+        } catch let error as GraphStoreError where options.recoverFromPreviousSnapshot && error.isDamage(of: url.path) {
             return nil
         }
         let header = read?.header
@@ -389,19 +389,11 @@ final class SnapshotFileBackend: StoreBackend {
 }
 
 extension GraphStoreError {
-    /// Whether this error says a file's content is bad (as opposed to I/O or locking). A file
-    /// of a newer format version is not damaged: it is refused, never replaced by recovery.
-    /// Neither is one larger than the decompression limit: a store that grew past it is
-    /// refused with that limit named, never rolled back to its previous snapshot.
-    var isDamage: Bool {
-        switch self {
-        case .damagedFile, .codingFailed: true
-        default: false
-        }
-    }
-
-    /// Whether this error says the file at `path` is damaged (not another file met on the way,
-    /// such as the journal).
+    /// Whether this error says the content of the file at `path` is bad: not I/O or locking,
+    /// and not another file met on the way, such as the journal. A file of a newer format
+    /// version is not damaged: it is refused, never replaced by recovery. Neither is one larger
+    /// than the decompression limit: a store that grew past it is refused with that limit
+    /// named, never rolled back to its previous snapshot.
     func isDamage(of path: String) -> Bool {
         switch self {
         case .damagedFile(let damaged, _, _): damaged == path
