@@ -16,6 +16,11 @@ struct EntityReads: Sendable {
         /// An ancestor's pending change, of this sequence: a change is based as that
         /// ancestor's would be, or, once the ancestor saved or dropped it, on what that left.
         case inherited(sequence: UInt64)
+
+        /// The sequence of the ancestor's change a `.inherited` read saw, else `nil`.
+        var inheritedSequence: UInt64? {
+            if case .inherited(let sequence) = self { sequence } else { nil }
+        }
     }
 
     /// The table as of the last fetch that read every object, if any did.

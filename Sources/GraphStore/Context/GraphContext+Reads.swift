@@ -91,19 +91,15 @@ extension GraphContext {
                 if settlesAll { state.childBases[entity].settleDropped(through: committed.cleared[entity]?.sequence ?? 0) }
                 continue
             }
-            var records: [(ObjectKey, EntityReads.Record)] = []
-            settled.forEach(entity: entity) { key, object in records.append((key, .stored(object))) }
-            if isRead { state.reads[entity].read(records, table: latest.tables[entity]) }
+            var objects: [(ObjectKey, StoredObject?)] = []
+            settled.forEach(entity: entity) { key, object in objects.append((key, object)) }
+            if isRead { state.reads[entity].read(objects.lazy.map { ($0, .stored($1)) }, table: latest.tables[entity]) }
             if settlesAll {
                 // Each with the sequence of the change it settles (a marker's, for an id the
                 // marker deleted).
                 let marker = committed.cleared[entity]?.sequence ?? 0
                 let changes = committed.entities[entity]
-                let settledRecords = records.lazy.map { key, record -> (ObjectKey, UInt64, StoredObject?) in
-                    guard case .stored(let object) = record else { preconditionFailure("a save settles stored objects") }
-                    return (key, changes[key]?.sequence ?? marker, object)
-                }
-                state.childBases[entity].settle(settledRecords, table: latest.tables[entity])
+                state.childBases[entity].settle(objects.lazy.map { ($0, changes[$0]?.sequence ?? marker, $1) }, table: latest.tables[entity])
             }
         }
     }

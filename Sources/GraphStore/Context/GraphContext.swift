@@ -51,7 +51,7 @@ public final class GraphContext: Sendable {
         /// Increases with every change to `pending`, so a save can tell whether anything was
         /// changed while it committed.
         var generation: UInt64 = 0
-        /// Per entity index, once a child context was made (empty before): what this
+        /// Per entity index, while the context has children (empty otherwise): what this
         /// context's saves wrote and its rollbacks dropped the bases of. A child that read an
         /// object through one of this context's pending changes bases its later changes on
         /// it (see ``inheritedBase(entity:key:)``); this context's own bases do not change.
@@ -180,9 +180,6 @@ public final class GraphContext: Sendable {
     /// to push them into this context.
     public func newChildContext() -> GraphContext {
         liveChildren.add(1, ordering: .sequentiallyConsistent)
-        state.withLock { state in
-            if state.childBases.isEmpty { state.childBases = Array(repeating: ChildBases(), count: core.schema.entities.count) }
-        }
         return GraphContext(core: core, parent: self, name: nil, mergePolicy: mergePolicy)
     }
 
@@ -190,14 +187,15 @@ public final class GraphContext: Sendable {
         parent?.liveChildren.subtract(1, ordering: .sequentiallyConsistent)
     }
 
-    /// Whether saves and rollbacks record what they leave for children; with none left, what
-    /// was recorded is freed. Called with the state lock held.
+    /// Whether saves and rollbacks record what they leave for children (allocating the
+    /// records for the first child); with none left, what was recorded is freed. Called with
+    /// the state lock held.
     func recordsForChildren(_ state: inout State) -> Bool {
-        guard !state.childBases.isEmpty else { return false }
         guard liveChildren.load(ordering: .sequentiallyConsistent) > 0 else {
-            state.childBases = []
+            if !state.childBases.isEmpty { state.childBases = [] }
             return false
         }
+        if state.childBases.isEmpty { state.childBases = Array(repeating: ChildBases(), count: core.schema.entities.count) }
         return true
     }
 
@@ -260,10 +258,7 @@ public final class GraphContext: Sendable {
         if let marked = marker?.table[key] { return marked }
         let record = reads.record(for: key)
         if case .stored(let object) = record { return object }
-        if let parent {
-            let seen: UInt64? = if case .inherited(let sequence) = record { sequence } else { nil }
-            return parent.inheritedBase(entity: entity, key: key, seen: seen)
-        }
+        if let parent { return parent.inheritedBase(entity: entity, key: key, seen: record?.inheritedSequence) }
         if let table { return table[key] }
         return core.storedObject(entity: entity, key: key)
     }
@@ -286,10 +281,7 @@ public final class GraphContext: Sendable {
         // context read since: a newer read of its own must not rebase the child's older copy.
         if let settled { return settled }
         if case .stored(let object) = record { return object }
-        if let parent {
-            let inherited: UInt64? = if case .inherited(let sequence) = record { sequence } else { nil }
-            return parent.inheritedBase(entity: entity, key: key, seen: seen ?? inherited)
-        }
+        if let parent { return parent.inheritedBase(entity: entity, key: key, seen: seen ?? record?.inheritedSequence) }
         return core.storedObject(entity: entity, key: key)
     }
 
