@@ -78,6 +78,16 @@ private struct Locker: Entity, Hashable {
 /// Unique constraints and delete rules in one save: the unique check sees what the delete rules
 /// delete, and the values the merges leave.
 @Suite struct UniqueConstraintDeleteRuleTests {
+    /// Saves `seed`, then returns a new background context of `policy`: the store as a save
+    /// under test finds it.
+    static func context(of policy: MergePolicy, in container: GraphContainer, after seed: [any Entity]) throws -> GraphContext {
+        for object in seed { container.mainContext.insert(object) }
+        try container.mainContext.save()
+        let context = container.newBackgroundContext()
+        context.mergePolicy = policy
+        return context
+    }
+
     static let types: [any Entity.Type] = [LabelGroup.self, Label.self, Card.self, Member.self, Badge.self, Board.self, Pin.self, Owner.self, Locker.self]
 
     /// A stored label that a cascade deletes in the same save no longer holds its name: an
@@ -90,12 +100,7 @@ private struct Locker: Entity, Hashable {
         let old = LabelGroup(title: "old"), new = LabelGroup(title: "new")
         let doomed = Label(name: "swift", groupID: old.id)
         try await withContainer(store, for: Self.types) { container in
-            container.mainContext.insert(contentsOf: [old, new])
-            container.mainContext.insert(doomed)
-            try container.mainContext.save()
-
-            let context = container.newBackgroundContext()
-            context.mergePolicy = policy
+            let context = try Self.context(of: policy, in: container, after: [old, new, doomed])
             let incoming = Label(name: "swift", groupID: new.id)
             let card = Card(text: "card", labelIDs: [incoming.id])
             context.delete(old)
@@ -118,12 +123,7 @@ private struct Locker: Entity, Hashable {
         let old = LabelGroup(title: "old")
         let doomed = Label(name: "swift", groupID: old.id)
         try await withContainer(.inMemory, for: Self.types) { container in
-            container.mainContext.insert(old)
-            container.mainContext.insert(doomed)
-            try container.mainContext.save()
-
-            let context = container.newBackgroundContext()
-            context.mergePolicy = policy
+            let context = try Self.context(of: policy, in: container, after: [old, doomed])
             var renamed = doomed
             renamed.name = "swiftlang"
             context.insert(renamed)
@@ -144,11 +144,7 @@ private struct Locker: Entity, Hashable {
     func aValueAMergeReplacesIsFreeForTheObjectsThatFollow(policy: MergePolicy) async throws {
         let ann = Member(email: "ann@example.com", handle: "ann", displayName: "Ann")
         try await withContainer(.inMemory, for: Self.types) { container in
-            container.mainContext.insert(ann)
-            try container.mainContext.save()
-
-            let context = container.newBackgroundContext()
-            context.mergePolicy = policy
+            let context = try Self.context(of: policy, in: container, after: [ann])
             var renamed = ann
             renamed.handle = "ann2"
             let joining = Member(email: ann.email, handle: "jj", displayName: "Joining")
@@ -172,11 +168,7 @@ private struct Locker: Entity, Hashable {
     func aStoredValueAMergeReplacesIsFree(policy: MergePolicy) async throws {
         let ann = Member(email: "ann@example.com", handle: "ann", displayName: "Ann")
         try await withContainer(.inMemory, for: Self.types) { container in
-            container.mainContext.insert(ann)
-            try container.mainContext.save()
-
-            let context = container.newBackgroundContext()
-            context.mergePolicy = policy
+            let context = try Self.context(of: policy, in: container, after: [ann])
             let joining = Member(email: ann.email, handle: "jj", displayName: "Joining")
             let kim = Member(email: "kim@example.com", handle: "ann", displayName: "Kim")
             context.insert(joining)
@@ -198,11 +190,7 @@ private struct Locker: Entity, Hashable {
         let kay = Member(email: "kay@example.com", handle: "kk", displayName: "Kay")
         let oz = Member(email: "oz@example.com", handle: "oo", displayName: "Oz")
         try await withContainer(.inMemory, for: Self.types) { container in
-            container.mainContext.insert(contentsOf: [kay, oz])
-            try container.mainContext.save()
-
-            let context = container.newBackgroundContext()
-            context.mergePolicy = .storeWins
+            let context = try Self.context(of: .storeWins, in: container, after: [kay, oz])
             let newcomer = Member(email: kay.email, handle: "nn", displayName: "Newcomer")
             let badge = Badge(memberID: newcomer.id)
             var moved = kay
@@ -257,12 +245,7 @@ private struct Locker: Entity, Hashable {
         let board = Board()
         let stored = Pin(name: "n", note: "stored", boardID: board.id)
         try await withContainer(store, for: Self.types) { container in
-            container.mainContext.insert(board)
-            container.mainContext.insert(stored)
-            try container.mainContext.save()
-
-            let context = container.newBackgroundContext()
-            context.mergePolicy = policy
+            let context = try Self.context(of: policy, in: container, after: [board, stored])
             context.insert(Pin(name: "n", note: "incoming", boardID: nil))
             context.delete(board)
             try context.save()
@@ -279,12 +262,7 @@ private struct Locker: Entity, Hashable {
         let owner = Owner()
         let stored = Locker(name: "k", ownerID: nil)
         try await withContainer(.inMemory, for: Self.types) { container in
-            container.mainContext.insert(owner)
-            container.mainContext.insert(stored)
-            try container.mainContext.save()
-
-            let context = container.newBackgroundContext()
-            context.mergePolicy = policy
+            let context = try Self.context(of: policy, in: container, after: [owner, stored])
             context.insert(Locker(name: "k", ownerID: owner.id))
             context.delete(owner)
             #expect {
