@@ -9,6 +9,35 @@ import Testing
 /// the parent saved them, are what it last read. So a copy held in a child never overwrites a
 /// later save of another context without a conflict, and never conflicts with its own saves.
 @Suite struct ChildReadConflictTests {
+    /// The editor changes the note without saving; a child of it reads the note through that
+    /// change. Returns the child and its copy.
+    static func draftReadInAChild(of editor: GraphContext) throws -> (sheet: GraphContext, copy: Note) {
+        var draft = ReadConflictTests.note
+        draft.text = "editor draft"
+        editor.insert(draft)
+        let sheet = editor.newChildContext()
+        return (sheet, try #require(sheet.model(Note.self, id: draft.id)))
+    }
+
+    /// Another context saves the note with the text "from import".
+    static func importerSaves(_ note: Note, in importer: GraphContext) throws {
+        var imported = note
+        imported.text = "from import"
+        importer.insert(imported)
+        try importer.save()
+    }
+
+    /// The child saves `copy` into the editor, whose save is then a conflict: the importer's
+    /// save stays.
+    static func expectChildsSaveConflicts(
+        _ copy: Note, sheet: GraphContext, editor: GraphContext, container: GraphContainer, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        sheet.insert(copy)
+        try sheet.save()
+        ReadConflictTests.expectConflict(editor, .updatedElsewhere, sourceLocation: sourceLocation)
+        #expect(ReadConflictTests.stored(container)?.text == "from import", sourceLocation: sourceLocation)
+    }
+
     /// The parent saves (or drops) the change its child read through; another context then
     /// saves the same object: the child's later change is a conflict, not a silent overwrite.
     /// (The child's base fell through to the newest stored object, the other context's, and a
@@ -17,22 +46,12 @@ import Testing
     func aCopyReadThroughAParentsChangeConflictsWithALaterSave(store: StoreKind, parentSaves: Bool) async throws {
         try await withContainer(store) { container in
             let (importer, editor) = try ReadConflictTests.setUp(container)
-            var draft = ReadConflictTests.note
-            draft.text = "editor draft"
-            editor.insert(draft)
-            let sheet = editor.newChildContext()
-            var copy = try #require(sheet.model(Note.self, id: draft.id))
+            var (sheet, copy) = try Self.draftReadInAChild(of: editor)
             if parentSaves { try editor.save() } else { editor.rollback() }
-            var imported = draft
-            imported.text = "from import"
-            importer.insert(imported)
-            try importer.save()
+            try Self.importerSaves(copy, in: importer)
 
             copy.isArchived = true
-            sheet.insert(copy)
-            try sheet.save()
-            ReadConflictTests.expectConflict(editor, .updatedElsewhere)
-            #expect(ReadConflictTests.stored(container)?.text == "from import")
+            try Self.expectChildsSaveConflicts(copy, sheet: sheet, editor: editor, container: container)
         }
     }
 
@@ -42,11 +61,7 @@ import Testing
     func aChildsCopySavesCleanlyAfterItsParentSaved(store: StoreKind) async throws {
         try await withContainer(store) { container in
             let (_, editor) = try ReadConflictTests.setUp(container)
-            var draft = ReadConflictTests.note
-            draft.text = "editor draft"
-            editor.insert(draft)
-            let sheet = editor.newChildContext()
-            var copy = try #require(sheet.model(Note.self, id: draft.id))
+            var (sheet, copy) = try Self.draftReadInAChild(of: editor)
             try editor.save()
             copy.isArchived = true
             sheet.insert(copy)
@@ -88,15 +103,9 @@ import Testing
             sheet.insert(copy)
             try sheet.save()
             try editor.save()
-            var imported = copy
-            imported.text = "from import"
-            importer.insert(imported)
-            try importer.save()
+            try Self.importerSaves(copy, in: importer)
             copy.text = "second"
-            sheet.insert(copy)
-            try sheet.save()
-            ReadConflictTests.expectConflict(editor, .updatedElsewhere)
-            #expect(ReadConflictTests.stored(container)?.text == "from import")
+            try Self.expectChildsSaveConflicts(copy, sheet: sheet, editor: editor, container: container)
         }
     }
 
@@ -131,23 +140,13 @@ import Testing
     func aParentsLaterReadDoesNotRebaseItsChildsCopy(store: StoreKind) async throws {
         try await withContainer(store) { container in
             let (importer, editor) = try ReadConflictTests.setUp(container)
-            var draft = try #require(editor.model(Note.self, id: ReadConflictTests.note.id))
-            draft.text = "editor draft"
-            editor.insert(draft)
-            let sheet = editor.newChildContext()
-            var copy = try #require(sheet.model(Note.self, id: draft.id))
+            var (sheet, copy) = try Self.draftReadInAChild(of: editor)
             try editor.save()
-            var imported = draft
-            imported.text = "from import"
-            importer.insert(imported)
-            try importer.save()
-            #expect(editor.model(Note.self, id: draft.id)?.text == "from import")
+            try Self.importerSaves(copy, in: importer)
+            #expect(editor.model(Note.self, id: copy.id)?.text == "from import")
 
             copy.isArchived = true
-            sheet.insert(copy)
-            try sheet.save()
-            ReadConflictTests.expectConflict(editor, .updatedElsewhere)
-            #expect(ReadConflictTests.stored(container)?.text == "from import")
+            try Self.expectChildsSaveConflicts(copy, sheet: sheet, editor: editor, container: container)
         }
     }
 
