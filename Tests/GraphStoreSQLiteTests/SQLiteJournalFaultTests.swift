@@ -43,7 +43,7 @@ import Glibc
         #expect(container.mainContext.hasChanges)
 
         // Room again: the same save goes through.
-        try FileManager.default.removeItem(at: filler)
+        try tmpfs.removeFiller(filler)
         try container.mainContext.save()
         #expect(container.version == 11)
         try await container.close()

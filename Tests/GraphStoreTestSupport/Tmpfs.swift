@@ -84,6 +84,29 @@ public final class Tmpfs: Sendable {
         }
     }
 
+    /// Removes a file ``fillUp(with:)`` made and returns once its space is free again.
+    ///
+    /// Other suites spawn processes meanwhile, and a child holds a copy of every descriptor of
+    /// the parent between its fork and its exec, the filler's among them if it was forked while
+    /// the filler was being written: until that copy closes, tmpfs keeps the removed file's
+    /// pages. So the free space is watched (for up to ten seconds) rather than assumed.
+    public func removeFiller(_ file: URL) throws {
+        let size = ((try FileManager.default.attributesOfItem(atPath: file.path))[.size] as? NSNumber)?.intValue ?? 0
+        let before = freeBytes()
+        try FileManager.default.removeItem(at: file)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while freeBytes() < before + size - 4096, ContinuousClock.now < deadline {
+            usleep(1_000)
+        }
+    }
+
+    /// The bytes free on the mount.
+    private func freeBytes() -> Int {
+        var stats = statvfs()
+        guard statvfs(url.path, &stats) == 0 else { return 0 }
+        return Int(stats.f_bavail) * Int(stats.f_frsize)
+    }
+
     /// Remounts read-only (`true`) or read-write; returns the errno on failure.
     ///
     /// A read-only remount fails with EBUSY while any process holds a file on the mount open for

@@ -47,7 +47,7 @@ import Darwin
         #expect(scan.records.count == 10 && !scan.hasTornTail, "the failed append's bytes were cut off")
 
         // Room again: the same save goes through.
-        try FileManager.default.removeItem(at: filler)
+        try tmpfs.removeFiller(filler)
         try context.save()
         #expect(container.count(of: Note.self) == 50)
         let scratch = try TemporaryDirectory()

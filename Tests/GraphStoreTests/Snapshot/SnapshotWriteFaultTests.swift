@@ -103,7 +103,7 @@ import Darwin
             url: mountPoint.appendingPathComponent("store.json.gz"), options: SnapshotOptions(),
             operation: "write", code: ENOSPC,
             breakDisk: { _ = try tmpfs.fillUp(with: filler.lastPathComponent) },
-            repairDisk: { try FileManager.default.removeItem(at: filler) })
+            repairDisk: { try tmpfs.removeFiller(filler) })
     }
 
     @Test(.enabled(if: Tmpfs.isSupported, Tmpfs.requirement))
