@@ -192,6 +192,27 @@ func saveLoop(_ count: Int) async throws {
     print(String(format: "%.2f µs", median(times) * 1000))
 }
 
+/// `--bulk-save-loop N`: scenario 1's largest file save (50,000 items inserted into a new
+/// JSON+gzip `.journaled` store and saved), N times, and prints the median milliseconds until
+/// `save()` returned. For a profiler.
+func bulkSaveLoop(_ count: Int) async throws {
+    let values = items(50_000)
+    var times: [Double] = []
+    for _ in 0..<count {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bulk-save-loop-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let container = try GraphContainer(for: benchModel, store: .file(directory.appendingPathComponent("items.json.gz")))
+        times.append(try time {
+            let context = container.mainContext
+            for item in values { context.insert(item) }
+            try context.save()
+        })
+        try await container.close()
+    }
+    print(String(format: "%.2f ms", median(times)))
+}
+
 /// `--indexed-save-loop N`: scenario 10's save of one changed post (three sorted indexes) into
 /// an in-memory store of 100,000 posts, N times, and prints the median microseconds. For a
 /// profiler.

@@ -3,6 +3,7 @@
 //   swift run -c release graphstore-bench [--json PATH] [--scale X] [--repetitions N] [--only 1,2,...,11] [--cpu-time]
 //   graphstore-bench --open-loop items|posts|posts-newest|posts-journal PATH N   (N cold opens of one file, for a profiler)
 //   graphstore-bench --save-loop N   (N one-object journaled saves, for a profiler)
+//   graphstore-bench --bulk-save-loop N   (N new stores, each saving 50,000 items journaled, for a profiler)
 //   graphstore-bench --indexed-save-loop N   (N saves of one post with three sorted indexes, for a profiler)
 import Foundation
 
@@ -24,6 +25,11 @@ if let index = arguments.firstIndex(of: "--open-loop") {
 
 if let index = arguments.firstIndex(of: "--save-loop") {
     try await saveLoop(Int(arguments[index + 1]) ?? 100_000)
+    exit(0)
+}
+
+if let index = arguments.firstIndex(of: "--bulk-save-loop") {
+    try await bulkSaveLoop(Int(arguments[index + 1]) ?? 20)
     exit(0)
 }
 

@@ -27,6 +27,10 @@ struct JournalRecord: Sendable {
     var version: UInt64
     var parts: [Part]
 
+    /// The fewest objects of one entity a commit writes for its record to take the whole table
+    /// (when they are at least half of it) instead of looking each id up.
+    static let wholeTableThreshold = 1_024
+
     /// The record of the commit that made `version` with `change`.
     ///
     /// - Complexity: O(changed objects).
@@ -50,6 +54,18 @@ struct JournalRecord: Sendable {
             let table = version.tables[entity]
             var part = Part(entity: entity, clear: change.dropped[name] != nil, deletes: [], upserts: [])
             for key in change.deleted[name] ?? [] where table[key] == nil { part.deletes.append(key) }
+            let written = (change.inserted[name]?.count ?? 0) + (change.updated[name]?.count ?? 0)
+            if written >= Self.wholeTableThreshold, written * 2 >= table.count {
+                // Most of the table was written (a large import, say): every object of it is
+                // upserted, read in the table's own order, without a hash lookup per id. An
+                // unchanged object upserted again with its stored value changes nothing on
+                // replay, and every id the commit removed is in `change.deleted` (taken above),
+                // so replaying the record still gives exactly `version`'s table.
+                part.upserts.reserveCapacity(table.count)
+                for (_, stored) in table { part.upserts.append(stored.value) }
+                parts.append(part)
+                continue
+            }
             func upsert(_ list: [ObjectKey]?) {
                 guard let list else { return }
                 part.upserts.reserveCapacity(part.upserts.count + list.count)

@@ -127,6 +127,44 @@ import Testing
         try await reopened.close()
     }
 
+    /// A commit that writes most of a table makes a record of the whole table (no lookup per
+    /// id): replaying it still deletes what the commit deleted, keeps what it left alone and
+    /// gives the committed graph, for an update of most objects and for a first import.
+    @Test func replayOfCommitsWritingMostOfATable() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.json.gz")
+        let container = try GraphContainer(for: exampleModel, store: .file(url, coalescingInterval: .seconds(3600)))
+        let context = container.mainContext
+        let count = JournalRecord.wholeTableThreshold + 500
+        let tags = (0..<count).map { ExampleModel.Tag(name: "tag \($0)") }
+        var notes = (0..<count).map { Note(text: "note \($0)", createdAt: Fixtures.epoch, tagIDs: [tags[$0].id]) }
+        context.insert(contentsOf: tags)
+        context.insert(contentsOf: notes)
+        try context.save()
+        // Most notes change, some go, some come; some tags go too (nullifying references).
+        for index in 0..<(count - 300) {
+            notes[index].text = "changed \(index)"
+            context.insert(notes[index])
+        }
+        for index in (count - 300)..<(count - 200) { context.delete(notes[index]) }
+        for index in 0..<50 { context.delete(tags[index]) }
+        context.insert(contentsOf: (0..<60).map { Note(text: "new \($0)", createdAt: Fixtures.epoch) })
+        try context.save()
+        let expected = try TestStore.committedGraph(container, exampleModel)
+        let scratch = try TemporaryDirectory()
+        defer { scratch.remove() }
+        let copy = try Self.crashCopy(of: url, into: scratch)
+        try await container.close()
+
+        let reopened = try GraphContainer(for: exampleModel, store: .file(copy))
+        #expect(try TestStore.committedGraph(reopened, exampleModel) == expected)
+        #expect(reopened.count(of: Note.self) == count - 100 + 60)
+        #expect(reopened.count(of: ExampleModel.Tag.self) == count - 50)
+        try reopened.checkInvariants()
+        try await reopened.close()
+    }
+
     /// Replay moves each changed object in its entity's sorted indexes; afterwards they must
     /// hold exactly the replayed objects, for a few changes and for many.
     @Test(arguments: [40, 1_500])
