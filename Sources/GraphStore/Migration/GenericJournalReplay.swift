@@ -14,6 +14,8 @@ enum GenericJournalReplay {
         var storeVersion: UInt64
         var lineage: UUID?
         var journal: JournalContents?
+        /// The numbers of the replayed records that a double holds only rounded.
+        var numbers = ExactNumbers()
     }
 
     /// Replays the records of the journal at `path` newer than `storeVersion` onto `store`.
@@ -45,11 +47,13 @@ enum GenericJournalReplay {
             return table
         }
         var version = storeVersion
-        let decoder = SnapshotCodec.makeJSONDecoder()
+        var numbers = ExactNumbers()
         for record in contents.scan.records where record.version > storeVersion {
             let document: SnapshotValue
             do {
-                document = try decoder.decode(SnapshotValue.self, from: contents.data[record.document])
+                // The parser of the snapshot's generic reading, which keeps the digits of
+                // numbers a double holds only rounded.
+                document = try SnapshotValue.readJSON(contents.data[record.document], numbers: &numbers)
             } catch {
                 throw GraphStoreError.damagedFile(path: path, offset: record.start, reason: "the journal record of store version \(record.version) is not readable: \(error)")
             }
@@ -75,6 +79,6 @@ enum GenericJournalReplay {
             version = record.version
         }
         for (name, objects) in tables { store[name] = Array(objects.values) }
-        return Replayed(storeVersion: version, lineage: lineage ?? header.lineage, journal: contents)
+        return Replayed(storeVersion: version, lineage: lineage ?? header.lineage, journal: contents, numbers: numbers)
     }
 }

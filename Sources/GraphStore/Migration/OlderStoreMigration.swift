@@ -30,7 +30,8 @@ package enum OlderStoreMigration {
     ///   for a damaged journal or one of another store.
     /// - Complexity: O(objects + journal size) generic and typed work, plus what transforms do.
     package static func migrate(
-        _ store: MigratingStore, from stored: Int, storeVersion: UInt64, lineage: UUID?, schema: Schema, path: String
+        _ store: MigratingStore, from stored: Int, storeVersion: UInt64, lineage: UUID?, schema: Schema, path: String,
+        numbers: ExactNumbers = ExactNumbers()
     ) throws -> Migrated {
         let target = schema.model.version
         let chain: [SchemaMigration]
@@ -39,7 +40,10 @@ package enum OlderStoreMigration {
         let replayed = try GenericJournalReplay.replay(
             journalAt: JournalReplay.path(forStoreAt: path), onto: &store, storeVersion: storeVersion, lineage: lineage, storePath: path)
         do { try ModelMigrator.run(chain, on: &store) } catch { throw error.error(path: path) }
-        let version = try decode(store, storeVersion: replayed.storeVersion, schema: schema, path: path, from: stored, to: target)
+        var numbers = numbers
+        numbers.merge(replayed.numbers)
+        let version = try decode(
+            store, numbers: numbers, storeVersion: replayed.storeVersion, schema: schema, path: path, from: stored, to: target)
         return Migrated(version: version, lineage: replayed.lineage ?? UUID(), journal: replayed.journal)
     }
 
@@ -85,15 +89,17 @@ package enum OlderStoreMigration {
 
     // MARK: - Checking
 
-    /// The migrated objects decoded with the app's types and checked as a graph.
+    /// The migrated objects decoded with the app's types and checked as a graph, each double
+    /// `numbers` recorded decoded from its exact number.
     private static func decode(
-        _ store: MigratingStore, storeVersion: UInt64, schema: Schema, path: String, from: Int, to: Int
+        _ store: MigratingStore, numbers: ExactNumbers, storeVersion: UInt64, schema: Schema, path: String, from: Int, to: Int
     ) throws -> GraphVersion {
         let names = store.entityNames
         let header = SnapshotHeaderV1(modelVersion: String(to), savedAt: Date(), storeVersion: storeVersion, counts: [:])
-        let snapshot = GenericSnapshot(
+        var snapshot = GenericSnapshot(
             header: header, entities: names.map { name in (name, store[name].map { SnapshotValue.object($0) }) },
             format: .json, compression: .none)
+        snapshot.exactNumbers = numbers
         let json: Data
         do {
             json = try snapshot.encoded(as: .json)

@@ -32,7 +32,7 @@ enum SnapshotStoreMigration {
         let generic = try GenericSnapshot.decode(document, compression: Gzip.isGzip(raw) ? .gzip : .none, path: path)
         let migrated = try OlderStoreMigration.migrate(
             MigratingStore(conventional: generic.entities), from: stored, storeVersion: generic.header.storeVersion,
-            lineage: generic.header.lineage.flatMap(UUID.init(uuidString:)), schema: schema, path: path)
+            lineage: generic.header.lineage.flatMap(UUID.init(uuidString:)), schema: schema, path: path, numbers: generic.exactNumbers)
         let version = migrated.version
         let lineage = migrated.lineage
 

@@ -5,11 +5,15 @@ internal import GraphStoreCoding
 /// entity, with ``FastJSONEncoder`` or a ``BPlistObjectTable``, and large entities encoded in
 /// parts on several threads, joined in order.
 extension GenericSnapshot {
-    /// `{"header":…,"entities":{…}}`, the entities in the order given.
+    /// `{"header":…,"entities":{…}}`, the entities in the order given, each double `numbers`
+    /// recorded written as its exact number.
     ///
     /// - Complexity: O(size of the document), on up to `activeProcessorCount` threads for
     ///   entities of ``SnapshotCodec/parallelEncodingThreshold`` objects or more.
-    static func jsonDocument(header: SnapshotValue, entities: [(name: String, objects: [SnapshotValue])]) throws -> Data {
+    static func jsonDocument(
+        header: SnapshotValue, entities: [(name: String, objects: [SnapshotValue])], numbers: ExactNumbers = ExactNumbers()
+    ) throws -> Data {
+        let userInfo: [CodingUserInfoKey: any Sendable] = numbers.isEmpty ? [:] : [ExactNumbers.userInfoKey: numbers]
         let objectCount = entities.reduce(0) { $0 + $1.objects.count }
         var buffer = FastJSONBuffer(capacity: 4_096 + objectCount * 256)
         buffer.append(contentsOf: "{\"header\":")
@@ -21,9 +25,9 @@ extension GenericSnapshot {
             buffer.append(contentsOf: ":[")
             let parts = partCount(entity.objects.count)
             if parts > 1 {
-                for part in try jsonParts(entity.objects, parts: parts) { buffer.append(contentsOf: part) }
+                for part in try jsonParts(entity.objects, entity: entity.name, parts: parts, userInfo: userInfo) { buffer.append(contentsOf: part) }
             } else {
-                try encodeJSON(entity.objects[...], startIndex: 0, into: &buffer)
+                try encodeJSON(entity.objects[...], entity: entity.name, startIndex: 0, userInfo: userInfo, into: &buffer)
             }
             buffer.append(UInt8(ascii: "]"))
         }
@@ -61,19 +65,26 @@ extension GenericSnapshot {
         count >= SnapshotCodec.parallelEncodingThreshold ? min(Processors.active, 8) : 1
     }
 
-    /// Appends `objects` as the elements from `startIndex` on of an array.
-    private static func encodeJSON(_ objects: ArraySlice<SnapshotValue>, startIndex: Int, into buffer: inout FastJSONBuffer) throws {
-        try FastJSONEncoder.encodeElements(into: &buffer, path: .root, startIndex: startIndex) { array in
+    /// Appends `objects` as the elements from `startIndex` on of the array of `entity` (the
+    /// coding path of an error starts `entities.<entity>[<index>]`).
+    private static func encodeJSON(
+        _ objects: ArraySlice<SnapshotValue>, entity: String, startIndex: Int, userInfo: [CodingUserInfoKey: any Sendable],
+        into buffer: inout FastJSONBuffer
+    ) throws {
+        let path = CodingPath(node: CodingPath.root.appending(.key(DocumentKey.entities)).appending(.key(EntityNameKey(entity))).materialized)
+        try FastJSONEncoder.encodeElements(into: &buffer, userInfo: userInfo, path: path, startIndex: startIndex) { array in
             for object in objects { try array.encode(object) }
         }
     }
 
     /// `objects` in `parts` consecutive runs, each encoded on its own thread.
-    private static func jsonParts(_ objects: [SnapshotValue], parts: Int) throws -> [Data] {
+    private static func jsonParts(
+        _ objects: [SnapshotValue], entity: String, parts: Int, userInfo: [CodingUserInfoKey: any Sendable]
+    ) throws -> [Data] {
         let count = objects.count
         return try inConsecutiveParts(count: count, parts: parts) { (_, range) throws(any Error) -> Data in
             var buffer = FastJSONBuffer(capacity: 4_096 + range.count * 256)
-            try encodeJSON(objects[range], startIndex: range.lowerBound, into: &buffer)
+            try encodeJSON(objects[range], entity: entity, startIndex: range.lowerBound, userInfo: userInfo, into: &buffer)
             return buffer.takeData()
         }
     }

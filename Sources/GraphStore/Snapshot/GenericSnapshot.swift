@@ -19,6 +19,9 @@ public struct GenericSnapshot: Sendable {
     public var format: SnapshotFormat
     /// The compression the file was read with.
     public var compression: Compression
+    /// The JSON numbers read that a double holds only rounded: JSON writing gives them back
+    /// with every digit.
+    var exactNumbers = ExactNumbers()
 
     /// A snapshot of `entities` under `header`, to be written in `format` with `compression`
     /// (JSON and gzip by default). Nothing is checked until it is written or converted.
@@ -63,10 +66,11 @@ public struct GenericSnapshot: Sendable {
     static func decode(_ document: Data, compression: Compression, path: String) throws -> GenericSnapshot {
         let format = try SnapshotHeaderCheck.format(of: document, path: path)
         let root: SnapshotValue
+        var numbers = ExactNumbers()
         do {
             // The parsers that open a store, so that `verify` refuses what an app refuses.
             switch format {
-            case .json: root = try SnapshotValue.readJSON(document)
+            case .json: root = try SnapshotValue.readJSON(document, numbers: &numbers)
             case .binaryPropertyList: root = try SnapshotValue.readPropertyList(document)
             }
         } catch let failure as SnapshotValue.ReadingFailure {
@@ -106,7 +110,9 @@ public struct GenericSnapshot: Sendable {
         } catch {
             throw error.error(path: path)
         }
-        return GenericSnapshot(header: header, entities: entities, format: format, compression: compression)
+        var snapshot = GenericSnapshot(header: header, entities: entities, format: format, compression: compression)
+        snapshot.exactNumbers = numbers
+        return snapshot
     }
 
     private static func decodeHeader(_ value: SnapshotValue, format: SnapshotFormat, path: String) throws -> SnapshotHeaderV1 {
@@ -157,7 +163,7 @@ public struct GenericSnapshot: Sendable {
             // The writers a store uses: the same text as `JSONEncoder` writes, and a lossless
             // binary property list.
             switch format {
-            case .json: return try Self.jsonDocument(header: .object(headerFields), entities: entities)
+            case .json: return try Self.jsonDocument(header: .object(headerFields), entities: entities, numbers: exactNumbers)
             case .binaryPropertyList: return Self.propertyListDocument(header: .object(headerFields), entities: entities)
             }
         } catch {

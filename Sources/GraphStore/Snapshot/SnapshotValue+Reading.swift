@@ -25,6 +25,16 @@ extension SnapshotValue {
     /// - Throws: ``ReadingFailure``.
     /// - Complexity: O(size of the document).
     package static func readJSON(_ data: Data) throws -> SnapshotValue {
+        var numbers = ExactNumbers()
+        return try readJSON(data, numbers: &numbers)
+    }
+
+    /// The root of a JSON snapshot document, with the numbers its doubles hold only rounded
+    /// added to `numbers`.
+    ///
+    /// - Throws: ``ReadingFailure``.
+    /// - Complexity: O(size of the document).
+    static func readJSON(_ data: Data, numbers: inout ExactNumbers) throws -> SnapshotValue {
         do {
             return try FastJSONDecoder.withUTF8Representation(of: data) { bytes in
                 let document: FastJSONDocument
@@ -33,8 +43,10 @@ extension SnapshotValue {
                 } catch {
                     throw ReadingFailure(offset: nil, description: "\(error)")
                 }
-                let reader = JSONReader(document: document)
-                return try reader.value(at: 0)
+                var reader = JSONReader(document: document, numbers: numbers)
+                let root = try reader.value(at: 0)
+                numbers = reader.numbers
+                return root
             }
         } catch let failure as ReadingFailure {
             throw failure
@@ -64,14 +76,17 @@ extension SnapshotValue {
 private struct JSONReader {
     let document: FastJSONDocument
     let tokens: UnsafeMutablePointer<FastJSONToken>
+    /// The numbers read so far that a double holds only rounded.
+    var numbers: ExactNumbers
 
-    init(document: FastJSONDocument) {
+    init(document: FastJSONDocument, numbers: ExactNumbers) {
         self.document = document
+        self.numbers = numbers
         tokens = document.tokens
     }
 
     /// The value whose token is at `index`; the parser has checked the syntax and depth.
-    func value(at index: Int) throws -> SnapshotValue {
+    mutating func value(at index: Int) throws -> SnapshotValue {
         let token = tokens[index]
         switch token.kind {
         case .null: return .null
@@ -109,7 +124,7 @@ private struct JSONReader {
         }
     }
 
-    private func number(at index: Int) throws -> SnapshotValue {
+    private mutating func number(at index: Int) throws -> SnapshotValue {
         let tag = tokens[index].tag, text = document.span(index)
         if let value = FastJSONNumbers.int64(text, tag: tag) {
             // `-0` (or `-0.0`) is the double -0.0, its sign kept.
@@ -117,7 +132,10 @@ private struct JSONReader {
             return .integer(value)
         }
         if let value = FastJSONNumbers.uint64(text, tag: tag) { return .unsigned(value) }
-        if let value = FastJSONNumbers.double(text, tag: tag) { return .double(value) }
+        if let value = FastJSONNumbers.double(text, tag: tag) {
+            numbers.record(text, as: value)
+            return .double(value)
+        }
         throw SnapshotValue.ReadingFailure(
             offset: nil, description: "the number \(String(decoding: text, as: UTF8.self)) at byte \(tokens[index].offset) does not fit in a Double")
     }

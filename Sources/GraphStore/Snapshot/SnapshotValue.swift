@@ -6,7 +6,9 @@ import Foundation
 /// JSON cannot tell a date or `Data` from a number or a string, so a JSON snapshot reads dates
 /// as ``double(_:)`` (seconds since 2001) and data as ``string(_:)`` (Base64); a property-list
 /// snapshot reads them as ``date(_:)`` and ``data(_:)``. Writing a value back in the same
-/// format gives the same document.
+/// format gives the same document: a JSON number a `Double` holds only rounded (a long
+/// `Decimal`, a 128-bit integer) reads as a rounded ``double(_:)``, and ``GenericSnapshot`` and
+/// migrations write the exact number back in its place.
 public enum SnapshotValue: Sendable, Hashable {
     case null
     case bool(Bool)
@@ -91,6 +93,8 @@ extension SnapshotValue: Codable {
     }
 
     public func encode(to encoder: any Encoder) throws {
+        // Numbers a double holds only rounded, read from a JSON document (see `ExactNumbers`).
+        let numbers = encoder.userInfo.isEmpty ? nil : encoder.userInfo[ExactNumbers.userInfoKey] as? ExactNumbers
         switch self {
         case .array(let values):
             var container = encoder.unkeyedContainer()
@@ -102,7 +106,12 @@ extension SnapshotValue: Codable {
                 case .bool(let value): try container.encode(value)
                 case .integer(let value): try container.encode(value)
                 case .unsigned(let value): try container.encode(value)
-                case .double(let value): try container.encode(value)
+                case .double(let value):
+                    if let exact = try Self.exact(value, in: numbers, codingPath: container.codingPath) {
+                        try container.encode(exact)
+                    } else {
+                        try container.encode(value)
+                    }
                 case .string(let value): try container.encode(value)
                 case .data, .date, .array, .object: try container.encode(value)
                 }
@@ -116,7 +125,12 @@ extension SnapshotValue: Codable {
                 case .bool(let value): try container.encode(value, forKey: key)
                 case .integer(let value): try container.encode(value, forKey: key)
                 case .unsigned(let value): try container.encode(value, forKey: key)
-                case .double(let value): try container.encode(value, forKey: key)
+                case .double(let value):
+                    if let exact = try Self.exact(value, in: numbers, codingPath: container.codingPath + [key]) {
+                        try container.encode(exact, forKey: key)
+                    } else {
+                        try container.encode(value, forKey: key)
+                    }
                 case .string(let value): try container.encode(value, forKey: key)
                 case .data, .date, .array, .object: try container.encode(value, forKey: key)
                 }
@@ -128,7 +142,12 @@ extension SnapshotValue: Codable {
             case .bool(let value): try container.encode(value)
             case .integer(let value): try container.encode(value)
             case .unsigned(let value): try container.encode(value)
-            case .double(let value): try container.encode(value)
+            case .double(let value):
+                if let exact = try Self.exact(value, in: numbers, codingPath: container.codingPath) {
+                    try container.encode(exact)
+                } else {
+                    try container.encode(value)
+                }
             case .string(let value): try container.encode(value)
             case .data(let value): try container.encode(value)
             case .date(let value): try container.encode(value)

@@ -1,0 +1,121 @@
+import Foundation
+import GraphStore
+import GraphStoreTestSupport
+import Testing
+
+/// Numbers a `Double` cannot hold (a `Decimal` of more than 15 significant digits, an
+/// `Int128` or `UInt128` beyond 64 bits) come out of a model migration, a journal replayed
+/// generically and `convert` with every digit: JSON keeps them as written, and the generic
+/// values carry the text along.
+@Suite struct MigrationNumberPrecisionTests {
+    enum V1 {
+        struct Account: Entity, Equatable {
+            var id: Int
+            var balance: Decimal
+            var total: Int128
+            var mask: UInt128
+            var ratio: Double
+            static var entityName: String { "Account" }
+        }
+    }
+
+    enum V2 {
+        struct Account: Entity, Equatable {
+            var id: Int
+            var balance: Decimal
+            var total: Int128
+            var mask: UInt128
+            var ratio: Double
+            var label: String
+            static var entityName: String { "Account" }
+        }
+
+        static let migrations = [SchemaMigration(from: 1, to: 2, [.addField("label", in: "Account", default: .string("none"))])]
+    }
+
+    static func decimal(_ text: String) -> Decimal { Decimal(string: text, locale: Locale(identifier: "en_US_POSIX"))! }
+
+    /// Values no `Double` holds, and two that one does (a ratio and a short decimal).
+    static let accounts: [V1.Account] = [
+        V1.Account(id: 1, balance: decimal("12345678901234567890.123456789"), total: .min, mask: .max, ratio: 0.1),
+        V1.Account(id: 2, balance: decimal("0.30000000000000000001"), total: Int128(Int64.max) * 1_000, mask: UInt128(UInt64.max) + 2, ratio: 1e-300),
+        V1.Account(id: 3, balance: decimal("19.99"), total: -5, mask: 7, ratio: 0.30000000000000004),
+        // Only the decimal loses digits in a double: before, it was rounded without a word.
+        V1.Account(id: 4, balance: decimal("3.1415926535897932384626433832795"), total: 1, mask: 1, ratio: 2),
+    ]
+
+    static func expected(_ account: V1.Account) -> V2.Account {
+        V2.Account(id: account.id, balance: account.balance, total: account.total, mask: account.mask, ratio: account.ratio, label: "none")
+    }
+
+    /// A version-1 JSON store holding `accounts`: closed (snapshot only), or left open with
+    /// the saves in its journal (a crash copy).
+    static func versionOneStore(in directory: TemporaryDirectory, crashed: Bool) async throws -> URL {
+        let live = try TemporaryDirectory()
+        defer { live.remove() }
+        let url = live.file("accounts.json.gz")
+        let container = try GraphContainer(for: [V1.Account.self], store: .file(url, coalescingInterval: .seconds(3600)), version: 1)
+        for account in accounts {
+            container.mainContext.insert(account)
+            try container.mainContext.save()
+        }
+        if crashed {
+            let copy = try JournalStoreTests.crashCopy(of: url, into: directory)
+            try await container.close()
+            return copy
+        }
+        try await container.close()
+        let copy = directory.file("accounts.json.gz")
+        try FileManager.default.copyItem(at: url, to: copy)
+        return copy
+    }
+
+    @Test(arguments: [false, true])
+    func aModelMigrationKeepsEveryDigit(crashed: Bool) async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = try await Self.versionOneStore(in: directory, crashed: crashed)
+        let container = try GraphContainer(for: [V2.Account.self], store: .file(url), version: 2, migrations: V2.migrations)
+        let migrated = try container.mainContext.fetch(FetchDescriptor<V2.Account>(sortBy: [SortDescriptor(\.id)]))
+        #expect(migrated == Self.accounts.map(Self.expected))
+        try await container.close()
+        // The migrated snapshot holds the digits too.
+        let reopened = try GraphContainer(for: [V2.Account.self], store: .file(url), version: 2, migrations: V2.migrations)
+        #expect(try reopened.mainContext.fetch(FetchDescriptor<V2.Account>(sortBy: [SortDescriptor(\.id)])) == Self.accounts.map(Self.expected))
+        try await reopened.close()
+    }
+
+    /// Two numbers that read as the same double cannot both be written from it: the migration
+    /// is refused, naming the object, and the store is left as it was.
+    @Test func twoNumbersOfOneDoubleAreRefusedNotRounded() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("accounts.json.gz")
+        let first = try GraphContainer(for: [V1.Account.self], store: .file(url), version: 1)
+        first.mainContext.insert(V1.Account(id: 1, balance: Self.decimal("0.10000000000000000001"), total: 0, mask: 0, ratio: 0))
+        first.mainContext.insert(V1.Account(id: 2, balance: Self.decimal("0.10000000000000000002"), total: 0, mask: 0, ratio: 0))
+        try first.mainContext.save()
+        try await first.close()
+        let before = try Data(contentsOf: url)
+        let error = #expect(throws: GraphStoreError.self) {
+            _ = try GraphContainer(for: [V2.Account.self], store: .file(url), version: 2, migrations: V2.migrations)
+        }
+        let message = error.map { "\($0)" } ?? ""
+        #expect(message.contains("the numbers 0.10000000000000000001 and 0.10000000000000000002 of the file all read as the double 0.1"))
+        #expect(message.contains("entities.Account[0].balance"))
+        #expect(try Data(contentsOf: url) == before)
+        #expect(!FileManager.default.fileExists(atPath: url.path + ".v1"))
+    }
+
+    @Test func aGenericReadAndWriteKeepsEveryDigit() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = try await Self.versionOneStore(in: directory, crashed: false)
+        let snapshot = try GenericSnapshot.read(from: url)
+        let copy = directory.file("copy.json")
+        try snapshot.write(to: copy, format: .json, compression: .none)
+        let container = try GraphContainer(for: [V1.Account.self], store: .file(copy, compression: .none), version: 1)
+        #expect(try container.mainContext.fetch(FetchDescriptor<V1.Account>(sortBy: [SortDescriptor(\.id)])) == Self.accounts)
+        try await container.close()
+    }
+}
