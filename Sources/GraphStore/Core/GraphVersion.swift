@@ -343,23 +343,18 @@ package struct GraphVersion: Sendable {
                 let key = schema.entities[piece.entity].key
                 var slots: [ObjectKey: Int]? = nil
                 if piece.entity < lookups.count, case .slots(let found) = lookups[piece.entity] { slots = found }
-                var ids: [ObjectKey] = []
-                ids.reserveCapacity(piece.range.count)
                 var halves: [[Int]] = []
                 var found: [Found] = []
-                // Read through a buffer pointer: an array's element passed on is copied first.
-                objects[piece.entity].withUnsafeBufferPointer { values in
-                    if piece.split {
-                        halves = [[], []]
-                        halves[0].reserveCapacity(piece.range.count / 2 + piece.range.count / 8)
-                        halves[1].reserveCapacity(piece.range.count / 2 + piece.range.count / 8)
-                    }
-                    for position in piece.range {
-                        let id = key(values[position])
-                        if piece.split { halves[TableBuilder.half(of: id)].append(position) }
-                        if let slots, let slot = slots[id] { found.append((position, slot)) }
-                        ids.append(id)
-                    }
+                if piece.split {
+                    halves = [[], []]
+                    halves[0].reserveCapacity(piece.range.count / 2 + piece.range.count / 8)
+                    halves[1].reserveCapacity(piece.range.count / 2 + piece.range.count / 8)
+                }
+                let ids = Self.ids(of: objects[piece.entity], in: piece.range, key: key)
+                for (offset, id) in ids.enumerated() {
+                    let position = piece.range.lowerBound + offset
+                    if piece.split { halves[TableBuilder.half(of: id)].append(position) }
+                    if let slots, let slot = slots[id] { found.append((position, slot)) }
                 }
                 return (ids, halves, found)
             }
@@ -432,6 +427,16 @@ package struct GraphVersion: Sendable {
             if rest.isEmpty { first += appended } else { rest += appended }
         }
 
+        /// The ids of `values[range]`, each object read through the array's own subscript in a
+        /// loop that does nothing else: an element read through a buffer pointer, or in a loop
+        /// that also writes captured variables, is copied (its box retained and released) first.
+        private static func ids(of values: [any Entity], in range: Range<Int>, key: (any Entity) -> ObjectKey) -> [ObjectKey] {
+            var ids: [ObjectKey] = []
+            ids.reserveCapacity(range.count)
+            for position in range { ids.append(key(values[position])) }
+            return ids
+        }
+
         /// Makes the halves present exactly when the table is built in halves (`splitting`):
         /// they were read for another count of objects when the ids were changed since.
         ///
@@ -475,9 +480,10 @@ package struct GraphVersion: Sendable {
         let index = entity.indexes[position]
         var entries: [IndexTree.Entry] = []
         entries.reserveCapacity(values.count)
-        values.withUnsafeBufferPointer { values in
-            for position in values.indices { entries.append(IndexTree.Entry(key: index.key(values[position]), id: ids[position])) }
-        }
+        // The array's own subscript: an element read through a buffer pointer is copied (a
+        // retain and a release of its box, contended by the other jobs reading the same objects)
+        // before it is passed on.
+        for position in values.indices { entries.append(IndexTree.Entry(key: index.key(values[position]), id: ids[position])) }
         sort(&entries)
         // Equal entries (an id held twice with the same value) are neighbours once sorted.
         for next in entries.indices.dropFirst() where entries[next - 1].id == entries[next].id { return IndexTree() }
@@ -511,13 +517,12 @@ package struct GraphVersion: Sendable {
         of values: [any Entity], ids: LoadedIDs, relationship: RelationshipDescription
     ) -> TreeDictionary<ObjectKey, TreeSet<ObjectKey>> {
         var sourcesByTarget: [ObjectKey: [ObjectKey]] = [:]
-        values.withUnsafeBufferPointer { values in
-            for position in values.indices {
-                let targets = relationship.targets(values[position])
-                guard !targets.isEmpty else { continue }
-                let key = ids[position]
-                for target in targets { sourcesByTarget[target, default: []].append(key) }
-            }
+        // The array's own subscript, as in `loadedSortedIndex`: no copy of each object.
+        for position in values.indices {
+            let targets = relationship.targets(values[position])
+            guard !targets.isEmpty else { continue }
+            let key = ids[position]
+            for target in targets { sourcesByTarget[target, default: []].append(key) }
         }
         var inverse = TreeDictionary<ObjectKey, TreeSet<ObjectKey>>()
         for (target, sources) in sourcesByTarget { inverse[target] = TreeSet(sources) }
