@@ -10,7 +10,8 @@ internal import GraphStoreCoding
 /// a JSON number is an integer only when it denotes one exactly, invalid UTF-8 or unpaired
 /// surrogates are refused, and in a property list only the ASCII string `"$null"` is `nil`
 /// (our writer keeps the text `"$null"` as UTF-16). As there, a property-list real that holds
-/// an integer exactly reads as ``integer(_:)``.
+/// an integer exactly reads as ``integer(_:)``. A key an object or dictionary holds twice
+/// keeps its first value, as the app's typed decoding and `JSONDecoder` keep it.
 extension SnapshotValue {
     /// Why a document does not read as generic values, and where (a byte offset in the
     /// uncompressed binary property list; JSON offsets, which count the UTF-8 text, stay in
@@ -116,8 +117,11 @@ private struct JSONReader {
             fields.reserveCapacity(token.count)
             var member = index + 1
             for _ in 0..<token.count {
-                // A repeated key: the last one counts, as in `JSONDecoder`.
-                fields[string(at: member)] = try value(at: member + 1)
+                // A repeated key: the first one counts, as in `JSONDecoder` and the app's
+                // typed decoding (a later value is still read, so a damaged one is refused).
+                let field = try value(at: member + 1)
+                let key = string(at: member)
+                if fields[key] == nil { fields[key] = field }
                 member = document.skip(member + 1)
             }
             return .object(fields)
@@ -217,7 +221,10 @@ private struct PropertyListReader {
                     throw BPlistSyntaxError(offset: key.payload - 1, reason: "a dictionary key is \(key.kind.debugDescription), not a string")
                 }
                 let valueReference = document.reference(at: object.payload, index: object.count + index)
-                fields[try document.string(key)] = try value(valueReference, depth: depth + 1)
+                let field = try value(valueReference, depth: depth + 1)
+                // A repeated key: the first one counts, as in the app's typed decoding.
+                let name = try document.string(key)
+                if fields[name] == nil { fields[name] = field }
             }
             return .object(fields)
         }

@@ -53,6 +53,72 @@ import Testing
 
     /// A number too small for a `Double` that is not zero: `JSONDecoder` reads it as 0 into a
     /// generic value, but an app's `Double` field refuses it, and so does `verify` now.
+    /// A key repeated in an object: its first occurrence counts, for an app opening the
+    /// store, for generic reading (so `migrate` and `convert` carry what the app reads) and
+    /// for `JSONDecoder`.
+    @Test func aRepeatedKeyReadsAsTheAppReadsIt() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.json")
+        let container = try GraphContainer(for: exampleModel, store: .file(url, compression: .none))
+        container.mainContext.insert(Note(text: "original", createdAt: Fixtures.epoch))
+        try container.mainContext.save()
+        try await container.close()
+        let written = String(decoding: try Data(contentsOf: url), as: UTF8.self)
+        #expect(written.contains(#""text":"original""#))
+        try Data(written.replacingOccurrences(of: #""text":"original""#, with: #""text":"first","text":"second""#).utf8).write(to: url)
+
+        let generic = try GenericSnapshot.read(from: url)
+        let reopened = try GraphContainer(for: exampleModel, store: .file(url, compression: .none))
+        let read = try reopened.mainContext.fetch(FetchDescriptor<Note>()).map(\.text)
+        try await reopened.close()
+        #expect(read == ["first"])
+        #expect(generic.objects(of: "Note").map { $0["text"] } == [.string("first")])
+        let document = Data(#"{"a":"first","b":[1,{"c":2,"c":3}],"a":"second"}"#.utf8)
+        let foundation = try SnapshotCodec.makeJSONDecoder().decode(SnapshotValue.self, from: document)
+        #expect(try SnapshotValue.readJSON(document) == foundation)
+        #expect(foundation["a"] == .string("first"))
+    }
+
+    /// The same in a binary property list: a dictionary that holds a key twice.
+    @Test func aRepeatedPropertyListKeyReadsAsTheAppReadsIt() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.plist")
+        let container = try GraphContainer(for: exampleModel, store: .file(url, format: .binaryPropertyList, compression: .none))
+        container.mainContext.insert(Note(text: "original", createdAt: Fixtures.epoch))
+        try container.mainContext.save()
+        try await container.close()
+        // The same document, its note's `text` written twice.
+        guard case .object(let root) = try SnapshotValue.readPropertyList(try Data(contentsOf: url)),
+              let header = root["header"], case .object(let entities)? = root["entities"],
+              case .array(let notes)? = entities["Note"], case .object(let note)? = notes.first
+        else { Issue.record("not a snapshot"); return }
+        let table = BPlistObjectTable()
+        var keys: [UInt32] = [], values: [UInt32] = []
+        for (key, value) in note where key != "text" {
+            keys.append(table.string(key))
+            values.append(table.add(value))
+        }
+        keys += [table.string("text"), table.string("text")]
+        values += [table.string("first"), table.string("second")]
+        var names: [UInt32] = [], arrays: [UInt32] = []
+        for (name, objects) in entities {
+            names.append(table.string(name))
+            arrays.append(name == "Note" ? table.array([table.dictionary(keys: keys, values: values)]) : table.add(objects))
+        }
+        let document = table.dictionary(
+            keys: [table.string("header"), table.string("entities")], values: [table.add(header), table.dictionary(keys: names, values: arrays)])
+        try table.serialized(top: document).write(to: url)
+
+        let generic = try GenericSnapshot.read(from: url)
+        let reopened = try GraphContainer(for: exampleModel, store: .file(url, format: .binaryPropertyList, compression: .none))
+        let read = try reopened.mainContext.fetch(FetchDescriptor<Note>()).map(\.text)
+        try await reopened.close()
+        #expect(generic.objects(of: "Note").map { $0["text"] } == read.map { .string($0) })
+        #expect(read == ["first"])
+    }
+
     @Test func numbersAnAppRefusesAreRefused() {
         #expect(throws: SnapshotValue.ReadingFailure.self) { try SnapshotValue.readJSON(Data("[1e-400]".utf8)) }
         #expect(throws: (any Error).self) { try FastJSONDecoder.decode([Double].self, from: Data("[1e-400]".utf8)) }
