@@ -30,9 +30,11 @@ enum SnapshotStoreMigration {
         let target = schema.model.version
         let document = try SnapshotFileBackend.document(fromRaw: raw, path: path, limit: limit)
         let generic = try GenericSnapshot.decode(document, compression: Gzip.isGzip(raw) ? .gzip : .none, path: path)
+        var numbers = generic.exactNumbers
+        let store = MigratingStore(conventional: generic.entities, numbers: &numbers)
         let migrated = try OlderStoreMigration.migrate(
-            MigratingStore(conventional: generic.entities), from: stored, storeVersion: generic.header.storeVersion,
-            lineage: generic.header.lineage.flatMap(UUID.init(uuidString:)), schema: schema, path: path, numbers: generic.exactNumbers)
+            store, from: stored, storeVersion: generic.header.storeVersion,
+            lineage: generic.header.lineage.flatMap(UUID.init(uuidString:)), schema: schema, path: path, numbers: numbers)
         let version = migrated.version
         let lineage = migrated.lineage
 

@@ -61,7 +61,7 @@ package struct ExactNumbers: Sendable {
         guard recorded.count == 1 else {
             throw EncodingError.invalidValue(double, EncodingError.Context(
                 codingPath: codingPath,
-                debugDescription: "the numbers \(recorded.map(\.description).joined(separator: " and ")) of the file all read as the double \(double); writing it would lose the digits of all but one"))
+                debugDescription: "the numbers \(recorded.sorted().map(\.description).joined(separator: " and ")) of the file all read as the double \(double); writing it would lose the digits of all but one"))
         }
         return recorded[0]
     }

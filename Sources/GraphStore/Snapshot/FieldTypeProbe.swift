@@ -5,8 +5,12 @@ import Foundation
 ///
 /// Paths are keys joined by `.`, with `[]` for array elements: `createdAt`, `attachments[].bytes`.
 /// A top-level `Double` or `Float` (or a single-value wrapper of one) is recorded as `real`, since
-/// JSON writes `3.0` as `3`: tools give it a floating-point column. The result goes into
-/// ``SnapshotHeaderV1/fieldTypes``.
+/// JSON writes `3.0` as `3`: tools give it a floating-point column. A `URL` is recorded as `url`
+/// and a `Decimal` as `decimal`: JSON writes them as a string and a number, a property list as
+/// dictionaries (`{"relative": …}`, and the decimal's parts), so a conversion between the two
+/// formats needs to know them. An optional field that is `nil` is recorded by its declared type
+/// when the type's encoding names it (`encodeIfPresent`, as synthesized `Codable` does), so a
+/// field that is rarely set is found too. The result goes into ``SnapshotHeaderV1/fieldTypes``.
 enum FieldTypeProbe {
     /// `path → "date" | "data" | "real"` found in `objects` (at most `limit` of them are probed).
     ///
@@ -47,15 +51,30 @@ enum FieldTypeProbe {
         func unkeyedContainer() -> any UnkeyedEncodingContainer { Unkeyed(recorder: recorder, path: path + "[]") }
         func singleValueContainer() -> any SingleValueEncodingContainer { Single(recorder: recorder, path: path, isTopLevel: isTopLevel) }
 
-        /// Records `value` at `path` when it is a date or data (or a top-level double); otherwise
-        /// probes inside it.
-        static func probe<T: Encodable>(_ value: T, recorder: Recorder, path: String, isTopLevel: Bool = false) throws {
+        /// Records the type `type` at `path` when it is one a tool must know (a date, data, a
+        /// URL, a decimal, a top-level double); `false` for any other type.
+        static func record<T>(_ type: T.Type, recorder: Recorder, path: String, isTopLevel: Bool) -> Bool {
             if T.self == Date.self {
                 recorder.types[path] = "date"
             } else if T.self == Data.self {
                 recorder.types[path] = "data"
+            } else if T.self == URL.self {
+                recorder.types[path] = "url"
+            } else if T.self == Decimal.self {
+                recorder.types[path] = "decimal"
             } else if T.self == Double.self || T.self == Float.self {
                 if isTopLevel { recorder.types[path] = "real" }
+            } else {
+                return false
+            }
+            return true
+        }
+
+        /// Records `value` at `path` when it is a date or data (or a top-level double); otherwise
+        /// probes inside it.
+        static func probe<T: Encodable>(_ value: T, recorder: Recorder, path: String, isTopLevel: Bool = false) throws {
+            if record(T.self, recorder: recorder, path: path, isTopLevel: isTopLevel) {
+                return
             } else if primitives.contains(ObjectIdentifier(T.self)) {
                 // Leaves: encoding them again would only call back here.
                 return
@@ -75,6 +94,14 @@ enum FieldTypeProbe {
         mutating func encodeNil(forKey key: Key) throws {}
         mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
             try ProbeEncoder.probe(value, recorder: recorder, path: child(key), isTopLevel: path.isEmpty)
+        }
+        mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws {
+            if let value {
+                try encode(value, forKey: key)
+            } else {
+                // A `nil` still tells its declared type.
+                _ = ProbeEncoder.record(T.self, recorder: recorder, path: child(key), isTopLevel: path.isEmpty)
+            }
         }
         mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
             KeyedEncodingContainer(Keyed<NestedKey>(recorder: recorder, path: child(key)))
@@ -122,16 +149,19 @@ enum FieldTypeProbe {
 }
 
 extension SnapshotValue {
-    /// The value with the numbers at `date` paths turned into dates and the Base64 strings at
-    /// `data` paths into data, following ``SnapshotHeaderV1/fieldTypes``. Used when a JSON
-    /// document becomes a property list.
-    func typed(by fieldTypes: [String: String]) -> SnapshotValue {
+    /// The value with the numbers at `date` paths turned into dates, the Base64 strings at
+    /// `data` paths into data, and the strings at `url` paths and numbers at `decimal` paths
+    /// into their property-list shapes, following ``SnapshotHeaderV1/fieldTypes`` (a decimal a
+    /// double rounds takes its exact value from `numbers`). Used when a JSON document becomes a
+    /// property list.
+    func typed(by fieldTypes: [String: String], numbers: ExactNumbers = ExactNumbers()) -> SnapshotValue {
         fieldTypes.reduce(self) { value, entry in
-            value.converting(at: entry.key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)[...], to: entry.value)
+            value.converting(
+                at: entry.key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)[...], to: entry.value, numbers: numbers)
         }
     }
 
-    private func converting(at path: ArraySlice<String>, to type: String) -> SnapshotValue {
+    private func converting(at path: ArraySlice<String>, to type: String, numbers: ExactNumbers) -> SnapshotValue {
         guard let first = path.first else {
             switch (self, type) {
             case (.double(let seconds), "date"): return .date(Date(timeIntervalSinceReferenceDate: seconds))
@@ -139,6 +169,9 @@ extension SnapshotValue {
             case (.string(let text), "data"): return Data(base64Encoded: text).map(SnapshotValue.data) ?? self
             case (.integer(let number), "real"): return .double(Double(number))
             case (.unsigned(let number), "real"): return .double(Double(number))
+            case (.string(let text), "url"): return .object(["relative": .string(text)])
+            case (.integer, "decimal"), (.unsigned, "decimal"), (.double, "decimal"):
+                return decimalInJSONShape(numbers: numbers).flatMap(Self.propertyListShape(of:)) ?? self
             default: return self
             }
         }
@@ -147,15 +180,17 @@ extension SnapshotValue {
         var target = self
         if !key.isEmpty {
             guard case .object(var fields) = self, let inner = fields[key] else { return self }
-            fields[key] = isArray ? inner.convertingElements(at: path.dropFirst(), to: type) : inner.converting(at: path.dropFirst(), to: type)
+            fields[key] = isArray
+                ? inner.convertingElements(at: path.dropFirst(), to: type, numbers: numbers)
+                : inner.converting(at: path.dropFirst(), to: type, numbers: numbers)
             return .object(fields)
         }
-        if isArray { target = convertingElements(at: path.dropFirst(), to: type) }
+        if isArray { target = convertingElements(at: path.dropFirst(), to: type, numbers: numbers) }
         return target
     }
 
-    private func convertingElements(at path: ArraySlice<String>, to type: String) -> SnapshotValue {
+    private func convertingElements(at path: ArraySlice<String>, to type: String, numbers: ExactNumbers) -> SnapshotValue {
         guard case .array(let values) = self else { return self }
-        return .array(values.map { $0.converting(at: path, to: type) })
+        return .array(values.map { $0.converting(at: path, to: type, numbers: numbers) })
     }
 }

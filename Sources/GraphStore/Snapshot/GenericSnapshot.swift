@@ -142,11 +142,17 @@ public struct GenericSnapshot: Sendable {
     public func encoded(as format: SnapshotFormat) throws -> Data {
         var header = self.header
         header.counts = Dictionary(uniqueKeysWithValues: entities.map { ($0.name, $0.objects.count) })
-        // A JSON document's dates are numbers and its data strings: a property list holds
-        // them natively, where the header says they are.
+        // A JSON document's dates are numbers, its data strings, its URLs strings and its
+        // decimals numbers: a property list holds dates and data natively and URLs and decimals
+        // as dictionaries, where the header says they are. The other way, the property list's
+        // shapes become JSON's.
+        var numbers = exactNumbers
         let entities: [(name: String, objects: [SnapshotValue])] = self.entities.map { entity in
             if format == .binaryPropertyList, self.format == .json, let types = header.fieldTypes?[entity.name], !types.isEmpty {
-                return (entity.name, entity.objects.map { $0.typed(by: types) })
+                return (entity.name, entity.objects.map { $0.typed(by: types, numbers: exactNumbers) })
+            }
+            if format == .json, self.format == .binaryPropertyList {
+                return (entity.name, entity.objects.map { $0.jsonConventional(numbers: &numbers) })
             }
             return entity
         }
@@ -163,7 +169,7 @@ public struct GenericSnapshot: Sendable {
             // The writers a store uses: the same text as `JSONEncoder` writes, and a lossless
             // binary property list.
             switch format {
-            case .json: return try Self.jsonDocument(header: .object(headerFields), entities: entities, numbers: exactNumbers)
+            case .json: return try Self.jsonDocument(header: .object(headerFields), entities: entities, numbers: numbers)
             case .binaryPropertyList: return Self.propertyListDocument(header: .object(headerFields), entities: entities)
             }
         } catch {

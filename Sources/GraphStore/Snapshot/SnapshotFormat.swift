@@ -54,10 +54,13 @@ public struct SnapshotHeaderV1: Codable, Sendable, Equatable {
     /// How dates are written: `secondsSince2001`.
     public var dateEncoding: String
     /// Per entity, where its objects hold dates and data (`"createdAt": "date"`,
-    /// `"attachments[].bytes": "data"`), and which top-level values are doubles
-    /// (`"rating": "real"`, since JSON writes `3.0` as `3`), found on a sample of objects when
-    /// the snapshot is written. Lets tools without the app's types convert between JSON and
-    /// property lists, and migrate to SQLite with the typed store's column kinds.
+    /// `"attachments[].bytes": "data"`), URLs and decimals (`"link": "url"`,
+    /// `"price": "decimal"`, which JSON writes as a string and a number and a property list as
+    /// dictionaries), and which top-level values are doubles (`"rating": "real"`, since JSON
+    /// writes `3.0` as `3`), found on a sample of objects when the snapshot is written (an
+    /// optional field that is `nil` counts by its declared type). Lets tools without the app's
+    /// types convert between JSON and property lists, and migrate to SQLite with the typed
+    /// store's column kinds.
     public var fieldTypes: [String: [String: String]]?
     /// The store's lineage: a UUID made when the store was created and kept by every snapshot
     /// of it. A journal beside the snapshot names the same one, so a journal of another store

@@ -168,16 +168,28 @@ struct AnyKey: CodingKey {
 
 extension SnapshotValue {
     /// The value as a JSON snapshot holds it: dates as seconds since 2001 (``double(_:)``),
-    /// data as Base64 (``string(_:)``); what migration steps see whatever the store's format.
+    /// data as Base64 (``string(_:)``), URLs and decimals in their property-list shapes as a
+    /// string and a number (see `SnapshotValue+FormatShapes.swift`); what migration steps see
+    /// whatever the store's format.
     ///
     /// - Complexity: O(size of the value).
     var jsonConventional: SnapshotValue {
+        var numbers = ExactNumbers()
+        return jsonConventional(numbers: &numbers)
+    }
+
+    /// ``jsonConventional``, with the exact values of decimals a double rounds added to
+    /// `numbers`.
+    func jsonConventional(numbers: inout ExactNumbers) -> SnapshotValue {
         switch self {
-        case .date(let date): .double(date.timeIntervalSinceReferenceDate)
-        case .data(let data): .string(data.base64EncodedString())
-        case .array(let values): .array(values.map(\.jsonConventional))
-        case .object(let fields): .object(fields.mapValues(\.jsonConventional))
-        default: self
+        case .date(let date): return .double(date.timeIntervalSinceReferenceDate)
+        case .data(let data): return .string(data.base64EncodedString())
+        case .array(let values): return .array(values.map { $0.jsonConventional(numbers: &numbers) })
+        case .object(let fields):
+            if let url = urlInPropertyListShape { return .string(url) }
+            if let decimal = decimalInPropertyListShape { return Self.jsonNumber(decimal, numbers: &numbers) }
+            return .object(fields.mapValues { $0.jsonConventional(numbers: &numbers) })
+        default: return self
         }
     }
 }

@@ -50,11 +50,12 @@ import Testing
 
     /// A version-1 JSON store holding `accounts`: closed (snapshot only), or left open with
     /// the saves in its journal (a crash copy).
-    static func versionOneStore(in directory: TemporaryDirectory, crashed: Bool) async throws -> URL {
+    static func versionOneStore(in directory: TemporaryDirectory, crashed: Bool, format: SnapshotFormat = .json) async throws -> URL {
         let live = try TemporaryDirectory()
         defer { live.remove() }
-        let url = live.file("accounts.json.gz")
-        let container = try GraphContainer(for: [V1.Account.self], store: .file(url, coalescingInterval: .seconds(3600)), version: 1)
+        let url = live.file("accounts.\(format.fileExtension).gz")
+        let container = try GraphContainer(
+            for: [V1.Account.self], store: .file(url, format: format, coalescingInterval: .seconds(3600)), version: 1)
         for account in accounts {
             container.mainContext.insert(account)
             try container.mainContext.save()
@@ -65,24 +66,54 @@ import Testing
             return copy
         }
         try await container.close()
-        let copy = directory.file("accounts.json.gz")
+        let copy = directory.file(url.lastPathComponent)
         try FileManager.default.copyItem(at: url, to: copy)
         return copy
     }
 
     @Test(arguments: [false, true])
     func aModelMigrationKeepsEveryDigit(crashed: Bool) async throws {
+        let format = SnapshotFormat.json
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let url = try await Self.versionOneStore(in: directory, crashed: crashed)
-        let container = try GraphContainer(for: [V2.Account.self], store: .file(url), version: 2, migrations: V2.migrations)
+        let url = try await Self.versionOneStore(in: directory, crashed: crashed, format: format)
+        let container = try GraphContainer(for: [V2.Account.self], store: .file(url, format: format), version: 2, migrations: V2.migrations)
         let migrated = try container.mainContext.fetch(FetchDescriptor<V2.Account>(sortBy: [SortDescriptor(\.id)]))
         #expect(migrated == Self.accounts.map(Self.expected))
         try await container.close()
         // The migrated snapshot holds the digits too.
-        let reopened = try GraphContainer(for: [V2.Account.self], store: .file(url), version: 2, migrations: V2.migrations)
+        let reopened = try GraphContainer(for: [V2.Account.self], store: .file(url, format: format), version: 2, migrations: V2.migrations)
         #expect(try reopened.mainContext.fetch(FetchDescriptor<V2.Account>(sortBy: [SortDescriptor(\.id)])) == Self.accounts.map(Self.expected))
         try await reopened.close()
+    }
+
+    /// A property list holds a decimal as its parts (and no 128-bit integer at all): a model
+    /// migration reads the parts as the JSON number they stand for, with every digit.
+    @Test func aPropertyListModelMigrationKeepsEveryDigit() async throws {
+        struct Old: Entity, Equatable {
+            var id: Int
+            var balance: Decimal
+            static var entityName: String { "Account" }
+        }
+        struct New: Entity, Equatable {
+            var id: Int
+            var balance: Decimal
+            var label: String
+            static var entityName: String { "Account" }
+        }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("accounts.plist.gz")
+        let accounts = Self.accounts.map { Old(id: $0.id, balance: $0.balance) }
+        let old = try GraphContainer(for: [Old.self], store: .file(url, format: .binaryPropertyList), version: 1)
+        old.mainContext.insert(contentsOf: accounts)
+        try old.mainContext.save()
+        try await old.close()
+        let container = try GraphContainer(
+            for: [New.self], store: .file(url, format: .binaryPropertyList), version: 2, migrations: V2.migrations)
+        #expect(try container.mainContext.fetch(FetchDescriptor<New>(sortBy: [SortDescriptor(\.id)]))
+            == accounts.map { New(id: $0.id, balance: $0.balance, label: "none") })
+        try await container.close()
     }
 
     /// Two numbers that read as the same double cannot both be written from it: the migration

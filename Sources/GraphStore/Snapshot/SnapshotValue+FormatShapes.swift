@@ -1,0 +1,83 @@
+import Foundation
+
+/// URLs and decimals, which JSON and property lists write in different shapes: `JSONEncoder`
+/// (and a JSON snapshot) writes a `URL` as its absolute string and a `Decimal` as a number,
+/// while their `Codable` forms, which a property list holds, are dictionaries: `{"relative": …}`
+/// (with `"base"` for a relative URL) and the decimal's parts (`exponent`, `length`,
+/// `isNegative`, `isCompact`, `mantissa`).
+///
+/// Going from a property list to the JSON conventions, the shapes are recognised wherever they
+/// stand (a dictionary with exactly those keys and value types). Going from JSON to a property
+/// list needs the header's type hints (``FieldTypeProbe``): a string or a number says nothing
+/// by itself.
+extension SnapshotValue {
+    /// The keys of a `Decimal`'s parts.
+    private static let decimalPartKeys: Set<String> = ["exponent", "length", "isNegative", "isCompact", "mantissa"]
+
+    /// The absolute string of a URL in its property-list shape, or `nil` for another value.
+    var urlInPropertyListShape: String? {
+        guard case .object(let fields) = self, case .string(let relative)? = fields["relative"] else { return nil }
+        switch fields.count {
+        case 1:
+            return relative
+        case 2:
+            guard let base = fields["base"]?.urlInPropertyListShape, let url = URL(string: relative, relativeTo: URL(string: base)) else { return nil }
+            return url.absoluteString
+        default:
+            return nil
+        }
+    }
+
+    /// The decimal whose property-list parts this value is, or `nil` for another value (and
+    /// for a NaN, which JSON cannot hold).
+    var decimalInPropertyListShape: Decimal? {
+        guard case .object(let fields) = self, fields.count == Self.decimalPartKeys.count, Set(fields.keys) == Self.decimalPartKeys,
+              case .integer(let exponent)? = fields["exponent"], (-128...127).contains(exponent),
+              case .integer(let length)? = fields["length"], (1...8).contains(length),
+              case .bool(let negative)? = fields["isNegative"], case .bool? = fields["isCompact"],
+              case .array(let words)? = fields["mantissa"], words.count == 8
+        else { return nil }
+        // The mantissa's 16-bit words, least significant first.
+        var significand = Decimal(0)
+        for word in words[..<Int(length)].reversed() {
+            guard case .integer(let value) = word, (0...0xFFFF).contains(value) else { return nil }
+            significand = significand * 65_536 + Decimal(value)
+        }
+        return Decimal(sign: negative ? .minus : .plus, exponent: Int(exponent), significand: significand)
+    }
+
+    /// The property-list shape of `decimal`: its parts, as a property-list encoder writes them.
+    static func propertyListShape(of decimal: Decimal) -> SnapshotValue? {
+        let encoder = PropertyListEncoder()
+        encoder.outputFormat = .binary
+        guard let data = try? encoder.encode([decimal]), case .array(let values)? = try? readPropertyList(data), values.count == 1 else {
+            return nil
+        }
+        return values[0]
+    }
+
+    /// A decimal as a JSON snapshot holds it: an integer when it is one that fits, otherwise a
+    /// double, whose exact value goes into `numbers` when the double rounds it.
+    static func jsonNumber(_ decimal: Decimal, numbers: inout ExactNumbers) -> SnapshotValue {
+        let text = decimal.description
+        if let integer = Int64(text) { return .integer(integer) }
+        guard let double = Double(text) else { return .string(text) }
+        numbers.record(Array(text.utf8), as: double)
+        return .double(double)
+    }
+
+    /// The decimal a JSON number stands for, with the exact value `numbers` recorded for a
+    /// rounded double.
+    func decimalInJSONShape(numbers: ExactNumbers) -> Decimal? {
+        let posix = Locale(identifier: "en_US_POSIX")
+        switch self {
+        case .integer(let value): return Decimal(value)
+        case .unsigned(let value): return Decimal(value)
+        case .double(let value):
+            guard value.isFinite else { return nil }
+            if let exact = try? numbers.exact(for: value, codingPath: []) { return exact }
+            return Decimal(string: "\(value)", locale: posix)
+        default: return nil
+        }
+    }
+}
