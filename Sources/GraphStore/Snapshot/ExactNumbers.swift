@@ -19,7 +19,10 @@ package struct ExactNumbers: Sendable {
     private var values: [UInt64: [Decimal]] = [:]
 
     /// Where writers find the numbers: the `userInfo` key of the JSON encoder.
-    static let userInfoKey = CodingUserInfoKey(rawValue: "GraphStore.ExactNumbers")!
+    package static let userInfoKey = CodingUserInfoKey(rawValue: "GraphStore.ExactNumbers")!
+
+    /// The `userInfo` of a JSON encoder that writes these numbers whole.
+    package var userInfo: [CodingUserInfoKey: any Sendable] { isEmpty ? [:] : [Self.userInfoKey: self] }
 
     package var isEmpty: Bool { values.isEmpty }
 

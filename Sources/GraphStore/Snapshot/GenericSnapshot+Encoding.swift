@@ -5,6 +5,39 @@ internal import GraphStoreCoding
 /// entity, with ``FastJSONEncoder`` or a ``BPlistObjectTable``, and large entities encoded in
 /// parts on several threads, joined in order.
 extension GenericSnapshot {
+    /// The snapshot with the URLs and decimals of a property list in the shapes JSON (and the
+    /// SQLite store's `json` columns) holds them, a string and a number, and a top-level field
+    /// that held one named in the header's field types (`url`, `decimal`); dates and data stay
+    /// native. A JSON snapshot is returned as it is.
+    ///
+    /// - Complexity: O(size of the objects).
+    package func withURLsAndDecimalsInJSONShape() -> GenericSnapshot {
+        guard format == .binaryPropertyList else { return self }
+        var shaped = self
+        var numbers = exactNumbers
+        var types = header.fieldTypes ?? [:]
+        shaped.entities = entities.map { entity in
+            let objects = entity.objects.map { object -> SnapshotValue in
+                guard case .object(let fields) = object else { return object }
+                var converted: [String: SnapshotValue] = [:]
+                converted.reserveCapacity(fields.count)
+                for (key, value) in fields {
+                    if value.urlInPropertyListShape != nil {
+                        types[entity.name, default: [:]][key] = "url"
+                    } else if value.decimalInPropertyListShape != nil {
+                        types[entity.name, default: [:]][key] = "decimal"
+                    }
+                    converted[key] = value.jsonShaped(numbers: &numbers, keepingDatesAndData: true)
+                }
+                return .object(converted)
+            }
+            return (entity.name, objects)
+        }
+        shaped.exactNumbers = numbers
+        shaped.header.fieldTypes = types.isEmpty ? nil : types
+        return shaped
+    }
+
     /// `{"header":…,"entities":{…}}`, the entities in the order given, each double `numbers`
     /// recorded written as its exact number.
     ///

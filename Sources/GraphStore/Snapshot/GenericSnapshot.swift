@@ -21,7 +21,7 @@ public struct GenericSnapshot: Sendable {
     public var compression: Compression
     /// The JSON numbers read that a double holds only rounded: JSON writing gives them back
     /// with every digit.
-    var exactNumbers = ExactNumbers()
+    package var exactNumbers = ExactNumbers()
 
     /// A snapshot of `entities` under `header`, to be written in `format` with `compression`
     /// (JSON and gzip by default). Nothing is checked until it is written or converted.

@@ -35,7 +35,7 @@ extension SnapshotValue {
     ///
     /// - Throws: ``ReadingFailure``.
     /// - Complexity: O(size of the document).
-    static func readJSON(_ data: Data, numbers: inout ExactNumbers) throws -> SnapshotValue {
+    package static func readJSON(_ data: Data, numbers: inout ExactNumbers) throws -> SnapshotValue {
         do {
             return try FastJSONDecoder.withUTF8Representation(of: data) { bytes in
                 let document: FastJSONDocument

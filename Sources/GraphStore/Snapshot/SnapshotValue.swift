@@ -181,14 +181,23 @@ extension SnapshotValue {
     /// ``jsonConventional``, with the exact values of decimals a double rounds added to
     /// `numbers`.
     func jsonConventional(numbers: inout ExactNumbers) -> SnapshotValue {
+        jsonShaped(numbers: &numbers, keepingDatesAndData: false)
+    }
+
+    /// URLs and decimals in their property-list shapes as JSON holds them (a string and a
+    /// number, the exact values of decimals a double rounds added to `numbers`), and dates and
+    /// data too unless `keepingDatesAndData`.
+    ///
+    /// - Complexity: O(size of the value).
+    package func jsonShaped(numbers: inout ExactNumbers, keepingDatesAndData: Bool) -> SnapshotValue {
         switch self {
-        case .date(let date): return .double(date.timeIntervalSinceReferenceDate)
-        case .data(let data): return .string(data.base64EncodedString())
-        case .array(let values): return .array(values.map { $0.jsonConventional(numbers: &numbers) })
+        case .date(let date): return keepingDatesAndData ? self : .double(date.timeIntervalSinceReferenceDate)
+        case .data(let data): return keepingDatesAndData ? self : .string(data.base64EncodedString())
+        case .array(let values): return .array(values.map { $0.jsonShaped(numbers: &numbers, keepingDatesAndData: keepingDatesAndData) })
         case .object(let fields):
             if let url = urlInPropertyListShape { return .string(url) }
             if let decimal = decimalInPropertyListShape { return Self.jsonNumber(decimal, numbers: &numbers) }
-            return .object(fields.mapValues { $0.jsonConventional(numbers: &numbers) })
+            return .object(fields.mapValues { $0.jsonShaped(numbers: &numbers, keepingDatesAndData: keepingDatesAndData) })
         default: return self
         }
     }

@@ -17,11 +17,12 @@ enum GenericColumnDecoding {
     }
 
     /// The generic value for `value` stored in a column of `kind`, or `nil` for NULL (the key
-    /// is then absent from the object, as a `nil` optional is).
+    /// is then absent from the object, as a `nil` optional is); the numbers of a `json` column
+    /// that a double rounds are added to `numbers`.
     ///
     /// - Throws: ``Mismatch`` when the stored value is not one the kind allows.
     /// - Complexity: O(size of the value).
-    static func decode(_ value: DatabaseValue, kind: ColumnKind) throws -> SnapshotValue? {
+    static func decode(_ value: DatabaseValue, kind: ColumnKind, numbers: inout ExactNumbers) throws -> SnapshotValue? {
         switch (kind, value.storage) {
         case (_, .null):
             return nil
@@ -49,7 +50,9 @@ enum GenericColumnDecoding {
             return .data(bytes)
         case (.json, .string(let text)):
             do {
-                return try SnapshotValue.readJSON(Data(text.utf8))
+                // The exact value of a number a double rounds (a long decimal) goes into
+                // `numbers`, so a migration writes it back whole.
+                return try SnapshotValue.readJSON(Data(text.utf8), numbers: &numbers)
             } catch {
                 throw Mismatch(reason: "its json column does not hold JSON: \(error)")
             }

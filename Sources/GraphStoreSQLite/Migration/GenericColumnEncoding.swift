@@ -8,7 +8,8 @@ import GraphStoreCoding
 ///
 /// The header's ``GraphStore/SnapshotHeaderV1/fieldTypes`` decide first: `"date"` gives a
 /// `date` column, `"data"` a `blob` one, `"real"` a `real` one (a JSON document cannot tell
-/// `3.0` from `3`). Without a hint the values decide:
+/// `3.0` from `3`), `"url"` and `"decimal"` a `json` one (as the typed store keeps them).
+/// Without a hint the values decide:
 ///
 /// | values                                           | kind      |
 /// |--------------------------------------------------|-----------|
@@ -62,6 +63,8 @@ struct ColumnKindInference {
         case "date": return .date
         case "data": return .blob
         case "real": return .real
+        // The typed store keeps a URL and a decimal as JSON (a string, a number).
+        case "url", "decimal": return .json
         default: break
         }
         if sawContainer { return .json }
@@ -97,11 +100,12 @@ enum GenericColumnEncoding {
     /// - Throws: ``Mismatch`` when the value cannot be stored as `kind` (a string that is not
     ///   Base64 in a `blob` column, text in a `date` column); the JSON encoder's errors.
     /// - Complexity: O(size of the value).
-    static func encode(_ value: SnapshotValue, as kind: ColumnKind) throws -> ColumnValue {
+    static func encode(_ value: SnapshotValue, as kind: ColumnKind, numbers: ExactNumbers = ExactNumbers()) throws -> ColumnValue {
         if case .null = value { return .null }
         switch (kind, value) {
         case (.json, _):
-            let text = String(decoding: try FastJSONEncoder.encode(SortedKeys(value: value)), as: UTF8.self)
+            // A double `numbers` holds the exact value of (a long decimal) is written whole.
+            let text = String(decoding: try FastJSONEncoder.encode(SortedKeys(value: value), userInfo: numbers.userInfo), as: UTF8.self)
             return ColumnValue(value: text.databaseValue, kind: .json)
         case (.integer, .integer(let number)):
             return .integer(number)

@@ -153,8 +153,10 @@ public enum Migration {
         return try database.read { db in
             let contents = try SQLiteStoreContents.read(db, path: database.path)
             var entities: [(name: String, objects: [SnapshotValue])] = []
+            var numbers = ExactNumbers()
             for table in contents.tables {
-                entities.append((table.name, try SQLiteStoreContents.objects(of: table, in: db, path: database.path, progress: progress)))
+                entities.append((
+                    table.name, try SQLiteStoreContents.objects(of: table, in: db, path: database.path, progress: progress, numbers: &numbers)))
             }
             let fieldTypes = contents.fieldTypes
             let header = SnapshotHeaderV1(
@@ -166,7 +168,9 @@ public enum Migration {
             }
             // Its dates and data are native values, as a property list's are: no conversion by
             // field types is needed for either format.
-            return GenericSnapshot(header: header, entities: entities, format: .binaryPropertyList, compression: .none)
+            var snapshot = GenericSnapshot(header: header, entities: entities, format: .binaryPropertyList, compression: .none)
+            snapshot.exactNumbers = numbers
+            return snapshot
         }
     }
 
@@ -194,6 +198,8 @@ public enum Migration {
         _ snapshot: GenericSnapshot, to file: MigrationFile, options: MigrationOptions,
         progress: (@Sendable (MigrationProgress) -> Void)?, started: ContinuousClock.Instant
     ) throws -> MigrationSummary {
+        // A property list's URLs and decimals become the JSON the typed store keeps them as.
+        let snapshot = snapshot.withURLsAndDecimalsInJSONShape()
         let tables = try SQLiteTablePlan.plans(for: snapshot, path: file.url.path)
         try file.build(beforeRename: options.beforeRename) { temporary in
             try SQLiteTablePlan.build(

@@ -50,6 +50,16 @@ struct SQLiteStoreContents {
     static func objects(
         of table: TableLayout, in db: Database, path: String, progress: (@Sendable (MigrationProgress) -> Void)?
     ) throws -> [SnapshotValue] {
+        var numbers = ExactNumbers()
+        return try objects(of: table, in: db, path: path, progress: progress, numbers: &numbers)
+    }
+
+    /// ``objects(of:in:path:progress:)``, with the numbers of `json` columns that a double
+    /// rounds added to `numbers` (see ``GraphStore/GenericSnapshot``).
+    static func objects(
+        of table: TableLayout, in db: Database, path: String, progress: (@Sendable (MigrationProgress) -> Void)?,
+        numbers: inout ExactNumbers
+    ) throws -> [SnapshotValue] {
         let total = try rowCount(of: table, in: db)
         var reporter = ProgressReporter(entity: table.name, total: total, callback: progress)
         var objects: [SnapshotValue] = []
@@ -67,7 +77,7 @@ struct SQLiteStoreContents {
             for index in columns.indices {
                 let stored = DatabaseValue(sqliteStatement: sqliteStatement, index: CInt(index))
                 do {
-                    if let value = try GenericColumnDecoding.decode(stored, kind: kinds[index]) {
+                    if let value = try GenericColumnDecoding.decode(stored, kind: kinds[index], numbers: &numbers) {
                         fields[columns[index]] = value
                     }
                 } catch let mismatch as GenericColumnDecoding.Mismatch {

@@ -88,7 +88,7 @@ struct SQLiteTablePlan {
                                 continue
                             }
                             remaining = remaining.dropFirst()
-                            try plan.write(entity.objects, in: db, path: path, progress: progress)
+                            try plan.write(entity.objects, numbers: snapshot.exactNumbers, in: db, path: path, progress: progress)
                         }
                         return .commit
                     }
@@ -108,7 +108,7 @@ struct SQLiteTablePlan {
 
     /// Creates the table, records its columns' kinds and inserts one row per object.
     private func write(
-        _ objects: [SnapshotValue], in db: Database, path: String, progress: (@Sendable (MigrationProgress) -> Void)?
+        _ objects: [SnapshotValue], numbers: ExactNumbers, in db: Database, path: String, progress: (@Sendable (MigrationProgress) -> Void)?
     ) throws {
         try db.execute(sql: table.createSQL)
         for (column, kind) in zip(table.columns, table.kinds) {
@@ -123,7 +123,7 @@ struct SQLiteTablePlan {
             for (key, value) in fields {
                 guard let index = table.index(of: key) else { continue }
                 do {
-                    values[index] = try GenericColumnEncoding.encode(value, as: table.kinds[index]).value
+                    values[index] = try GenericColumnEncoding.encode(value, as: table.kinds[index], numbers: numbers).value
                 } catch let mismatch as GenericColumnEncoding.Mismatch {
                     throw GraphStoreError.codingFailed(path: path, entity: table.name, id: Self.idText(fields), reason: "\(key): \(mismatch.reason)")
                 } catch {

@@ -52,12 +52,14 @@ enum SQLiteStoreMigration {
         let target = schema.model.version
         let contents = try SQLiteStoreContents.read(db, path: path)
         var entities: [(name: String, objects: [SnapshotValue])] = []
+        var numbers = ExactNumbers()
         for table in contents.tables {
-            entities.append((table.name, try SQLiteStoreContents.objects(of: table, in: db, path: path, progress: nil)))
+            entities.append((table.name, try SQLiteStoreContents.objects(of: table, in: db, path: path, progress: nil, numbers: &numbers)))
         }
+        let store = MigratingStore(conventional: entities, numbers: &numbers)
         let migrated = try OlderStoreMigration.migrate(
-            MigratingStore(conventional: entities), from: stored, storeVersion: metadata.storeVersion, lineage: metadata.lineage,
-            schema: schema, path: path)
+            store, from: stored, storeVersion: metadata.storeVersion, lineage: metadata.lineage, schema: schema, path: path,
+            numbers: numbers)
         let plan: SQLiteWritePlan
         let layout: StoreLayout
         do {
