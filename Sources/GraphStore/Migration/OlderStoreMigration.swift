@@ -140,19 +140,10 @@ extension MigratingStore {
     ///
     /// - Complexity: O(size of the values).
     package init(conventional entities: [(name: String, objects: [SnapshotValue])]) {
-        var numbers = ExactNumbers()
-        self.init(conventional: entities, numbers: &numbers)
-    }
-
-    /// ``init(conventional:)``, with the exact values of decimals a double rounds added to
-    /// `numbers`.
-    ///
-    /// - Complexity: O(size of the values).
-    package init(conventional entities: [(name: String, objects: [SnapshotValue])], numbers: inout ExactNumbers) {
         self.init()
         for (name, objects) in entities {
             self[name] = objects.map { object in
-                guard case .object(let fields) = object.jsonConventional(numbers: &numbers) else { return [:] }
+                guard case .object(let fields) = object.jsonConventional else { return [:] }
                 return fields
             }
         }

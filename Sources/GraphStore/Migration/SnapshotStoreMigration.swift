@@ -29,12 +29,12 @@ enum SnapshotStoreMigration {
         let path = url.path
         let target = schema.model.version
         let document = try SnapshotFileBackend.document(fromRaw: raw, path: path, limit: limit)
+        // A property list's URLs and decimals in the JSON shapes migration steps see.
         let generic = try GenericSnapshot.decode(document, compression: Gzip.isGzip(raw) ? .gzip : .none, path: path)
-        var numbers = generic.exactNumbers
-        let store = MigratingStore(conventional: generic.entities, numbers: &numbers)
+            .withURLsAndDecimalsInJSONShape()
         let migrated = try OlderStoreMigration.migrate(
-            store, from: stored, storeVersion: generic.header.storeVersion,
-            lineage: generic.header.lineage.flatMap(UUID.init(uuidString:)), schema: schema, path: path, numbers: numbers)
+            MigratingStore(conventional: generic.entities), from: stored, storeVersion: generic.header.storeVersion,
+            lineage: generic.header.lineage.flatMap(UUID.init(uuidString:)), schema: schema, path: path, numbers: generic.exactNumbers)
         let version = migrated.version
         let lineage = migrated.lineage
 

@@ -11,12 +11,16 @@ import Foundation
 /// by a step) keeps its digits. A double a step computed that happens to equal a recorded one
 /// is written with the recorded digits, which read back as that same double.
 ///
-/// Two different numbers that round to the same double cannot both be kept: writing that
-/// double throws rather than pick one.
+/// Two different numbers that round to the same double (a long one and another, long or
+/// short) cannot both be kept: writing that double throws rather than pick one. Numbers of
+/// values that were read and then replaced (by a later journal record, say) still count.
 package struct ExactNumbers: Sendable {
     /// The exact values of each rounded double, by the double's bit pattern: more than one
     /// when different numbers rounded to it.
     private var values: [UInt64: [Decimal]] = [:]
+    /// The bit patterns of the doubles read that a double holds exactly (every other number):
+    /// one of them that a long number also rounds to cannot take that number's digits.
+    private var plain: Set<UInt64> = []
 
     /// Where writers find the numbers: the `userInfo` key of the JSON encoder.
     package static let userInfoKey = CodingUserInfoKey(rawValue: "GraphStore.ExactNumbers")!
@@ -34,7 +38,11 @@ package struct ExactNumbers: Sendable {
     /// - Complexity: O(1) for a text of at most 15 significant digits (every such number
     ///   survives a `Double`); O(length of the text) otherwise.
     mutating func record(_ text: some Collection<UInt8>, as double: Double) {
-        guard double.isFinite, Self.significantDigits(text) > 15 else { return }
+        guard double.isFinite else { return }
+        guard Self.significantDigits(text) > 15 else {
+            plain.insert(double.bitPattern)
+            return
+        }
         let string = String(decoding: text, as: UTF8.self)
         let posix = Locale(identifier: "en_US_POSIX")
         guard let exact = Decimal(string: string, locale: posix), !exact.isNaN,
@@ -42,7 +50,10 @@ package struct ExactNumbers: Sendable {
               // no Swift type wrote it.
               Self.significantDigits(Array(exact.description.utf8)) == Self.significantDigits(text),
               Decimal(string: "\(double)", locale: posix) != exact
-        else { return }
+        else {
+            plain.insert(double.bitPattern)
+            return
+        }
         let key = double.bitPattern
         if let held = values[key] {
             if !held.contains(exact) { values[key] = held + [exact] }
@@ -54,6 +65,7 @@ package struct ExactNumbers: Sendable {
     /// Takes in the numbers of another document (a journal's beside its snapshot's).
     package mutating func merge(_ other: ExactNumbers) {
         values.merge(other.values) { held, new in held + new.filter { !held.contains($0) } }
+        plain.formUnion(other.plain)
     }
 
     /// The exact value to write for `double`, or `nil` to write the double itself.
@@ -61,10 +73,12 @@ package struct ExactNumbers: Sendable {
     /// - Throws: `EncodingError.invalidValue` when two different numbers rounded to `double`.
     func exact(for double: Double, codingPath: [any CodingKey]) throws -> Decimal? {
         guard let recorded = values[double.bitPattern] else { return nil }
-        guard recorded.count == 1 else {
+        guard recorded.count == 1, !plain.contains(double.bitPattern) else {
+            var numbers = recorded.sorted().map(\.description)
+            if plain.contains(double.bitPattern) { numbers.insert("\(double)", at: 0) }
             throw EncodingError.invalidValue(double, EncodingError.Context(
                 codingPath: codingPath,
-                debugDescription: "the numbers \(recorded.sorted().map(\.description).joined(separator: " and ")) of the file all read as the double \(double); writing it would lose the digits of all but one"))
+                debugDescription: "the numbers \(numbers.joined(separator: " and ")) of the file all read as the double \(double); writing it would lose the digits of all but one"))
         }
         return recorded[0]
     }

@@ -154,14 +154,17 @@ extension SnapshotValue {
     /// into their property-list shapes, following ``SnapshotHeaderV1/fieldTypes`` (a decimal a
     /// double rounds takes its exact value from `numbers`). Used when a JSON document becomes a
     /// property list.
-    func typed(by fieldTypes: [String: String], numbers: ExactNumbers = ExactNumbers()) -> SnapshotValue {
-        fieldTypes.reduce(self) { value, entry in
-            value.converting(
+    ///
+    /// - Throws: `EncodingError.invalidValue` for a decimal whose double two different numbers
+    ///   of the file round to.
+    func typed(by fieldTypes: [String: String], numbers: ExactNumbers = ExactNumbers()) throws -> SnapshotValue {
+        try fieldTypes.reduce(self) { value, entry in
+            try value.converting(
                 at: entry.key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)[...], to: entry.value, numbers: numbers)
         }
     }
 
-    private func converting(at path: ArraySlice<String>, to type: String, numbers: ExactNumbers) -> SnapshotValue {
+    private func converting(at path: ArraySlice<String>, to type: String, numbers: ExactNumbers) throws -> SnapshotValue {
         guard let first = path.first else {
             switch (self, type) {
             case (.double(let seconds), "date"): return .date(Date(timeIntervalSinceReferenceDate: seconds))
@@ -171,7 +174,7 @@ extension SnapshotValue {
             case (.unsigned(let number), "real"): return .double(Double(number))
             case (.string(let text), "url"): return .object(["relative": .string(text)])
             case (.integer, "decimal"), (.unsigned, "decimal"), (.double, "decimal"):
-                return decimalInJSONShape(numbers: numbers).flatMap(Self.propertyListShape(of:)) ?? self
+                return try decimalInJSONShape(numbers: numbers).flatMap(Self.propertyListShape(of:)) ?? self
             default: return self
             }
         }
@@ -181,16 +184,16 @@ extension SnapshotValue {
         if !key.isEmpty {
             guard case .object(var fields) = self, let inner = fields[key] else { return self }
             fields[key] = isArray
-                ? inner.convertingElements(at: path.dropFirst(), to: type, numbers: numbers)
-                : inner.converting(at: path.dropFirst(), to: type, numbers: numbers)
+                ? try inner.convertingElements(at: path.dropFirst(), to: type, numbers: numbers)
+                : try inner.converting(at: path.dropFirst(), to: type, numbers: numbers)
             return .object(fields)
         }
-        if isArray { target = convertingElements(at: path.dropFirst(), to: type, numbers: numbers) }
+        if isArray { target = try convertingElements(at: path.dropFirst(), to: type, numbers: numbers) }
         return target
     }
 
-    private func convertingElements(at path: ArraySlice<String>, to type: String, numbers: ExactNumbers) -> SnapshotValue {
+    private func convertingElements(at path: ArraySlice<String>, to type: String, numbers: ExactNumbers) throws -> SnapshotValue {
         guard case .array(let values) = self else { return self }
-        return .array(values.map { $0.converting(at: path, to: type, numbers: numbers) })
+        return .array(try values.map { try $0.converting(at: path, to: type, numbers: numbers) })
     }
 }

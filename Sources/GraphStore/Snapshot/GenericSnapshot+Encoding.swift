@@ -6,9 +6,11 @@ internal import GraphStoreCoding
 /// parts on several threads, joined in order.
 extension GenericSnapshot {
     /// The snapshot with the URLs and decimals of a property list in the shapes JSON (and the
-    /// SQLite store's `json` columns) holds them, a string and a number, and a top-level field
-    /// that held one named in the header's field types (`url`, `decimal`); dates and data stay
-    /// native. A JSON snapshot is returned as it is.
+    /// SQLite store's `json` columns) holds them, a string and a number (a long decimal's exact
+    /// value recorded in ``exactNumbers``); dates and data stay native. Where the header's field
+    /// types name them (``SnapshotHeaderV1/fieldTypesVersion`` 2), only the fields they name are
+    /// converted; in an older snapshot, every dictionary of their shape is, and a top-level field
+    /// that held one is then named in the field types. A JSON snapshot is returned as it is.
     ///
     /// - Complexity: O(size of the objects).
     package func withURLsAndDecimalsInJSONShape() -> GenericSnapshot {
@@ -16,7 +18,17 @@ extension GenericSnapshot {
         var shaped = self
         var numbers = exactNumbers
         var types = header.fieldTypes ?? [:]
+        let hinted = (header.fieldTypesVersion ?? 0) >= 2
         shaped.entities = entities.map { entity in
+            if hinted {
+                let paths = (types[entity.name] ?? [:]).filter { $0.value == "url" || $0.value == "decimal" }
+                guard !paths.isEmpty else { return entity }
+                return (entity.name, entity.objects.map { object in
+                    paths.reduce(object) { value, entry in
+                        value.jsonShaped(at: entry.key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)[...], numbers: &numbers)
+                    }
+                })
+            }
             let objects = entity.objects.map { object -> SnapshotValue in
                 guard case .object(let fields) = object else { return object }
                 var converted: [String: SnapshotValue] = [:]

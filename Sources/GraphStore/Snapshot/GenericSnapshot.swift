@@ -146,13 +146,16 @@ public struct GenericSnapshot: Sendable {
         // decimals numbers: a property list holds dates and data natively and URLs and decimals
         // as dictionaries, where the header says they are. The other way, the property list's
         // shapes become JSON's.
-        var numbers = exactNumbers
-        let entities: [(name: String, objects: [SnapshotValue])] = self.entities.map { entity in
+        // A property list's URLs and decimals become strings and numbers for JSON.
+        let source = format == .json ? withURLsAndDecimalsInJSONShape() : self
+        let numbers = source.exactNumbers
+        let entities: [(name: String, objects: [SnapshotValue])] = try source.entities.map { entity in
             if format == .binaryPropertyList, self.format == .json, let types = header.fieldTypes?[entity.name], !types.isEmpty {
-                return (entity.name, entity.objects.map { $0.typed(by: types, numbers: exactNumbers) })
-            }
-            if format == .json, self.format == .binaryPropertyList {
-                return (entity.name, entity.objects.map { $0.jsonConventional(numbers: &numbers) })
+                do {
+                    return (entity.name, try entity.objects.map { try $0.typed(by: types, numbers: exactNumbers) })
+                } catch {
+                    throw GraphStoreError.codingFailed(path: nil, entity: entity.name, id: nil, reason: "\(error)")
+                }
             }
             return entity
         }

@@ -22,9 +22,10 @@ package enum SnapshotCodec {
             let types = FieldTypeProbe.fieldTypes(of: version.tables[entity.index].lazy.map(\.value.value))
             if !types.isEmpty { fieldTypes[entity.name] = types }
         }
-        let header = SnapshotHeaderV1(
+        var header = SnapshotHeaderV1(
             modelVersion: modelVersion, savedAt: savedAt, storeVersion: version.number, counts: counts, fieldTypes: fieldTypes,
             lineage: lineage?.uuidString)
+        header.fieldTypesVersion = SnapshotHeaderV1.currentFieldTypesVersion
         let document = EncodableDocument(header: header, version: version, schema: schema)
         do {
             switch format {

@@ -62,6 +62,12 @@ public struct SnapshotHeaderV1: Codable, Sendable, Equatable {
     /// types convert between JSON and property lists, and migrate to SQLite with the typed
     /// store's column kinds.
     public var fieldTypes: [String: [String: String]]?
+    /// Which ``fieldTypes`` the writer names: `2` when it names URLs and decimals too (so a
+    /// field without one is neither), `nil` for a snapshot written before, whose tools
+    /// recognise a property list's URLs and decimals by their dictionaries' shapes instead.
+    public var fieldTypesVersion: Int?
+    /// The `fieldTypesVersion` this version of GraphStore writes.
+    public static let currentFieldTypesVersion = 2
     /// The store's lineage: a UUID made when the store was created and kept by every snapshot
     /// of it. A journal beside the snapshot names the same one, so a journal of another store
     /// is never replayed onto this one. `nil` in snapshots written before journals existed.

@@ -33,9 +33,11 @@ extension SnapshotValue {
     var decimalInPropertyListShape: Decimal? {
         guard case .object(let fields) = self, fields.count == Self.decimalPartKeys.count, Set(fields.keys) == Self.decimalPartKeys,
               case .integer(let exponent)? = fields["exponent"], (-128...127).contains(exponent),
-              case .integer(let length)? = fields["length"], (1...8).contains(length),
+              case .integer(let length)? = fields["length"], (0...8).contains(length),
               case .bool(let negative)? = fields["isNegative"], case .bool? = fields["isCompact"],
-              case .array(let words)? = fields["mantissa"], words.count == 8
+              case .array(let words)? = fields["mantissa"], words.count == 8,
+              // Length 0 is zero, or NaN when negative.
+              length > 0 || !negative
         else { return nil }
         // The mantissa's 16-bit words, least significant first.
         var significand = Decimal(0)
@@ -44,6 +46,30 @@ extension SnapshotValue {
             significand = significand * 65_536 + Decimal(value)
         }
         return Decimal(sign: negative ? .minus : .plus, exponent: Int(exponent), significand: significand)
+    }
+
+    /// The value with the URL or decimal in property-list shape at `path` (a field-types path:
+    /// keys joined by `.`, `[]` for array elements) in its JSON shape; any other value there is
+    /// left as it is.
+    ///
+    /// - Complexity: O(size of the values on the path).
+    func jsonShaped(at path: ArraySlice<String>, numbers: inout ExactNumbers) -> SnapshotValue {
+        guard let first = path.first else {
+            if let url = urlInPropertyListShape { return .string(url) }
+            if let decimal = decimalInPropertyListShape { return Self.jsonNumber(decimal, numbers: &numbers) }
+            return self
+        }
+        let isArray = first.hasSuffix("[]")
+        let key = isArray ? String(first.dropLast(2)) : first
+        func inner(_ value: SnapshotValue) -> SnapshotValue {
+            guard isArray else { return value.jsonShaped(at: path.dropFirst(), numbers: &numbers) }
+            guard case .array(let elements) = value else { return value }
+            return .array(elements.map { $0.jsonShaped(at: path.dropFirst(), numbers: &numbers) })
+        }
+        guard !key.isEmpty else { return inner(self) }
+        guard case .object(var fields) = self, let value = fields[key] else { return self }
+        fields[key] = inner(value)
+        return .object(fields)
     }
 
     /// The property-list shape of `decimal`: its parts, as a property-list encoder writes them.
@@ -68,14 +94,16 @@ extension SnapshotValue {
 
     /// The decimal a JSON number stands for, with the exact value `numbers` recorded for a
     /// rounded double.
-    func decimalInJSONShape(numbers: ExactNumbers) -> Decimal? {
+    ///
+    /// - Throws: `EncodingError.invalidValue` when two different numbers rounded to the double.
+    func decimalInJSONShape(numbers: ExactNumbers) throws -> Decimal? {
         let posix = Locale(identifier: "en_US_POSIX")
         switch self {
         case .integer(let value): return Decimal(value)
         case .unsigned(let value): return Decimal(value)
         case .double(let value):
             guard value.isFinite else { return nil }
-            if let exact = try? numbers.exact(for: value, codingPath: []) { return exact }
+            if let exact = try numbers.exact(for: value, codingPath: []) { return exact }
             return Decimal(string: "\(value)", locale: posix)
         default: return nil
         }

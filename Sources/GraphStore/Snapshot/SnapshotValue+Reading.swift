@@ -118,10 +118,16 @@ private struct JSONReader {
             var member = index + 1
             for _ in 0..<token.count {
                 // A repeated key: the first one counts, as in `JSONDecoder` and the app's
-                // typed decoding (a later value is still read, so a damaged one is refused).
-                let field = try value(at: member + 1)
+                // typed decoding. A later value is still read, so a damaged one is refused,
+                // but its numbers are not kept: nothing writes them.
                 let key = string(at: member)
-                if fields[key] == nil { fields[key] = field }
+                if fields[key] == nil {
+                    fields[key] = try value(at: member + 1)
+                } else {
+                    let kept = numbers
+                    _ = try value(at: member + 1)
+                    numbers = kept
+                }
                 member = document.skip(member + 1)
             }
             return .object(fields)

@@ -168,20 +168,19 @@ struct AnyKey: CodingKey {
 
 extension SnapshotValue {
     /// The value as a JSON snapshot holds it: dates as seconds since 2001 (``double(_:)``),
-    /// data as Base64 (``string(_:)``), URLs and decimals in their property-list shapes as a
-    /// string and a number (see `SnapshotValue+FormatShapes.swift`); what migration steps see
-    /// whatever the store's format.
+    /// data as Base64 (``string(_:)``); what migration steps see whatever the store's format
+    /// (a property list's URLs and decimals are put in their JSON shapes first, by
+    /// ``GenericSnapshot/withURLsAndDecimalsInJSONShape()``).
     ///
     /// - Complexity: O(size of the value).
     var jsonConventional: SnapshotValue {
-        var numbers = ExactNumbers()
-        return jsonConventional(numbers: &numbers)
-    }
-
-    /// ``jsonConventional``, with the exact values of decimals a double rounds added to
-    /// `numbers`.
-    func jsonConventional(numbers: inout ExactNumbers) -> SnapshotValue {
-        jsonShaped(numbers: &numbers, keepingDatesAndData: false)
+        switch self {
+        case .date(let date): .double(date.timeIntervalSinceReferenceDate)
+        case .data(let data): .string(data.base64EncodedString())
+        case .array(let values): .array(values.map(\.jsonConventional))
+        case .object(let fields): .object(fields.mapValues(\.jsonConventional))
+        default: self
+        }
     }
 
     /// URLs and decimals in their property-list shapes as JSON holds them (a string and a

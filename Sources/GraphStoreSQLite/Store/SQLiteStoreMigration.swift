@@ -56,9 +56,8 @@ enum SQLiteStoreMigration {
         for table in contents.tables {
             entities.append((table.name, try SQLiteStoreContents.objects(of: table, in: db, path: path, progress: nil, numbers: &numbers)))
         }
-        let store = MigratingStore(conventional: entities, numbers: &numbers)
         let migrated = try OlderStoreMigration.migrate(
-            store, from: stored, storeVersion: metadata.storeVersion, lineage: metadata.lineage, schema: schema, path: path,
+            MigratingStore(conventional: entities), from: stored, storeVersion: metadata.storeVersion, lineage: metadata.lineage, schema: schema, path: path,
             numbers: numbers)
         let plan: SQLiteWritePlan
         let layout: StoreLayout

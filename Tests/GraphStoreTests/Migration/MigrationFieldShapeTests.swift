@@ -17,6 +17,7 @@ import Testing
             var visited: Date?
             var icon: Data?
             var links: [URL]
+            var attributes: [String: String]
             static var entityName: String { "Bookmark" }
         }
     }
@@ -29,6 +30,7 @@ import Testing
             var visited: Date?
             var icon: Data?
             var links: [URL]
+            var attributes: [String: String]
             var note: String
             static var entityName: String { "Bookmark" }
         }
@@ -38,19 +40,26 @@ import Testing
 
     /// A hundred bookmarks whose optional date and data are set only from the 90th on (after
     /// the objects a header's type hints look at).
-    static let bookmarks: [V1.Bookmark] = (0..<100).map { n in
-        V1.Bookmark(
-            id: n, link: URL(string: "https://example.com/\(n)?q=\(n)")!,
-            price: Decimal(string: "\(n).25", locale: Locale(identifier: "en_US_POSIX"))!,
-            visited: n >= 90 ? Date(timeIntervalSinceReferenceDate: 800_000_000.5 + Double(n)) : nil,
-            icon: n >= 90 ? Data([UInt8(n), 0, 255]) : nil,
-            links: n % 3 == 0 ? [URL(string: "file:///tmp/\(n)")!] : [])
+    static let bookmarks: [V1.Bookmark] = (0..<100).map(bookmark)
+
+    static func bookmark(_ n: Int) -> V1.Bookmark {
+        let posix = Locale(identifier: "en_US_POSIX")
+        // Zero is a decimal of length 0 in a property list.
+        let price: Decimal = n % 10 == 0 ? 0 : Decimal(string: "\(n).25", locale: posix)!
+        let visited: Date? = n >= 90 ? Date(timeIntervalSinceReferenceDate: 800_000_000.5 + Double(n)) : nil
+        let icon: Data? = n >= 90 ? Data([UInt8(n), 0, 255]) : nil
+        let links: [URL] = n % 3 == 0 ? [URL(string: "file:///tmp/\(n)")!] : []
+        // A dictionary of a URL's property-list shape that is not a URL.
+        let attributes: [String: String] = n == 1 ? ["relative": "not a URL"] : [:]
+        return V1.Bookmark(
+            id: n, link: URL(string: "https://example.com/\(n)?q=\(n)")!, price: price, visited: visited, icon: icon,
+            links: links, attributes: attributes)
     }
 
     static func expected(_ bookmark: V1.Bookmark) -> V2.Bookmark {
         V2.Bookmark(
             id: bookmark.id, link: bookmark.link, price: bookmark.price, visited: bookmark.visited, icon: bookmark.icon,
-            links: bookmark.links, note: "")
+            links: bookmark.links, attributes: bookmark.attributes, note: "")
     }
 
     static func write(_ url: URL, format: SnapshotFormat) async throws {

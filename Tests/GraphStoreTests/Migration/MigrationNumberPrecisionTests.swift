@@ -138,6 +138,29 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: url.path + ".v1"))
     }
 
+    /// A short number and a long one that read as the same double: neither takes the other's
+    /// digits. The migration is refused, and so is a conversion to a property list.
+    @Test func aShortNumberDoesNotTakeALongOnesDigits() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("accounts.json.gz")
+        let first = try GraphContainer(for: [V1.Account.self], store: .file(url), version: 1)
+        first.mainContext.insert(V1.Account(id: 1, balance: 2.5, total: 0, mask: 0, ratio: 0))
+        first.mainContext.insert(V1.Account(id: 2, balance: Self.decimal("2.50000000000000000001"), total: 0, mask: 0, ratio: 0))
+        try first.mainContext.save()
+        try await first.close()
+        let before = try Data(contentsOf: url)
+        let error = #expect(throws: GraphStoreError.self) {
+            _ = try GraphContainer(for: [V2.Account.self], store: .file(url), version: 2, migrations: V2.migrations)
+        }
+        #expect((error.map { "\($0)" } ?? "").contains("the numbers 2.5 and 2.50000000000000000001 of the file all read as the double 2.5"))
+        #expect(try Data(contentsOf: url) == before)
+        #expect(throws: GraphStoreError.self) {
+            try GenericSnapshot.read(from: url).write(to: directory.file("accounts.plist"), format: .binaryPropertyList, compression: .none)
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory.file("accounts.plist").path))
+    }
+
     @Test func aGenericReadAndWriteKeepsEveryDigit() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
