@@ -151,11 +151,14 @@ public struct GenericSnapshot: Sendable {
         let numbers = source.exactNumbers
         let entities: [(name: String, objects: [SnapshotValue])] = try source.entities.map { entity in
             if format == .binaryPropertyList, self.format == .json, let types = header.fieldTypes?[entity.name], !types.isEmpty {
-                do {
-                    return (entity.name, try entity.objects.map { try $0.typed(by: types, numbers: exactNumbers) })
-                } catch {
-                    throw GraphStoreError.codingFailed(path: nil, entity: entity.name, id: nil, reason: "\(error)")
-                }
+                return (entity.name, try entity.objects.map { object in
+                    do {
+                        return try object.typed(by: types, numbers: exactNumbers)
+                    } catch let EncodingError.invalidValue(_, context) {
+                        throw GraphStoreError.codingFailed(
+                            path: nil, entity: entity.name, id: object["id"].map(ModelMigrator.idText), reason: context.debugDescription)
+                    }
+                })
             }
             return entity
         }
@@ -175,9 +178,27 @@ public struct GenericSnapshot: Sendable {
             case .json: return try Self.jsonDocument(header: .object(headerFields), entities: entities, numbers: numbers)
             case .binaryPropertyList: return Self.propertyListDocument(header: .object(headerFields), entities: entities)
             }
+        } catch let error as EncodingError {
+            throw Self.describe(error, entities: entities)
         } catch {
             throw GraphStoreError.codingFailed(path: nil, entity: "document", id: nil, reason: "\(error)")
         }
+    }
+
+    /// An encoding error of the JSON writer, naming the entity and the id of the object at
+    /// fault (its coding path starts `entities.<entity>[<index>]`).
+    private static func describe(_ error: EncodingError, entities: [(name: String, objects: [SnapshotValue])]) -> GraphStoreError {
+        guard case .invalidValue(_, let context) = error, context.codingPath.count >= 3,
+              context.codingPath[0].stringValue == DocumentKey.entities.stringValue, let index = context.codingPath[2].intValue
+        else {
+            return .codingFailed(path: nil, entity: "document", id: nil, reason: "\(error)")
+        }
+        let name = context.codingPath[1].stringValue
+        let id = entities.first { $0.name == name }.flatMap { $0.objects.indices.contains(index) ? $0.objects[index]["id"] : nil }
+        let field = context.codingPath.dropFirst(3).map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+        return .codingFailed(
+            path: nil, entity: name, id: id.map(ModelMigrator.idText),
+            reason: "\(field.isEmpty ? "" : field + ": ")\(context.debugDescription)")
     }
 
     /// Writes the snapshot to `url` atomically (temporary file, fsync, rename, fsync of the
@@ -187,7 +208,12 @@ public struct GenericSnapshot: Sendable {
     ///   ``GraphStoreError/fileOperationFailed(path:operation:reason:)``.
     /// - Complexity: O(objects) to encode, O(bytes) to compress and write.
     public func write(to url: URL, format: SnapshotFormat, compression: Compression) throws {
-        let document = try encoded(as: format)
+        let document: Data
+        do {
+            document = try encoded(as: format)
+        } catch GraphStoreError.codingFailed(nil, let entity, let id, let reason) {
+            throw GraphStoreError.codingFailed(path: url.path, entity: entity, id: id, reason: reason)
+        }
         do {
             let bytes = compression == .gzip ? try Gzip.compress(document, level: SnapshotTarget.compressionLevel) : document
             try AtomicFile.write(bytes, to: url)

@@ -133,7 +133,7 @@ import Testing
         }
         let message = error.map { "\($0)" } ?? ""
         #expect(message.contains("the numbers 0.10000000000000000001 and 0.10000000000000000002 of the file all read as the double 0.1"))
-        #expect(message.contains("entities.Account[0].balance"))
+        #expect(message.contains("Account"))
         #expect(try Data(contentsOf: url) == before)
         #expect(!FileManager.default.fileExists(atPath: url.path + ".v1"))
     }
@@ -155,9 +155,17 @@ import Testing
         }
         #expect((error.map { "\($0)" } ?? "").contains("the numbers 2.5 and 2.50000000000000000001 of the file all read as the double 2.5"))
         #expect(try Data(contentsOf: url) == before)
-        #expect(throws: GraphStoreError.self) {
+        let conversion = #expect(throws: GraphStoreError.self) {
             try GenericSnapshot.read(from: url).write(to: directory.file("accounts.plist"), format: .binaryPropertyList, compression: .none)
         }
+        guard case .codingFailed(let path, let entity, let id, let reason)? = conversion else {
+            Issue.record("not a coding failure: \(String(describing: conversion))")
+            return
+        }
+        #expect(path == directory.file("accounts.plist").path)
+        #expect(entity == "Account")
+        #expect(id != nil)
+        #expect(reason.contains("2.50000000000000000001"))
         #expect(!FileManager.default.fileExists(atPath: directory.file("accounts.plist").path))
     }
 
