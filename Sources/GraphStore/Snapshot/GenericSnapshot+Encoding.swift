@@ -14,8 +14,9 @@ extension GenericSnapshot {
     ///
     /// - Complexity: O(size of the objects).
     package func withURLsAndDecimalsInJSONShape() -> GenericSnapshot {
-        guard format == .binaryPropertyList else { return self }
+        guard format == .binaryPropertyList, !urlsAndDecimalsInJSONShape else { return self }
         var shaped = self
+        shaped.urlsAndDecimalsInJSONShape = true
         var numbers = exactNumbers
         var types = header.fieldTypes ?? [:]
         let hinted = (header.fieldTypesVersion ?? 0) >= 2

@@ -22,6 +22,9 @@ public struct GenericSnapshot: Sendable {
     /// The JSON numbers read that a double holds only rounded: JSON writing gives them back
     /// with every digit.
     package var exactNumbers = ExactNumbers()
+    /// Whether the objects' URLs and decimals are in their JSON shapes whatever ``format``
+    /// says: set when they were read from a SQLite store, which keeps them as JSON.
+    package var urlsAndDecimalsInJSONShape = false
 
     /// A snapshot of `entities` under `header`, to be written in `format` with `compression`
     /// (JSON and gzip by default). Nothing is checked until it is written or converted.

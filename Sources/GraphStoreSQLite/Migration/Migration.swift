@@ -170,6 +170,8 @@ public enum Migration {
             // field types is needed for either format.
             var snapshot = GenericSnapshot(header: header, entities: entities, format: .binaryPropertyList, compression: .none)
             snapshot.exactNumbers = numbers
+            // A SQLite store keeps URLs and decimals as JSON: no property-list shapes to convert.
+            snapshot.urlsAndDecimalsInJSONShape = true
             return snapshot
         }
     }
