@@ -15,6 +15,8 @@ public enum BookmarkModels {
         public var icon: Data?
         public var links: [URL]
         public var attributes: [String: String]
+        public var grid: [[URL]]
+        public var prices: [String: Decimal]
         public static var entityName: String { "Bookmark" }
     }
 
@@ -26,6 +28,8 @@ public enum BookmarkModels {
         public var icon: Data?
         public var links: [URL]
         public var attributes: [String: String]
+        public var grid: [[URL]]
+        public var prices: [String: Decimal]
         public var note: String
         public static var entityName: String { "Bookmark" }
     }
@@ -45,15 +49,18 @@ public enum BookmarkModels {
         let icon: Data? = n >= 90 ? Data([UInt8(n), 0, 255]) : nil
         let links: [URL] = n % 3 == 0 ? [URL(string: "file:///tmp/\(n)")!] : []
         let attributes: [String: String] = n == 1 ? ["relative": "not a URL"] : [:]
+        // Arrays of arrays, and decimals under dictionary keys the sampled objects lack.
+        let grid: [[URL]] = n % 4 == 0 ? [[URL(string: "https://example.com/grid/\(n)")!], []] : []
+        let prices: [String: Decimal] = n >= 95 ? ["GBP": Decimal(string: "\(n).5", locale: posix)!] : [:]
         return V1(
             id: n, link: URL(string: "https://example.com/\(n)?q=\(n)")!, price: price, visited: visited, icon: icon,
-            links: links, attributes: attributes)
+            links: links, attributes: attributes, grid: grid, prices: prices)
     }
 
     /// What version 2 reads from `bookmark`.
     public static func migrated(_ bookmark: V1) -> V2 {
         V2(
             id: bookmark.id, link: bookmark.link, price: bookmark.price, visited: bookmark.visited, icon: bookmark.icon,
-            links: bookmark.links, attributes: bookmark.attributes, note: "")
+            links: bookmark.links, attributes: bookmark.attributes, grid: bookmark.grid, prices: bookmark.prices, note: "")
     }
 }

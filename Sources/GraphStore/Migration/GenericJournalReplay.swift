@@ -14,8 +14,6 @@ enum GenericJournalReplay {
         var storeVersion: UInt64
         var lineage: UUID?
         var journal: JournalContents?
-        /// The numbers of the replayed records that a double holds only rounded.
-        var numbers = ExactNumbers()
     }
 
     /// Replays the records of the journal at `path` newer than `storeVersion` onto `store`.
@@ -25,8 +23,12 @@ enum GenericJournalReplay {
     ///   ``JournalReplay/open(journalAt:stored:storedLineage:storePath:schema:recover:reportingChanges:)``),
     ///   or a record that is not a journal document.
     /// - Complexity: O(journal size + objects of the entities it changes).
+    ///
+    /// `numbers`, those of the store's objects, follow the records: an object a record upserts
+    /// has the record's numbers, one it deletes (or whose table it clears) none.
     static func replay(
-        journalAt path: String, onto store: inout MigratingStore, storeVersion: UInt64, lineage: UUID?, storePath: String
+        journalAt path: String, onto store: inout MigratingStore, numbers: inout ExactNumbers, storeVersion: UInt64, lineage: UUID?,
+        storePath: String
     ) throws -> Replayed {
         let contents: JournalContents?
         do {
@@ -47,13 +49,13 @@ enum GenericJournalReplay {
             return table
         }
         var version = storeVersion
-        var numbers = ExactNumbers()
         for record in contents.scan.records where record.version > storeVersion {
             let document: SnapshotValue
+            var recorded = ExactNumbers()
             do {
                 // The parser of the snapshot's generic reading, which keeps the digits of
-                // numbers a double holds only rounded.
-                document = try SnapshotValue.readJSON(contents.data[record.document], numbers: &numbers)
+                // numbers a double holds only rounded, per upserted object.
+                document = try SnapshotValue.readJSON(contents.data[record.document], objectsIn: .journalRecord, numbers: &recorded)
             } catch {
                 throw GraphStoreError.damagedFile(path: path, offset: record.start, reason: "the journal record of store version \(record.version) is not readable: \(error)")
             }
@@ -62,9 +64,15 @@ enum GenericJournalReplay {
             }
             for (name, part) in parts {
                 var objects = table(name)
-                if part["clear"] == .bool(true) { objects.removeAll() }
+                if part["clear"] == .bool(true) {
+                    objects.removeAll()
+                    numbers.removeAll(entity: name)
+                }
                 if case .array(let ids)? = part["delete"] {
-                    for id in ids { objects[id] = nil }
+                    for id in ids {
+                        objects[id] = nil
+                        numbers.remove(entity: name, id: id)
+                    }
                 }
                 if case .array(let upserts)? = part["upsert"] {
                     for object in upserts {
@@ -72,6 +80,7 @@ enum GenericJournalReplay {
                             throw GraphStoreError.damagedFile(path: path, offset: record.start, reason: "the journal record of store version \(record.version) upserts a \(name) without an id")
                         }
                         objects[id] = fields
+                        numbers.set(recorded.bag(entity: name, id: id) ?? ExactNumbers.Bag(), entity: name, id: id)
                     }
                 }
                 tables[name] = objects
@@ -79,6 +88,6 @@ enum GenericJournalReplay {
             version = record.version
         }
         for (name, objects) in tables { store[name] = Array(objects.values) }
-        return Replayed(storeVersion: version, lineage: lineage ?? header.lineage, journal: contents, numbers: numbers)
+        return Replayed(storeVersion: version, lineage: lineage ?? header.lineage, journal: contents)
     }
 }

@@ -37,11 +37,11 @@ package enum OlderStoreMigration {
         let chain: [SchemaMigration]
         do { chain = try schema.model.chain(from: stored) } catch { throw error.error(path: path) }
         var store = store
-        let replayed = try GenericJournalReplay.replay(
-            journalAt: JournalReplay.path(forStoreAt: path), onto: &store, storeVersion: storeVersion, lineage: lineage, storePath: path)
-        do { try ModelMigrator.run(chain, on: &store) } catch { throw error.error(path: path) }
         var numbers = numbers
-        numbers.merge(replayed.numbers)
+        let replayed = try GenericJournalReplay.replay(
+            journalAt: JournalReplay.path(forStoreAt: path), onto: &store, numbers: &numbers, storeVersion: storeVersion, lineage: lineage,
+            storePath: path)
+        do { try ModelMigrator.run(chain, on: &store) } catch { throw error.error(path: path) }
         let version = try decode(
             store, numbers: numbers, storeVersion: replayed.storeVersion, schema: schema, path: path, from: stored, to: target)
         return Migrated(version: version, lineage: replayed.lineage ?? UUID(), journal: replayed.journal)

@@ -1,91 +1,142 @@
 import Foundation
 
-/// The JSON numbers of a document that a `Double` holds only rounded, with their exact values,
-/// so that generic values (``SnapshotValue/double(_:)``) carry every digit through a migration
-/// or a conversion.
+/// The JSON numbers of a store's objects that a `Double` holds only rounded, with their exact
+/// values, so that generic values (``SnapshotValue/double(_:)``) carry every digit through a
+/// migration or a conversion.
 ///
 /// A `Decimal` of more than 15 significant digits (`12345678901234567890.12`) or an `Int128` /
 /// `UInt128` beyond 64 bits is a JSON number that reads as a rounded ``SnapshotValue/double(_:)``.
-/// Reading records the number under the double it rounds to; writing JSON writes the recorded
-/// number wherever that double still stands, so an untouched field (renamed, moved or copied
-/// by a step) keeps its digits. A double a step computed that happens to equal a recorded one
-/// is written with the recorded digits, which read back as that same double.
+/// Reading records the number under the object that holds it (by id) and the double it rounds
+/// to; writing JSON writes the recorded number wherever that double still stands in that object,
+/// so a field left alone, renamed or copied within the object keeps its digits, and an object
+/// that a later journal record replaced leaves no numbers behind. A double a step computed that
+/// happens to equal one its object held is written with the recorded digits, which read back
+/// as that same double.
 ///
-/// Two different numbers that round to the same double (a long one and another, long or
-/// short) cannot both be kept: writing that double throws rather than pick one. Numbers of
-/// values that were read and then replaced (by a later journal record, say) still count.
+/// Two different numbers of one object that round to the same double (a long one and another,
+/// long or short) cannot both be kept: writing that double in that object throws rather than
+/// pick one. An object whose id a step changed loses its numbers (its doubles are written as
+/// doubles).
 package struct ExactNumbers: Sendable {
-    /// The exact values of each rounded double, by the double's bit pattern: more than one
-    /// when different numbers rounded to it.
-    private var values: [UInt64: [Decimal]] = [:]
-    /// The bit patterns of the doubles read that a double holds exactly (every other number):
-    /// one of them that a long number also rounds to cannot take that number's digits.
-    private var plain: Set<UInt64> = []
+    /// The numbers of one object.
+    package struct Bag: Sendable {
+        /// The exact values of each rounded double, by the double's bit pattern: more than one
+        /// when different numbers rounded to it.
+        fileprivate var values: [UInt64: [Decimal]] = [:]
+        /// The bit patterns of the object's doubles that a double holds exactly (every other
+        /// number): one of them that a long number also rounds to cannot take its digits.
+        fileprivate var plain: Set<UInt64> = []
 
-    /// Where writers find the numbers: the `userInfo` key of the JSON encoder.
-    package static let userInfoKey = CodingUserInfoKey(rawValue: "GraphStore.ExactNumbers")!
+        package init() {}
 
-    /// The `userInfo` of a JSON encoder that writes these numbers whole.
-    package var userInfo: [CodingUserInfoKey: any Sendable] { isEmpty ? [:] : [Self.userInfoKey: self] }
+        package var isEmpty: Bool { values.isEmpty }
 
-    package var isEmpty: Bool { values.isEmpty }
+        /// Records the number whose JSON text is `text`, read as `double`: its exact value if
+        /// the double lost some of its digits and a `Decimal` holds them all, its double's bits
+        /// among the plain ones otherwise.
+        ///
+        /// - Complexity: O(1) for a text of at most 15 significant digits (every such number
+        ///   survives a `Double`); O(length of the text) otherwise.
+        mutating func record(_ text: some Collection<UInt8>, as double: Double) {
+            guard double.isFinite else { return }
+            guard ExactNumbers.significantDigits(text) > 15 else {
+                plain.insert(double.bitPattern)
+                return
+            }
+            let string = String(decoding: text, as: UTF8.self)
+            let posix = Locale(identifier: "en_US_POSIX")
+            guard let exact = Decimal(string: string, locale: posix), !exact.isNaN,
+                  // A Decimal holds up to 38 or 39 digits; a longer number is not kept whole,
+                  // and no Swift type wrote it.
+                  ExactNumbers.significantDigits(Array(exact.description.utf8)) == ExactNumbers.significantDigits(text),
+                  Decimal(string: "\(double)", locale: posix) != exact
+            else {
+                plain.insert(double.bitPattern)
+                return
+            }
+            let key = double.bitPattern
+            if let held = values[key] {
+                if !held.contains(exact) { values[key] = held + [exact] }
+            } else {
+                values[key] = [exact]
+            }
+        }
+
+        /// Takes in another bag's numbers (of an object with the same id).
+        mutating func merge(_ other: Bag) {
+            values.merge(other.values) { held, new in held + new.filter { !held.contains($0) } }
+            plain.formUnion(other.plain)
+        }
+
+        /// The exact value to write for `double`, or `nil` to write the double itself.
+        ///
+        /// - Throws: `EncodingError.invalidValue` when two different numbers of the object
+        ///   rounded to `double`.
+        package func exact(for double: Double, codingPath: [any CodingKey]) throws -> Decimal? {
+            guard let recorded = values[double.bitPattern] else { return nil }
+            guard recorded.count == 1, !plain.contains(double.bitPattern) else {
+                var numbers = recorded.sorted().map(\.description)
+                if plain.contains(double.bitPattern) { numbers.insert("\(double)", at: 0) }
+                throw EncodingError.invalidValue(double, EncodingError.Context(
+                    codingPath: codingPath,
+                    debugDescription: "the numbers \(numbers.joined(separator: " and ")) of one object all read as the double \(double); writing it would lose the digits of all but one"))
+            }
+            return recorded[0]
+        }
+    }
+
+    /// Per entity name, per object id, the object's numbers; only objects with a long number.
+    private var objects: [String: [SnapshotValue: Bag]] = [:]
 
     package init() {}
 
-    /// Records the number whose JSON text is `text`, read as `double`, if the double lost
-    /// some of its digits and a `Decimal` holds them all.
-    ///
-    /// - Complexity: O(1) for a text of at most 15 significant digits (every such number
-    ///   survives a `Double`); O(length of the text) otherwise.
-    mutating func record(_ text: some Collection<UInt8>, as double: Double) {
-        guard double.isFinite else { return }
-        guard Self.significantDigits(text) > 15 else {
-            plain.insert(double.bitPattern)
-            return
-        }
-        let string = String(decoding: text, as: UTF8.self)
-        let posix = Locale(identifier: "en_US_POSIX")
-        guard let exact = Decimal(string: string, locale: posix), !exact.isNaN,
-              // A Decimal holds up to 38 or 39 digits; a longer number is not kept whole, and
-              // no Swift type wrote it.
-              Self.significantDigits(Array(exact.description.utf8)) == Self.significantDigits(text),
-              Decimal(string: "\(double)", locale: posix) != exact
-        else {
-            plain.insert(double.bitPattern)
-            return
-        }
-        let key = double.bitPattern
-        if let held = values[key] {
-            if !held.contains(exact) { values[key] = held + [exact] }
+    package var isEmpty: Bool { objects.isEmpty }
+
+    /// Sets the numbers of the object `id` of `entity` (none when `bag` holds no long number).
+    package mutating func set(_ bag: Bag, entity: String, id: SnapshotValue) {
+        if bag.isEmpty {
+            objects[entity]?[id] = nil
         } else {
-            values[key] = [exact]
+            objects[entity, default: [:]][id] = bag
         }
     }
 
-    /// Takes in the numbers of another document (a journal's beside its snapshot's).
+    /// Forgets the numbers of the object `id` of `entity`.
+    package mutating func remove(entity: String, id: SnapshotValue) {
+        objects[entity]?[id] = nil
+    }
+
+    /// Forgets the numbers of every object of `entity`.
+    package mutating func removeAll(entity: String) {
+        objects[entity] = nil
+    }
+
+    /// The numbers of the object `id` of `entity`.
+    package func bag(entity: String, id: SnapshotValue) -> Bag? {
+        objects[entity]?[id]
+    }
+
+    /// Takes in the numbers of another document's objects, which replace those of the same
+    /// objects.
     package mutating func merge(_ other: ExactNumbers) {
-        values.merge(other.values) { held, new in held + new.filter { !held.contains($0) } }
-        plain.formUnion(other.plain)
+        for (entity, bags) in other.objects {
+            objects[entity, default: [:]].merge(bags) { _, new in new }
+        }
     }
 
-    /// The exact value to write for `double`, or `nil` to write the double itself.
-    ///
-    /// - Throws: `EncodingError.invalidValue` when two different numbers rounded to `double`.
-    func exact(for double: Double, codingPath: [any CodingKey]) throws -> Decimal? {
-        guard let recorded = values[double.bitPattern] else { return nil }
-        guard recorded.count == 1, !plain.contains(double.bitPattern) else {
-            var numbers = recorded.sorted().map(\.description)
-            if plain.contains(double.bitPattern) { numbers.insert("\(double)", at: 0) }
-            throw EncodingError.invalidValue(double, EncodingError.Context(
-                codingPath: codingPath,
-                debugDescription: "the numbers \(numbers.joined(separator: " and ")) of the file all read as the double \(double); writing it would lose the digits of all but one"))
+    /// The numbers by object id alone, whatever the entity (so that a step that renames an
+    /// entity keeps them); objects of two entities with one id pool theirs.
+    package var byID: [SnapshotValue: Bag] {
+        var pooled: [SnapshotValue: Bag] = [:]
+        for bags in objects.values {
+            for (id, bag) in bags { pooled[id, default: Bag()].merge(bag) }
         }
-        return recorded[0]
+        return pooled
     }
 
     /// The significant digits of a JSON number's text: its mantissa's digits without the
     /// leading and trailing zeros.
-    private static func significantDigits(_ text: some Collection<UInt8>) -> Int {
+    fileprivate static func significantDigits(_ text: some Collection<UInt8>) -> Int {
         var first: Int?, last = 0, position = 0
         for byte in text {
             if byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") { break }
@@ -101,10 +152,42 @@ package struct ExactNumbers: Sendable {
     }
 }
 
-extension SnapshotValue {
-    /// Encodes a double, or the exact number `numbers` recorded for it.
-    static func exact(_ value: Double, in numbers: ExactNumbers?, codingPath: [any CodingKey]) throws -> Decimal? {
-        guard let numbers, !numbers.isEmpty else { return nil }
-        return try numbers.exact(for: value, codingPath: codingPath)
+/// A generic value encoded with the exact numbers of the object it belongs to: a double its
+/// object's numbers hold the exact value of is written as that number.
+struct ExactlyEncoded: Encodable {
+    let value: SnapshotValue
+    let numbers: ExactNumbers.Bag
+
+    func encode(to encoder: any Encoder) throws {
+        switch value {
+        case .array(let values):
+            var container = encoder.unkeyedContainer()
+            for value in values {
+                if case .double(let number) = value, let exact = try numbers.exact(for: number, codingPath: container.codingPath) {
+                    try container.encode(exact)
+                } else {
+                    try container.encode(ExactlyEncoded(value: value, numbers: numbers))
+                }
+            }
+        case .object(let fields):
+            var container = encoder.container(keyedBy: AnyKey.self)
+            for (key, value) in fields {
+                let key = AnyKey(key)
+                if case .double(let number) = value, let exact = try numbers.exact(for: number, codingPath: container.codingPath + [key]) {
+                    try container.encode(exact, forKey: key)
+                } else {
+                    try container.encode(ExactlyEncoded(value: value, numbers: numbers), forKey: key)
+                }
+            }
+        case .double(let number):
+            var container = encoder.singleValueContainer()
+            if let exact = try numbers.exact(for: number, codingPath: encoder.codingPath) {
+                try container.encode(exact)
+            } else {
+                try container.encode(number)
+            }
+        default:
+            try value.encode(to: encoder)
+        }
     }
 }

@@ -157,14 +157,34 @@ extension SnapshotValue {
     ///
     /// - Throws: `EncodingError.invalidValue` for a decimal whose double two different numbers
     ///   of the file round to.
-    func typed(by fieldTypes: [String: String], numbers: ExactNumbers = ExactNumbers()) throws -> SnapshotValue {
+    func typed(by fieldTypes: [String: String], numbers: ExactNumbers.Bag? = nil) throws -> SnapshotValue {
         try fieldTypes.reduce(self) { value, entry in
             try value.converting(
-                at: entry.key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)[...], to: entry.value, numbers: numbers)
+                at: Self.pathComponents(entry.key), to: entry.value, numbers: numbers)
         }
     }
 
-    private func converting(at path: ArraySlice<String>, to type: String, numbers: ExactNumbers) throws -> SnapshotValue {
+    /// The components of a field-types path: its keys (split on `.`), each array level its own
+    /// `[]` (`grid[][]` is `grid[]`, then `[]`: the elements of each element).
+    static func pathComponents(_ path: String) -> ArraySlice<String> {
+        var components: [String] = []
+        for part in path.split(separator: ".", omittingEmptySubsequences: false) {
+            var key = Substring(part), levels = 0
+            while key.hasSuffix("[]") {
+                key = key.dropLast(2)
+                levels += 1
+            }
+            guard levels > 0 else {
+                components.append(String(part))
+                continue
+            }
+            components.append(String(key) + "[]")
+            components += Array(repeating: "[]", count: levels - 1)
+        }
+        return components[...]
+    }
+
+    private func converting(at path: ArraySlice<String>, to type: String, numbers: ExactNumbers.Bag?) throws -> SnapshotValue {
         guard let first = path.first else {
             switch (self, type) {
             case (.double(let seconds), "date"): return .date(Date(timeIntervalSinceReferenceDate: seconds))
@@ -192,7 +212,7 @@ extension SnapshotValue {
         return target
     }
 
-    private func convertingElements(at path: ArraySlice<String>, to type: String, numbers: ExactNumbers) throws -> SnapshotValue {
+    private func convertingElements(at path: ArraySlice<String>, to type: String, numbers: ExactNumbers.Bag?) throws -> SnapshotValue {
         guard case .array(let values) = self else { return self }
         return .array(try values.map { try $0.converting(at: path, to: type, numbers: numbers) })
     }

@@ -23,15 +23,24 @@ extension GenericSnapshot {
         shaped.entities = entities.map { entity in
             if hinted {
                 let paths = (types[entity.name] ?? [:]).filter { $0.value == "url" || $0.value == "decimal" }
-                guard !paths.isEmpty else { return entity }
                 return (entity.name, entity.objects.map { object in
-                    paths.reduce(object) { value, entry in
-                        value.jsonShaped(at: entry.key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)[...], numbers: &numbers)
+                    guard let id = object["id"] else { return object }
+                    var bag = numbers.bag(entity: entity.name, id: id) ?? ExactNumbers.Bag()
+                    let hintedShapes = paths.reduce(object) { value, entry in
+                        value.jsonShaped(at: SnapshotValue.pathComponents(entry.key), numbers: &bag)
                     }
+                    // Decimals the sample did not show (in a dictionary's values, in a field
+                    // that was nil in the sampled objects) by their parts' shape, which nothing
+                    // else has; a URL's shape is too common to be taken for one unhinted.
+                    let shaped = hintedShapes.jsonShaped(numbers: &bag, keepingDatesAndData: true, convertingURLs: false)
+                    numbers.set(bag, entity: entity.name, id: id)
+                    return shaped
                 })
             }
             let objects = entity.objects.map { object -> SnapshotValue in
-                guard case .object(let fields) = object else { return object }
+                guard case .object(let fields) = object, let id = fields["id"] else { return object }
+                var bag = numbers.bag(entity: entity.name, id: id) ?? ExactNumbers.Bag()
+                defer { numbers.set(bag, entity: entity.name, id: id) }
                 var converted: [String: SnapshotValue] = [:]
                 converted.reserveCapacity(fields.count)
                 for (key, value) in fields {
@@ -40,7 +49,7 @@ extension GenericSnapshot {
                     } else if value.decimalInPropertyListShape != nil {
                         types[entity.name, default: [:]][key] = "decimal"
                     }
-                    converted[key] = value.jsonShaped(numbers: &numbers, keepingDatesAndData: true)
+                    converted[key] = value.jsonShaped(numbers: &bag, keepingDatesAndData: true)
                 }
                 return .object(converted)
             }
@@ -59,7 +68,7 @@ extension GenericSnapshot {
     static func jsonDocument(
         header: SnapshotValue, entities: [(name: String, objects: [SnapshotValue])], numbers: ExactNumbers = ExactNumbers()
     ) throws -> Data {
-        let userInfo: [CodingUserInfoKey: any Sendable] = numbers.isEmpty ? [:] : [ExactNumbers.userInfoKey: numbers]
+        let byID = numbers.byID
         let objectCount = entities.reduce(0) { $0 + $1.objects.count }
         var buffer = FastJSONBuffer(capacity: 4_096 + objectCount * 256)
         buffer.append(contentsOf: "{\"header\":")
@@ -71,9 +80,9 @@ extension GenericSnapshot {
             buffer.append(contentsOf: ":[")
             let parts = partCount(entity.objects.count)
             if parts > 1 {
-                for part in try jsonParts(entity.objects, entity: entity.name, parts: parts, userInfo: userInfo) { buffer.append(contentsOf: part) }
+                for part in try jsonParts(entity.objects, entity: entity.name, parts: parts, numbers: byID) { buffer.append(contentsOf: part) }
             } else {
-                try encodeJSON(entity.objects[...], entity: entity.name, startIndex: 0, userInfo: userInfo, into: &buffer)
+                try encodeJSON(entity.objects[...], entity: entity.name, startIndex: 0, numbers: byID, into: &buffer)
             }
             buffer.append(UInt8(ascii: "]"))
         }
@@ -114,23 +123,30 @@ extension GenericSnapshot {
     /// Appends `objects` as the elements from `startIndex` on of the array of `entity` (the
     /// coding path of an error starts `entities.<entity>[<index>]`).
     private static func encodeJSON(
-        _ objects: ArraySlice<SnapshotValue>, entity: String, startIndex: Int, userInfo: [CodingUserInfoKey: any Sendable],
+        _ objects: ArraySlice<SnapshotValue>, entity: String, startIndex: Int, numbers: [SnapshotValue: ExactNumbers.Bag],
         into buffer: inout FastJSONBuffer
     ) throws {
         let path = CodingPath(node: CodingPath.root.appending(.key(DocumentKey.entities)).appending(.key(EntityNameKey(entity))).materialized)
-        try FastJSONEncoder.encodeElements(into: &buffer, userInfo: userInfo, path: path, startIndex: startIndex) { array in
-            for object in objects { try array.encode(object) }
+        try FastJSONEncoder.encodeElements(into: &buffer, path: path, startIndex: startIndex) { array in
+            for object in objects {
+                // An object with numbers a double rounds writes them whole.
+                if !numbers.isEmpty, let id = object["id"], let bag = numbers[id] {
+                    try array.encode(ExactlyEncoded(value: object, numbers: bag))
+                } else {
+                    try array.encode(object)
+                }
+            }
         }
     }
 
     /// `objects` in `parts` consecutive runs, each encoded on its own thread.
     private static func jsonParts(
-        _ objects: [SnapshotValue], entity: String, parts: Int, userInfo: [CodingUserInfoKey: any Sendable]
+        _ objects: [SnapshotValue], entity: String, parts: Int, numbers: [SnapshotValue: ExactNumbers.Bag]
     ) throws -> [Data] {
         let count = objects.count
         return try inConsecutiveParts(count: count, parts: parts) { (_, range) throws(any Error) -> Data in
             var buffer = FastJSONBuffer(capacity: 4_096 + range.count * 256)
-            try encodeJSON(objects[range], entity: entity, startIndex: range.lowerBound, userInfo: userInfo, into: &buffer)
+            try encodeJSON(objects[range], entity: entity, startIndex: range.lowerBound, numbers: numbers, into: &buffer)
             return buffer.takeData()
         }
     }

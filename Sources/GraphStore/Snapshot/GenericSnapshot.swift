@@ -73,7 +73,7 @@ public struct GenericSnapshot: Sendable {
         do {
             // The parsers that open a store, so that `verify` refuses what an app refuses.
             switch format {
-            case .json: root = try SnapshotValue.readJSON(document, numbers: &numbers)
+            case .json: root = try SnapshotValue.readJSON(document, objectsIn: .snapshot, numbers: &numbers)
             case .binaryPropertyList: root = try SnapshotValue.readPropertyList(document)
             }
         } catch let failure as SnapshotValue.ReadingFailure {
@@ -143,20 +143,20 @@ public struct GenericSnapshot: Sendable {
     ///
     /// - Throws: ``GraphStoreError/codingFailed(path:entity:id:reason:)``.
     public func encoded(as format: SnapshotFormat) throws -> Data {
-        var header = self.header
-        header.counts = Dictionary(uniqueKeysWithValues: entities.map { ($0.name, $0.objects.count) })
         // A JSON document's dates are numbers, its data strings, its URLs strings and its
         // decimals numbers: a property list holds dates and data natively and URLs and decimals
         // as dictionaries, where the header says they are. The other way, the property list's
-        // shapes become JSON's.
-        // A property list's URLs and decimals become strings and numbers for JSON.
+        // shapes become JSON's (and the header then names the fields that held them).
         let source = format == .json ? withURLsAndDecimalsInJSONShape() : self
+        var header = source.header
+        header.counts = Dictionary(uniqueKeysWithValues: entities.map { ($0.name, $0.objects.count) })
         let numbers = source.exactNumbers
+        let byID = numbers.byID
         let entities: [(name: String, objects: [SnapshotValue])] = try source.entities.map { entity in
             if format == .binaryPropertyList, self.format == .json, let types = header.fieldTypes?[entity.name], !types.isEmpty {
                 return (entity.name, try entity.objects.map { object in
                     do {
-                        return try object.typed(by: types, numbers: exactNumbers)
+                        return try object.typed(by: types, numbers: object["id"].flatMap { byID[$0] })
                     } catch let EncodingError.invalidValue(_, context) {
                         throw GraphStoreError.codingFailed(
                             path: nil, entity: entity.name, id: object["id"].map(ModelMigrator.idText), reason: context.debugDescription)

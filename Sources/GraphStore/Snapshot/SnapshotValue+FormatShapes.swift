@@ -48,12 +48,12 @@ extension SnapshotValue {
         return Decimal(sign: negative ? .minus : .plus, exponent: Int(exponent), significand: significand)
     }
 
-    /// The value with the URL or decimal in property-list shape at `path` (a field-types path:
-    /// keys joined by `.`, `[]` for array elements) in its JSON shape; any other value there is
+    /// The value with the URL or decimal in property-list shape at `path` (the components of a
+    /// field-types path, ``pathComponents(_:)``) in its JSON shape; any other value there is
     /// left as it is.
     ///
     /// - Complexity: O(size of the values on the path).
-    func jsonShaped(at path: ArraySlice<String>, numbers: inout ExactNumbers) -> SnapshotValue {
+    func jsonShaped(at path: ArraySlice<String>, numbers: inout ExactNumbers.Bag) -> SnapshotValue {
         guard let first = path.first else {
             if let url = urlInPropertyListShape { return .string(url) }
             if let decimal = decimalInPropertyListShape { return Self.jsonNumber(decimal, numbers: &numbers) }
@@ -84,7 +84,7 @@ extension SnapshotValue {
 
     /// A decimal as a JSON snapshot holds it: an integer when it is one that fits, otherwise a
     /// double, whose exact value goes into `numbers` when the double rounds it.
-    static func jsonNumber(_ decimal: Decimal, numbers: inout ExactNumbers) -> SnapshotValue {
+    static func jsonNumber(_ decimal: Decimal, numbers: inout ExactNumbers.Bag) -> SnapshotValue {
         let text = decimal.description
         if let integer = Int64(text) { return .integer(integer) }
         guard let double = Double(text) else { return .string(text) }
@@ -96,14 +96,14 @@ extension SnapshotValue {
     /// rounded double.
     ///
     /// - Throws: `EncodingError.invalidValue` when two different numbers rounded to the double.
-    func decimalInJSONShape(numbers: ExactNumbers) throws -> Decimal? {
+    func decimalInJSONShape(numbers: ExactNumbers.Bag?) throws -> Decimal? {
         let posix = Locale(identifier: "en_US_POSIX")
         switch self {
         case .integer(let value): return Decimal(value)
         case .unsigned(let value): return Decimal(value)
         case .double(let value):
             guard value.isFinite else { return nil }
-            if let exact = try numbers.exact(for: value, codingPath: []) { return exact }
+            if let exact = try numbers?.exact(for: value, codingPath: []) { return exact }
             return Decimal(string: "\(value)", locale: posix)
         default: return nil
         }

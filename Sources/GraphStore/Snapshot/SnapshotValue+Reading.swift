@@ -26,16 +26,40 @@ extension SnapshotValue {
     /// - Throws: ``ReadingFailure``.
     /// - Complexity: O(size of the document).
     package static func readJSON(_ data: Data) throws -> SnapshotValue {
-        var numbers = ExactNumbers()
-        return try readJSON(data, numbers: &numbers)
+        var numbers = ExactNumbers(), bag = ExactNumbers.Bag()
+        return try readJSON(data, objectsIn: .none, numbers: &numbers, unscoped: &bag)
     }
 
-    /// The root of a JSON snapshot document, with the numbers its doubles hold only rounded
-    /// added to `numbers`.
+    /// Where a document's objects stand, whose numbers are recorded per object (by entity name
+    /// and id): the elements of `entities.<name>` in a snapshot, of `<name>.upsert` in a
+    /// journal record.
+    package enum ObjectArrays: Sendable {
+        case none, snapshot, journalRecord
+    }
+
+    /// The root of a JSON document whose objects stand in `arrays`, with the numbers of each
+    /// object that a double holds only rounded set in `numbers`.
     ///
     /// - Throws: ``ReadingFailure``.
     /// - Complexity: O(size of the document).
-    package static func readJSON(_ data: Data, numbers: inout ExactNumbers) throws -> SnapshotValue {
+    package static func readJSON(_ data: Data, objectsIn arrays: ObjectArrays, numbers: inout ExactNumbers) throws -> SnapshotValue {
+        var bag = ExactNumbers.Bag()
+        return try readJSON(data, objectsIn: arrays, numbers: &numbers, unscoped: &bag)
+    }
+
+    /// The root of a JSON value that is one object's field (a SQLite `json` column), with its
+    /// numbers that a double holds only rounded added to `bag`, the object's.
+    ///
+    /// - Throws: ``ReadingFailure``.
+    /// - Complexity: O(size of the document).
+    package static func readJSON(_ data: Data, into bag: inout ExactNumbers.Bag) throws -> SnapshotValue {
+        var numbers = ExactNumbers()
+        return try readJSON(data, objectsIn: .none, numbers: &numbers, unscoped: &bag)
+    }
+
+    private static func readJSON(
+        _ data: Data, objectsIn arrays: ObjectArrays, numbers: inout ExactNumbers, unscoped: inout ExactNumbers.Bag
+    ) throws -> SnapshotValue {
         do {
             return try FastJSONDecoder.withUTF8Representation(of: data) { bytes in
                 let document: FastJSONDocument
@@ -44,9 +68,10 @@ extension SnapshotValue {
                 } catch {
                     throw ReadingFailure(offset: nil, description: "\(error)")
                 }
-                var reader = JSONReader(document: document, numbers: numbers)
-                let root = try reader.value(at: 0)
+                var reader = JSONReader(document: document, arrays: arrays, numbers: numbers, unscoped: unscoped)
+                let root = try reader.value(at: 0, depth: 0)
                 numbers = reader.numbers
+                unscoped = reader.unscoped
                 return root
             }
         } catch let failure as ReadingFailure {
@@ -77,17 +102,39 @@ extension SnapshotValue {
 private struct JSONReader {
     let document: FastJSONDocument
     let tokens: UnsafeMutablePointer<FastJSONToken>
-    /// The numbers read so far that a double holds only rounded.
+    /// Where the document's objects stand.
+    let arrays: SnapshotValue.ObjectArrays
+    /// The numbers of the objects read so far that a double holds only rounded.
     var numbers: ExactNumbers
+    /// Those of numbers outside the objects.
+    var unscoped: ExactNumbers.Bag
+    /// Those of the object being read, when inside one.
+    private var current: ExactNumbers.Bag?
+    /// The keys of the members being read, from the root.
+    private var keys: [String] = []
 
-    init(document: FastJSONDocument, numbers: ExactNumbers) {
+    init(document: FastJSONDocument, arrays: SnapshotValue.ObjectArrays, numbers: ExactNumbers, unscoped: ExactNumbers.Bag) {
         self.document = document
+        self.arrays = arrays
         self.numbers = numbers
+        self.unscoped = unscoped
         tokens = document.tokens
     }
 
-    /// The value whose token is at `index`; the parser has checked the syntax and depth.
-    mutating func value(at index: Int) throws -> SnapshotValue {
+    /// The entity whose objects the array being read at `depth` holds, if it is one of the
+    /// document's object arrays.
+    private func entityOfArray(depth: Int) -> String? {
+        guard depth == 2, keys.count == 2 else { return nil }
+        switch arrays {
+        case .none: return nil
+        case .snapshot: return keys[0] == "entities" ? keys[1] : nil
+        case .journalRecord: return keys[1] == "upsert" ? keys[0] : nil
+        }
+    }
+
+    /// The value whose token is at `index`, `depth` containers down; the parser has checked
+    /// the syntax and depth.
+    mutating func value(at index: Int, depth: Int) throws -> SnapshotValue {
         let token = tokens[index]
         switch token.kind {
         case .null: return .null
@@ -107,8 +154,18 @@ private struct JSONReader {
             var values: [SnapshotValue] = []
             values.reserveCapacity(token.count)
             var element = index + 1
+            let entity = current == nil ? entityOfArray(depth: depth) : nil
             for _ in 0..<token.count {
-                values.append(try value(at: element))
+                if let entity {
+                    // One of the document's objects: its numbers are its own.
+                    current = ExactNumbers.Bag()
+                    let object = try value(at: element, depth: depth + 1)
+                    if let id = object["id"], let bag = current { numbers.set(bag, entity: entity, id: id) }
+                    current = nil
+                    values.append(object)
+                } else {
+                    values.append(try value(at: element, depth: depth + 1))
+                }
                 element = document.skip(element)
             }
             return .array(values)
@@ -121,13 +178,15 @@ private struct JSONReader {
                 // typed decoding. A later value is still read, so a damaged one is refused,
                 // but its numbers are not kept: nothing writes them.
                 let key = string(at: member)
+                keys.append(key)
                 if fields[key] == nil {
-                    fields[key] = try value(at: member + 1)
+                    fields[key] = try value(at: member + 1, depth: depth + 1)
                 } else {
-                    let kept = numbers
-                    _ = try value(at: member + 1)
-                    numbers = kept
+                    let kept = (numbers, unscoped, current)
+                    _ = try value(at: member + 1, depth: depth + 1)
+                    (numbers, unscoped, current) = kept
                 }
+                keys.removeLast()
                 member = document.skip(member + 1)
             }
             return .object(fields)
@@ -143,7 +202,7 @@ private struct JSONReader {
         }
         if let value = FastJSONNumbers.uint64(text, tag: tag) { return .unsigned(value) }
         if let value = FastJSONNumbers.double(text, tag: tag) {
-            numbers.record(text, as: value)
+            if current != nil { current!.record(text, as: value) } else { unscoped.record(text, as: value) }
             return .double(value)
         }
         throw SnapshotValue.ReadingFailure(

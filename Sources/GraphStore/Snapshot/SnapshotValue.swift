@@ -93,8 +93,6 @@ extension SnapshotValue: Codable {
     }
 
     public func encode(to encoder: any Encoder) throws {
-        // Numbers a double holds only rounded, read from a JSON document (see `ExactNumbers`).
-        let numbers = encoder.userInfo.isEmpty ? nil : encoder.userInfo[ExactNumbers.userInfoKey] as? ExactNumbers
         switch self {
         case .array(let values):
             var container = encoder.unkeyedContainer()
@@ -106,12 +104,7 @@ extension SnapshotValue: Codable {
                 case .bool(let value): try container.encode(value)
                 case .integer(let value): try container.encode(value)
                 case .unsigned(let value): try container.encode(value)
-                case .double(let value):
-                    if let exact = try Self.exact(value, in: numbers, codingPath: container.codingPath) {
-                        try container.encode(exact)
-                    } else {
-                        try container.encode(value)
-                    }
+                case .double(let value): try container.encode(value)
                 case .string(let value): try container.encode(value)
                 case .data, .date, .array, .object: try container.encode(value)
                 }
@@ -125,12 +118,7 @@ extension SnapshotValue: Codable {
                 case .bool(let value): try container.encode(value, forKey: key)
                 case .integer(let value): try container.encode(value, forKey: key)
                 case .unsigned(let value): try container.encode(value, forKey: key)
-                case .double(let value):
-                    if let exact = try Self.exact(value, in: numbers, codingPath: container.codingPath + [key]) {
-                        try container.encode(exact, forKey: key)
-                    } else {
-                        try container.encode(value, forKey: key)
-                    }
+                case .double(let value): try container.encode(value, forKey: key)
                 case .string(let value): try container.encode(value, forKey: key)
                 case .data, .date, .array, .object: try container.encode(value, forKey: key)
                 }
@@ -142,12 +130,7 @@ extension SnapshotValue: Codable {
             case .bool(let value): try container.encode(value)
             case .integer(let value): try container.encode(value)
             case .unsigned(let value): try container.encode(value)
-            case .double(let value):
-                if let exact = try Self.exact(value, in: numbers, codingPath: container.codingPath) {
-                    try container.encode(exact)
-                } else {
-                    try container.encode(value)
-                }
+            case .double(let value): try container.encode(value)
             case .string(let value): try container.encode(value)
             case .data(let value): try container.encode(value)
             case .date(let value): try container.encode(value)
@@ -188,15 +171,16 @@ extension SnapshotValue {
     /// data too unless `keepingDatesAndData`.
     ///
     /// - Complexity: O(size of the value).
-    package func jsonShaped(numbers: inout ExactNumbers, keepingDatesAndData: Bool) -> SnapshotValue {
+    package func jsonShaped(numbers: inout ExactNumbers.Bag, keepingDatesAndData: Bool, convertingURLs: Bool = true) -> SnapshotValue {
         switch self {
         case .date(let date): return keepingDatesAndData ? self : .double(date.timeIntervalSinceReferenceDate)
         case .data(let data): return keepingDatesAndData ? self : .string(data.base64EncodedString())
-        case .array(let values): return .array(values.map { $0.jsonShaped(numbers: &numbers, keepingDatesAndData: keepingDatesAndData) })
+        case .array(let values):
+            return .array(values.map { $0.jsonShaped(numbers: &numbers, keepingDatesAndData: keepingDatesAndData, convertingURLs: convertingURLs) })
         case .object(let fields):
-            if let url = urlInPropertyListShape { return .string(url) }
+            if convertingURLs, let url = urlInPropertyListShape { return .string(url) }
             if let decimal = decimalInPropertyListShape { return Self.jsonNumber(decimal, numbers: &numbers) }
-            return .object(fields.mapValues { $0.jsonShaped(numbers: &numbers, keepingDatesAndData: keepingDatesAndData) })
+            return .object(fields.mapValues { $0.jsonShaped(numbers: &numbers, keepingDatesAndData: keepingDatesAndData, convertingURLs: convertingURLs) })
         default: return self
         }
     }

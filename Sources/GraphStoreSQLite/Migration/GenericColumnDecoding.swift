@@ -22,7 +22,7 @@ enum GenericColumnDecoding {
     ///
     /// - Throws: ``Mismatch`` when the stored value is not one the kind allows.
     /// - Complexity: O(size of the value).
-    static func decode(_ value: DatabaseValue, kind: ColumnKind, numbers: inout ExactNumbers) throws -> SnapshotValue? {
+    static func decode(_ value: DatabaseValue, kind: ColumnKind, numbers: inout ExactNumbers.Bag) throws -> SnapshotValue? {
         switch (kind, value.storage) {
         case (_, .null):
             return nil
@@ -52,7 +52,7 @@ enum GenericColumnDecoding {
             do {
                 // The exact value of a number a double rounds (a long decimal) goes into
                 // `numbers`, so a migration writes it back whole.
-                return try SnapshotValue.readJSON(Data(text.utf8), numbers: &numbers)
+                return try SnapshotValue.readJSON(Data(text.utf8), into: &numbers)
             } catch {
                 throw Mismatch(reason: "its json column does not hold JSON: \(error)")
             }

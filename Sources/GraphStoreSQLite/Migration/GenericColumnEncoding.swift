@@ -100,12 +100,12 @@ enum GenericColumnEncoding {
     /// - Throws: ``Mismatch`` when the value cannot be stored as `kind` (a string that is not
     ///   Base64 in a `blob` column, text in a `date` column); the JSON encoder's errors.
     /// - Complexity: O(size of the value).
-    static func encode(_ value: SnapshotValue, as kind: ColumnKind, numbers: ExactNumbers = ExactNumbers()) throws -> ColumnValue {
+    static func encode(_ value: SnapshotValue, as kind: ColumnKind, numbers: ExactNumbers.Bag? = nil) throws -> ColumnValue {
         if case .null = value { return .null }
         switch (kind, value) {
         case (.json, _):
             // A double `numbers` holds the exact value of (a long decimal) is written whole.
-            let text = String(decoding: try FastJSONEncoder.encode(SortedKeys(value: value), userInfo: numbers.userInfo), as: UTF8.self)
+            let text = String(decoding: try FastJSONEncoder.encode(SortedKeys(value: value, numbers: numbers)), as: UTF8.self)
             return ColumnValue(value: text.databaseValue, kind: .json)
         case (.integer, .integer(let number)):
             return .integer(number)
@@ -178,15 +178,27 @@ enum GenericColumnEncoding {
 /// `.sortedKeys`; everything else as ``GraphStore/SnapshotValue`` encodes it.
 private struct SortedKeys: Encodable {
     let value: SnapshotValue
+    /// The numbers of the object the value belongs to: a double they hold the exact value of
+    /// is written as that number.
+    let numbers: ExactNumbers.Bag?
 
     func encode(to encoder: any Encoder) throws {
         switch value {
         case .array(let values):
             var container = encoder.unkeyedContainer()
-            for value in values { try container.encode(SortedKeys(value: value)) }
+            for value in values { try container.encode(SortedKeys(value: value, numbers: numbers)) }
         case .object(let fields):
             var container = encoder.container(keyedBy: Key.self)
-            for key in fields.keys.sorted() { try container.encode(SortedKeys(value: fields[key]!), forKey: Key(stringValue: key)) }
+            for key in fields.keys.sorted() {
+                try container.encode(SortedKeys(value: fields[key]!, numbers: numbers), forKey: Key(stringValue: key))
+            }
+        case .double(let number):
+            if let exact = try numbers?.exact(for: number, codingPath: encoder.codingPath) {
+                var container = encoder.singleValueContainer()
+                try container.encode(exact)
+            } else {
+                try value.encode(to: encoder)
+            }
         default:
             try value.encode(to: encoder)
         }

@@ -72,12 +72,13 @@ struct SQLiteStoreContents {
         let sqliteStatement = statement.sqliteStatement
         let rows = try Row.fetchCursor(statement)
         while let row = try rows.next() {
+            var bag = ExactNumbers.Bag()
             var fields: [String: SnapshotValue] = [:]
             fields.reserveCapacity(columns.count)
             for index in columns.indices {
                 let stored = DatabaseValue(sqliteStatement: sqliteStatement, index: CInt(index))
                 do {
-                    if let value = try GenericColumnDecoding.decode(stored, kind: kinds[index], numbers: &numbers) {
+                    if let value = try GenericColumnDecoding.decode(stored, kind: kinds[index], numbers: &bag) {
                         fields[columns[index]] = value
                     }
                 } catch let mismatch as GenericColumnDecoding.Mismatch {
@@ -85,9 +86,10 @@ struct SQLiteStoreContents {
                         path: path, entity: table.name, id: idIndex.map { ColumnDecoding.idText(row[$0]) }, reason: "\(columns[index]): \(mismatch.reason)")
                 }
             }
-            guard fields[SQLiteFormatV1.idColumn] != nil else {
+            guard let id = fields[SQLiteFormatV1.idColumn] else {
                 throw GraphStoreError.codingFailed(path: path, entity: table.name, id: nil, reason: "a row has a NULL id")
             }
+            numbers.set(bag, entity: table.name, id: id)
             objects.append(.object(fields))
             reporter.advance()
         }

@@ -81,6 +81,7 @@ struct SQLiteTablePlan {
                         try SQLiteFormatV1.create(in: db, modelVersion: modelVersion)
                         try SQLiteFormatV1.setMetadata(.storeVersion, to: Int64(truncatingIfNeeded: snapshot.header.storeVersion), in: db)
                         var remaining = plans[...]
+                        let numbers = snapshot.exactNumbers.byID
                         for (index, entity) in snapshot.entities.enumerated() {
                             guard let plan = remaining.first, plan.entityIndex == index else {
                                 // An entity without objects has no table; it still finishes.
@@ -88,7 +89,7 @@ struct SQLiteTablePlan {
                                 continue
                             }
                             remaining = remaining.dropFirst()
-                            try plan.write(entity.objects, numbers: snapshot.exactNumbers, in: db, path: path, progress: progress)
+                            try plan.write(entity.objects, numbers: numbers, in: db, path: path, progress: progress)
                         }
                         return .commit
                     }
@@ -108,7 +109,7 @@ struct SQLiteTablePlan {
 
     /// Creates the table, records its columns' kinds and inserts one row per object.
     private func write(
-        _ objects: [SnapshotValue], numbers: ExactNumbers, in db: Database, path: String, progress: (@Sendable (MigrationProgress) -> Void)?
+        _ objects: [SnapshotValue], numbers: [SnapshotValue: ExactNumbers.Bag], in db: Database, path: String, progress: (@Sendable (MigrationProgress) -> Void)?
     ) throws {
         try db.execute(sql: table.createSQL)
         for (column, kind) in zip(table.columns, table.kinds) {
@@ -119,11 +120,12 @@ struct SQLiteTablePlan {
         var values = [DatabaseValue](repeating: .null, count: table.columns.count)
         for object in objects {
             guard case .object(let fields) = object else { continue }
+            let bag = numbers.isEmpty ? nil : fields[SQLiteFormatV1.idColumn].flatMap { numbers[$0] }
             for index in values.indices { values[index] = .null }
             for (key, value) in fields {
                 guard let index = table.index(of: key) else { continue }
                 do {
-                    values[index] = try GenericColumnEncoding.encode(value, as: table.kinds[index], numbers: numbers).value
+                    values[index] = try GenericColumnEncoding.encode(value, as: table.kinds[index], numbers: bag).value
                 } catch let mismatch as GenericColumnEncoding.Mismatch {
                     throw GraphStoreError.codingFailed(path: path, entity: table.name, id: Self.idText(fields), reason: "\(key): \(mismatch.reason)")
                 } catch {
