@@ -23,26 +23,25 @@ package struct ExactNumbers: Sendable {
         /// The exact values of each rounded double, by the double's bit pattern: more than one
         /// when different numbers rounded to it.
         fileprivate var values: [UInt64: [Decimal]] = [:]
-        /// The bit patterns of the object's doubles that a double holds exactly (every other
-        /// number): one of them that a long number also rounds to cannot take its digits.
+        /// How many long numbers of the object rounded to each double.
+        fileprivate var longCounts: [UInt64: Int] = [:]
+        /// The bit patterns of rounded doubles that the object also holds as a number a double
+        /// holds exactly: such a number cannot take the long one's digits. Found by
+        /// ``settle(with:)`` once the object is read, so objects without a long number cost
+        /// nothing.
         fileprivate var plain: Set<UInt64> = []
 
         package init() {}
 
         package var isEmpty: Bool { values.isEmpty }
 
-        /// Records the number whose JSON text is `text`, read as `double`: its exact value if
-        /// the double lost some of its digits and a `Decimal` holds them all, its double's bits
-        /// among the plain ones otherwise.
+        /// Records the number whose JSON text is `text`, read as `double`, if the double lost
+        /// some of its digits and a `Decimal` holds them all.
         ///
         /// - Complexity: O(1) for a text of at most 15 significant digits (every such number
         ///   survives a `Double`); O(length of the text) otherwise.
         mutating func record(_ text: some Collection<UInt8>, as double: Double) {
-            guard double.isFinite else { return }
-            guard ExactNumbers.significantDigits(text) > 15 else {
-                plain.insert(double.bitPattern)
-                return
-            }
+            guard double.isFinite, ExactNumbers.significantDigits(text) > 15 else { return }
             let string = String(decoding: text, as: UTF8.self)
             let posix = Locale(identifier: "en_US_POSIX")
             guard let exact = Decimal(string: string, locale: posix), !exact.isNaN,
@@ -50,11 +49,9 @@ package struct ExactNumbers: Sendable {
                   // and no Swift type wrote it.
                   ExactNumbers.significantDigits(Array(exact.description.utf8)) == ExactNumbers.significantDigits(text),
                   Decimal(string: "\(double)", locale: posix) != exact
-            else {
-                plain.insert(double.bitPattern)
-                return
-            }
+            else { return }
             let key = double.bitPattern
+            longCounts[key, default: 0] += 1
             if let held = values[key] {
                 if !held.contains(exact) { values[key] = held + [exact] }
             } else {
@@ -62,9 +59,30 @@ package struct ExactNumbers: Sendable {
             }
         }
 
+        /// Finds, in `object` (the object whose numbers these are, as read), the rounded
+        /// doubles that it also holds as numbers a double holds exactly: more of them than long
+        /// numbers rounded to them.
+        ///
+        /// - Complexity: O(1) without a long number; O(size of the object) otherwise.
+        package mutating func settle(with object: SnapshotValue) {
+            guard !longCounts.isEmpty else { return }
+            var seen: [UInt64: Int] = [:]
+            func visit(_ value: SnapshotValue) {
+                switch value {
+                case .double(let number) where longCounts[number.bitPattern] != nil: seen[number.bitPattern, default: 0] += 1
+                case .array(let values): values.forEach(visit)
+                case .object(let fields): fields.values.forEach(visit)
+                default: break
+                }
+            }
+            visit(object)
+            for (bits, count) in seen where count > longCounts[bits] ?? 0 { plain.insert(bits) }
+        }
+
         /// Takes in another bag's numbers (of an object with the same id).
         mutating func merge(_ other: Bag) {
             values.merge(other.values) { held, new in held + new.filter { !held.contains($0) } }
+            longCounts.merge(other.longCounts, uniquingKeysWith: +)
             plain.formUnion(other.plain)
         }
 

@@ -33,14 +33,16 @@ extension GenericSnapshot {
                     // that was nil in the sampled objects) by their parts' shape, which nothing
                     // else has; a URL's shape is too common to be taken for one unhinted.
                     let shaped = hintedShapes.jsonShaped(numbers: &bag, keepingDatesAndData: true, convertingURLs: false)
-                    numbers.set(bag, entity: entity.name, id: id)
+                    if !bag.isEmpty {
+                        bag.settle(with: shaped)
+                        numbers.set(bag, entity: entity.name, id: id)
+                    }
                     return shaped
                 })
             }
             let objects = entity.objects.map { object -> SnapshotValue in
                 guard case .object(let fields) = object, let id = fields["id"] else { return object }
                 var bag = numbers.bag(entity: entity.name, id: id) ?? ExactNumbers.Bag()
-                defer { numbers.set(bag, entity: entity.name, id: id) }
                 var converted: [String: SnapshotValue] = [:]
                 converted.reserveCapacity(fields.count)
                 for (key, value) in fields {
@@ -50,6 +52,10 @@ extension GenericSnapshot {
                         types[entity.name, default: [:]][key] = "decimal"
                     }
                     converted[key] = value.jsonShaped(numbers: &bag, keepingDatesAndData: true)
+                }
+                if !bag.isEmpty {
+                    bag.settle(with: .object(converted))
+                    numbers.set(bag, entity: entity.name, id: id)
                 }
                 return .object(converted)
             }

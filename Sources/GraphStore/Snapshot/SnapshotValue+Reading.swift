@@ -160,7 +160,10 @@ private struct JSONReader {
                     // One of the document's objects: its numbers are its own.
                     current = ExactNumbers.Bag()
                     let object = try value(at: element, depth: depth + 1)
-                    if let id = object["id"], let bag = current { numbers.set(bag, entity: entity, id: id) }
+                    if var bag = current, !bag.isEmpty, let id = object["id"] {
+                        bag.settle(with: object)
+                        numbers.set(bag, entity: entity, id: id)
+                    }
                     current = nil
                     values.append(object)
                 } else {

@@ -89,7 +89,10 @@ struct SQLiteStoreContents {
             guard let id = fields[SQLiteFormatV1.idColumn] else {
                 throw GraphStoreError.codingFailed(path: path, entity: table.name, id: nil, reason: "a row has a NULL id")
             }
-            numbers.set(bag, entity: table.name, id: id)
+            if !bag.isEmpty {
+                bag.settle(with: .object(fields))
+                numbers.set(bag, entity: table.name, id: id)
+            }
             objects.append(.object(fields))
             reporter.advance()
         }
