@@ -134,14 +134,6 @@ package struct ExactNumbers: Sendable {
         objects[entity]?[id]
     }
 
-    /// Takes in the numbers of another document's objects, which replace those of the same
-    /// objects.
-    package mutating func merge(_ other: ExactNumbers) {
-        for (entity, bags) in other.objects {
-            objects[entity, default: [:]].merge(bags) { _, new in new }
-        }
-    }
-
     /// The numbers by object id alone, whatever the entity (so that a step that renames an
     /// entity keeps them); objects of two entities with one id pool theirs.
     package var byID: [SnapshotValue: Bag] {
@@ -171,38 +163,41 @@ package struct ExactNumbers: Sendable {
 }
 
 /// A generic value encoded with the exact numbers of the object it belongs to: a double its
-/// object's numbers hold the exact value of is written as that number.
-struct ExactlyEncoded: Encodable {
+/// object's numbers hold the exact value of is written as that number. With `sortsKeys`, an
+/// object's members are written sorted by key, as `JSONEncoder` does with `.sortedKeys` (the
+/// SQLite store's `json` columns); everything else as ``SnapshotValue`` encodes it.
+package struct ExactlyEncoded: Encodable {
     let value: SnapshotValue
-    let numbers: ExactNumbers.Bag
+    let numbers: ExactNumbers.Bag?
+    let sortsKeys: Bool
 
-    func encode(to encoder: any Encoder) throws {
+    package init(value: SnapshotValue, numbers: ExactNumbers.Bag?, sortsKeys: Bool = false) {
+        self.value = value
+        self.numbers = numbers
+        self.sortsKeys = sortsKeys
+    }
+
+    package func encode(to encoder: any Encoder) throws {
         switch value {
         case .array(let values):
             var container = encoder.unkeyedContainer()
-            for value in values {
-                if case .double(let number) = value, let exact = try numbers.exact(for: number, codingPath: container.codingPath) {
-                    try container.encode(exact)
-                } else {
-                    try container.encode(ExactlyEncoded(value: value, numbers: numbers))
-                }
-            }
+            for value in values { try container.encode(Self(value: value, numbers: numbers, sortsKeys: sortsKeys)) }
         case .object(let fields):
             var container = encoder.container(keyedBy: AnyKey.self)
-            for (key, value) in fields {
-                let key = AnyKey(key)
-                if case .double(let number) = value, let exact = try numbers.exact(for: number, codingPath: container.codingPath + [key]) {
-                    try container.encode(exact, forKey: key)
-                } else {
-                    try container.encode(ExactlyEncoded(value: value, numbers: numbers), forKey: key)
-                }
+            func member(_ key: String, _ value: SnapshotValue) throws {
+                try container.encode(Self(value: value, numbers: numbers, sortsKeys: sortsKeys), forKey: AnyKey(key))
+            }
+            if sortsKeys {
+                for key in fields.keys.sorted() { try member(key, fields[key]!) }
+            } else {
+                for (key, value) in fields { try member(key, value) }
             }
         case .double(let number):
-            var container = encoder.singleValueContainer()
-            if let exact = try numbers.exact(for: number, codingPath: encoder.codingPath) {
+            if let exact = try numbers?.exact(for: number, codingPath: encoder.codingPath) {
+                var container = encoder.singleValueContainer()
                 try container.encode(exact)
             } else {
-                try container.encode(number)
+                try value.encode(to: encoder)
             }
         default:
             try value.encode(to: encoder)

@@ -20,44 +20,48 @@ extension GenericSnapshot {
         var numbers = exactNumbers
         var types = header.fieldTypes ?? [:]
         let hinted = (header.fieldTypesVersion ?? 0) >= 2
+        /// `object` of `entity` as `convert` makes it, with the exact numbers of the decimals it
+        /// converts added to the object's.
+        func converting(
+            _ object: SnapshotValue, of entity: String, _ convert: (inout ExactNumbers.Bag) -> SnapshotValue
+        ) -> SnapshotValue {
+            guard let id = object["id"] else { return object }
+            var bag = numbers.bag(entity: entity, id: id) ?? ExactNumbers.Bag()
+            let converted = convert(&bag)
+            if !bag.isEmpty {
+                bag.settle(with: converted)
+                numbers.set(bag, entity: entity, id: id)
+            }
+            return converted
+        }
         shaped.entities = entities.map { entity in
             if hinted {
-                let paths = (types[entity.name] ?? [:]).filter { $0.value == "url" || $0.value == "decimal" }
+                let paths = (types[entity.name] ?? [:]).filter { $0.value == "url" || $0.value == "decimal" }.map { SnapshotValue.pathComponents($0.key) }
                 return (entity.name, entity.objects.map { object in
-                    guard let id = object["id"] else { return object }
-                    var bag = numbers.bag(entity: entity.name, id: id) ?? ExactNumbers.Bag()
-                    let hintedShapes = paths.reduce(object) { value, entry in
-                        value.jsonShaped(at: SnapshotValue.pathComponents(entry.key), numbers: &bag)
+                    converting(object, of: entity.name) { bag in
+                        let hintedShapes = paths.reduce(object) { value, path in value.jsonShaped(at: path, numbers: &bag) }
+                        // Decimals the sample did not show (in a dictionary's values, in a field
+                        // that was nil in the sampled objects) by their parts' shape, which nothing
+                        // else has; a URL's shape is too common to be taken for one unhinted.
+                        return hintedShapes.jsonShaped(numbers: &bag, keepingDatesAndData: true, convertingURLs: false)
                     }
-                    // Decimals the sample did not show (in a dictionary's values, in a field
-                    // that was nil in the sampled objects) by their parts' shape, which nothing
-                    // else has; a URL's shape is too common to be taken for one unhinted.
-                    let shaped = hintedShapes.jsonShaped(numbers: &bag, keepingDatesAndData: true, convertingURLs: false)
-                    if !bag.isEmpty {
-                        bag.settle(with: shaped)
-                        numbers.set(bag, entity: entity.name, id: id)
-                    }
-                    return shaped
                 })
             }
             let objects = entity.objects.map { object -> SnapshotValue in
-                guard case .object(let fields) = object, let id = fields["id"] else { return object }
-                var bag = numbers.bag(entity: entity.name, id: id) ?? ExactNumbers.Bag()
-                var converted: [String: SnapshotValue] = [:]
-                converted.reserveCapacity(fields.count)
-                for (key, value) in fields {
-                    if value.urlInPropertyListShape != nil {
-                        types[entity.name, default: [:]][key] = "url"
-                    } else if value.decimalInPropertyListShape != nil {
-                        types[entity.name, default: [:]][key] = "decimal"
+                guard case .object(let fields) = object else { return object }
+                return converting(object, of: entity.name) { bag in
+                    var converted: [String: SnapshotValue] = [:]
+                    converted.reserveCapacity(fields.count)
+                    for (key, value) in fields {
+                        if value.urlInPropertyListShape != nil {
+                            types[entity.name, default: [:]][key] = "url"
+                        } else if value.decimalInPropertyListShape != nil {
+                            types[entity.name, default: [:]][key] = "decimal"
+                        }
+                        converted[key] = value.jsonShaped(numbers: &bag, keepingDatesAndData: true)
                     }
-                    converted[key] = value.jsonShaped(numbers: &bag, keepingDatesAndData: true)
+                    return .object(converted)
                 }
-                if !bag.isEmpty {
-                    bag.settle(with: .object(converted))
-                    numbers.set(bag, entity: entity.name, id: id)
-                }
-                return .object(converted)
             }
             return (entity.name, objects)
         }
@@ -66,15 +70,15 @@ extension GenericSnapshot {
         return shaped
     }
 
-    /// `{"header":…,"entities":{…}}`, the entities in the order given, each double `numbers`
-    /// recorded written as its exact number.
+    /// `{"header":…,"entities":{…}}`, the entities in the order given, each object's doubles
+    /// that `numbers` (by object id, ``ExactNumbers/byID``) hold the exact value of written as
+    /// that number.
     ///
     /// - Complexity: O(size of the document), on up to `activeProcessorCount` threads for
     ///   entities of ``SnapshotCodec/parallelEncodingThreshold`` objects or more.
     static func jsonDocument(
-        header: SnapshotValue, entities: [(name: String, objects: [SnapshotValue])], numbers: ExactNumbers = ExactNumbers()
+        header: SnapshotValue, entities: [(name: String, objects: [SnapshotValue])], numbers byID: [SnapshotValue: ExactNumbers.Bag] = [:]
     ) throws -> Data {
-        let byID = numbers.byID
         let objectCount = entities.reduce(0) { $0 + $1.objects.count }
         var buffer = FastJSONBuffer(capacity: 4_096 + objectCount * 256)
         buffer.append(contentsOf: "{\"header\":")

@@ -150,8 +150,7 @@ public struct GenericSnapshot: Sendable {
         let source = format == .json ? withURLsAndDecimalsInJSONShape() : self
         var header = source.header
         header.counts = Dictionary(uniqueKeysWithValues: entities.map { ($0.name, $0.objects.count) })
-        let numbers = source.exactNumbers
-        let byID = numbers.byID
+        let byID = source.exactNumbers.byID
         let entities: [(name: String, objects: [SnapshotValue])] = try source.entities.map { entity in
             if format == .binaryPropertyList, self.format == .json, let types = header.fieldTypes?[entity.name], !types.isEmpty {
                 return (entity.name, try entity.objects.map { object in
@@ -178,7 +177,7 @@ public struct GenericSnapshot: Sendable {
             // The writers a store uses: the same text as `JSONEncoder` writes, and a lossless
             // binary property list.
             switch format {
-            case .json: return try Self.jsonDocument(header: .object(headerFields), entities: entities, numbers: numbers)
+            case .json: return try Self.jsonDocument(header: .object(headerFields), entities: entities, numbers: byID)
             case .binaryPropertyList: return Self.propertyListDocument(header: .object(headerFields), entities: entities)
             }
         } catch let error as EncodingError {

@@ -105,7 +105,7 @@ enum GenericColumnEncoding {
         switch (kind, value) {
         case (.json, _):
             // A double `numbers` holds the exact value of (a long decimal) is written whole.
-            let text = String(decoding: try FastJSONEncoder.encode(SortedKeys(value: value, numbers: numbers)), as: UTF8.self)
+            let text = String(decoding: try FastJSONEncoder.encode(ExactlyEncoded(value: value, numbers: numbers, sortsKeys: true)), as: UTF8.self)
             return ColumnValue(value: text.databaseValue, kind: .json)
         case (.integer, .integer(let number)):
             return .integer(number)
@@ -171,43 +171,5 @@ enum GenericColumnEncoding {
         case .array: "an array"
         case .object: "an object"
         }
-    }
-}
-
-/// A value whose objects encode their members sorted by key, as `JSONEncoder` does with
-/// `.sortedKeys`; everything else as ``GraphStore/SnapshotValue`` encodes it.
-private struct SortedKeys: Encodable {
-    let value: SnapshotValue
-    /// The numbers of the object the value belongs to: a double they hold the exact value of
-    /// is written as that number.
-    let numbers: ExactNumbers.Bag?
-
-    func encode(to encoder: any Encoder) throws {
-        switch value {
-        case .array(let values):
-            var container = encoder.unkeyedContainer()
-            for value in values { try container.encode(SortedKeys(value: value, numbers: numbers)) }
-        case .object(let fields):
-            var container = encoder.container(keyedBy: Key.self)
-            for key in fields.keys.sorted() {
-                try container.encode(SortedKeys(value: fields[key]!, numbers: numbers), forKey: Key(stringValue: key))
-            }
-        case .double(let number):
-            if let exact = try numbers?.exact(for: number, codingPath: encoder.codingPath) {
-                var container = encoder.singleValueContainer()
-                try container.encode(exact)
-            } else {
-                try value.encode(to: encoder)
-            }
-        default:
-            try value.encode(to: encoder)
-        }
-    }
-
-    private struct Key: CodingKey {
-        let stringValue: String
-        var intValue: Int? { nil }
-        init(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
     }
 }
