@@ -35,7 +35,8 @@ public enum GraphStoreError: Error, Sendable, Equatable, CustomStringConvertible
     case damagedFile(path: String, offset: Int?, reason: String)
     /// A store file was written by a newer GraphStore.
     case unsupportedFormatVersion(path: String, found: Int, supported: Int)
-    /// Decompressing a store file would exceed the configured bound.
+    /// Decompressing a store file, or expanding the values a property list shares, would exceed
+    /// the configured bound (``SnapshotOptions/maxDecompressedBytes``).
     case decompressedSizeLimitExceeded(path: String, limit: Int)
     /// Another container or process holds the store open.
     case storeLocked(path: String)
@@ -91,7 +92,7 @@ public enum GraphStoreError: Error, Sendable, Equatable, CustomStringConvertible
         case let .unsupportedFormatVersion(path, found, supported):
             return "The store file \(path) has format version \(found), newer than this GraphStore reads (\(supported)). Update GraphStore to open it; the file was left untouched."
         case let .decompressedSizeLimitExceeded(path, limit):
-            return "The store file \(path) decompresses to more than \(limit) bytes, the configured limit. Raise the limit if the file is trusted; the file was left untouched."
+            return "The store file \(path) decompresses to more than \(limit) bytes (its compressed bytes, or the values a property list shares, expanded), the configured limit. Raise the limit if the file is trusted; the file was left untouched."
         case let .storeLocked(path):
             return "The store \(path) is open in another container or process (its lock file is held). Close that one first."
         case let .fileOperationFailed(path, operation, reason):

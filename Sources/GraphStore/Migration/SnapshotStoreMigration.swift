@@ -30,7 +30,7 @@ enum SnapshotStoreMigration {
         let target = schema.model.version
         let document = try SnapshotFileBackend.document(fromRaw: raw, path: path, limit: limit)
         // A property list's URLs and decimals in the JSON shapes migration steps see.
-        let generic = try GenericSnapshot.decode(document, compression: Gzip.isGzip(raw) ? .gzip : .none, path: path)
+        let generic = try GenericSnapshot.decode(document, compression: Gzip.isGzip(raw) ? .gzip : .none, path: path, limit: limit)
             .withURLsAndDecimalsInJSONShape()
         let migrated = try OlderStoreMigration.migrate(
             MigratingStore(conventional: generic.entities), from: stored, storeVersion: generic.header.storeVersion,

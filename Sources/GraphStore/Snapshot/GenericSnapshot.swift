@@ -58,15 +58,16 @@ public struct GenericSnapshot: Sendable {
             throw GraphStoreError.fileOperationFailed(path: url.path, operation: "open", reason: "no such file")
         }
         let document = try SnapshotFileBackend.document(fromRaw: raw, path: url.path, limit: maxDecompressedBytes)
-        let snapshot = try decode(document, compression: Gzip.isGzip(raw) ? .gzip : .none, path: url.path)
+        let snapshot = try decode(document, compression: Gzip.isGzip(raw) ? .gzip : .none, path: url.path, limit: maxDecompressedBytes)
         if let saves = try UnreplayedSaves.find(forStoreAt: url, fileVersion: snapshot.header.storeVersion) {
             throw saves.error(reading: url.path)
         }
         return snapshot
     }
 
-    /// Decodes an uncompressed document.
-    static func decode(_ document: Data, compression: Compression, path: String) throws -> GenericSnapshot {
+    /// Decodes an uncompressed document; a property list's shared values may expand to at most
+    /// `limit` bytes (see ``SnapshotOptions/maxDecompressedBytes``).
+    static func decode(_ document: Data, compression: Compression, path: String, limit: Int) throws -> GenericSnapshot {
         let format = try SnapshotHeaderCheck.format(of: document, path: path)
         let root: SnapshotValue
         var numbers = ExactNumbers()
@@ -74,8 +75,10 @@ public struct GenericSnapshot: Sendable {
             // The parsers that open a store, so that `verify` refuses what an app refuses.
             switch format {
             case .json: root = try SnapshotValue.readJSON(document, objectsIn: .snapshot, numbers: &numbers)
-            case .binaryPropertyList: root = try SnapshotValue.readPropertyList(document)
+            case .binaryPropertyList: root = try SnapshotValue.readPropertyList(document, expansionLimit: limit)
             }
+        } catch let exceeded as BPlistExpansionExceeded {
+            throw GraphStoreError.decompressedSizeLimitExceeded(path: path, limit: exceeded.limit)
         } catch let failure as SnapshotValue.ReadingFailure {
             throw GraphStoreError.damagedFile(
                 path: path, offset: failure.offset, reason: "not readable as \(format == .json ? "JSON" : "a property list"): \(failure)")

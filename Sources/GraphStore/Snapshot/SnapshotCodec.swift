@@ -151,7 +151,8 @@ package enum SnapshotCodec {
     ///
     /// - Complexity: O(size of the document).
     static func decodeObjects(
-        _ data: consuming Data, schema: Schema, path: String, modelVersion: String? = nil, reportingPositions: Bool = false, survey: Bool
+        _ data: consuming Data, schema: Schema, path: String, modelVersion: String? = nil, reportingPositions: Bool = false, survey: Bool,
+        limit: Int = .max
     ) throws -> (header: SnapshotHeaderV1, objects: [[any Entity]], unkept: [UnkeptFields.Candidate]) {
         let format = try SnapshotHeaderCheck.format(of: data, path: path)
         let context = DecodingContext(schema: schema, modelVersion: modelVersion, surveysMembers: survey)
@@ -171,7 +172,9 @@ package enum SnapshotCodec {
             case .binaryPropertyList:
                 // Reads as `PropertyListDecoder` does (differences: see `BPlistDecoder`), in
                 // place and with large arrays decoded in two halves.
-                document = try BPlistDecoder.decode(DecodableDocument.self, from: data, userInfo: [DecodingContext.key: context], parallel: true)
+                // Its shared values may expand no further than `limit`, as a JSON file's bytes.
+                document = try BPlistDecoder.decode(
+                    DecodableDocument.self, from: data, userInfo: [DecodingContext.key: context], parallel: true, expansionLimit: limit)
             }
         } catch let check as SnapshotHeaderCheck {
             throw check.error(path: path)
@@ -181,6 +184,9 @@ package enum SnapshotCodec {
                 path: path, entity: name, id: nil,
                 reason: "the file holds \(unregistered.count) \(name) object(s), but the container does not register \(name); register the type, or declare a new model version whose migration has .renameEntity(\"\(name)\", to: …) or .removeEntity(\"\(name)\"), so they are not lost. The file was left untouched")
         } catch let error as DecodingError {
+            if case .dataCorrupted(let context) = error, let exceeded = context.underlyingError as? BPlistExpansionExceeded {
+                throw GraphStoreError.decompressedSizeLimitExceeded(path: path, limit: exceeded.limit)
+            }
             if reportingPositions, let failure = TypedDecodingFailure(error) { throw failure }
             throw describe(error, format: format, path: path)
         } catch let found as StoredModelVersion {

@@ -300,7 +300,7 @@ final class SnapshotFileBackend: StoreBackend {
     static func readObjects(_ url: URL, schema: Schema, limit: Int, modelVersion: String? = nil) throws -> (header: SnapshotHeaderV1, objects: [[any Entity]])? {
         guard let document = try readDocument(url, limit: limit) else { return nil }
         // The last reference goes in, so the document is freed before the graph is built.
-        let decoded = try SnapshotCodec.decodeObjects(consume document, schema: schema, path: url.path, modelVersion: modelVersion, survey: true)
+        let decoded = try SnapshotCodec.decodeObjects(consume document, schema: schema, path: url.path, modelVersion: modelVersion, survey: true, limit: limit)
         if !decoded.unkept.isEmpty {
             // Rare: a field the types did not write back. Read the objects generically to see
             // whether the types read it at all, from the document read again (the file is
@@ -308,7 +308,7 @@ final class SnapshotFileBackend: StoreBackend {
             guard let document = try readDocument(url, limit: limit) else {
                 throw GraphStoreError.fileOperationFailed(path: url.path, operation: "open", reason: "the file vanished while opening")
             }
-            let stored = MigratingStore(conventional: try GenericSnapshot.decode(document, compression: .none, path: url.path).entities)
+            let stored = MigratingStore(conventional: try GenericSnapshot.decode(document, compression: .none, path: url.path, limit: limit).entities)
             if let lost = UnkeptFields.lost(decoded.unkept, stored: stored, schema: schema) {
                 throw GraphStoreError.codingFailed(
                     path: url.path, entity: lost.entity, id: stored[lost.entity][lost.index]["id"].map(ModelMigrator.idText),

@@ -100,6 +100,12 @@ public struct SnapshotHeaderV1: Codable, Sendable, Equatable {
 public struct SnapshotOptions: Sendable {
     /// The most bytes a snapshot may decompress to; a larger (or bomb) file is refused with
     /// ``GraphStoreError/decompressedSizeLimitExceeded(path:limit:)``. Default 4 GiB.
+    ///
+    /// A binary property list shares objects by reference, so a small file can hold the same
+    /// long string a million times (a reference bomb). Its values may expand to no more than this
+    /// limit either: the bytes of its strings and data, and one per element of its arrays and
+    /// dictionaries, counted as they are read (per decoding thread, so up to twice the limit is
+    /// read before the file is refused). Past it, the same error.
     public var maxDecompressedBytes: Int
     /// Open the previous good snapshot (kept beside the current one as `<file>.previous`)
     /// when the current one is damaged, and replay only the intact records of a damaged

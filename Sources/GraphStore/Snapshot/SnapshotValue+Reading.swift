@@ -82,14 +82,15 @@ extension SnapshotValue {
         }
     }
 
-    /// The root of a binary-plist snapshot document.
+    /// The root of a binary-plist snapshot document, whose strings, data and elements may take
+    /// at most `expansionLimit` bytes (see ``BPlistExpansion``).
     ///
-    /// - Throws: ``ReadingFailure``.
+    /// - Throws: ``ReadingFailure``; ``BPlistExpansionExceeded`` past the limit.
     /// - Complexity: O(size of the document).
-    static func readPropertyList(_ data: Data) throws -> SnapshotValue {
+    static func readPropertyList(_ data: Data, expansionLimit: Int = .max) throws -> SnapshotValue {
         do {
             let document = try BPlistDocument(data)
-            var reader = try PropertyListReader(document: document)
+            var reader = try PropertyListReader(document: document, expansion: BPlistExpansion(limit: expansionLimit))
             return try reader.value(document.topObject, depth: 0)
         } catch let error as BPlistSyntaxError {
             throw ReadingFailure(offset: error.offset, description: error.description)
@@ -229,11 +230,15 @@ private struct PropertyListReader {
     /// file expands to about the elements its containers hold: reading four times that (at
     /// least a million) is refused, not expanded.
     private var budget: Int
+    /// The bytes the values read may still take: the same count of elements, and the bytes of
+    /// strings and data, which the element count misses (a 1 MiB string held a million times).
+    private let expansion: BPlistExpansion
 
     /// - Throws: ``BPlistSyntaxError`` for an object the file's table points outside of.
     /// - Complexity: O(objects), a look at each.
-    init(document: BPlistDocument) throws {
+    init(document: BPlistDocument, expansion: BPlistExpansion) throws {
         self.document = document
+        self.expansion = expansion
         var elements = 0
         for reference in 0..<document.objectCount {
             let object = try document.object(reference)
@@ -263,9 +268,12 @@ private struct PropertyListReader {
             if let unsigned = UInt64(exactly: value) { return .unsigned(unsigned) }
             return .double(value)
         case .date: return .date(Date(timeIntervalSinceReferenceDate: document.real(object)))
-        case .data: return .data(Data(document.span(object, byteCount: object.count)))
+        case .data:
+            try expand(object.count, at: object)
+            return .data(Data(document.span(object, byteCount: object.count)))
         case .asciiString, .utf16String:
             if document.isNull(object) { return .null }
+            try expand(BPlistExpansion.bytes(of: object), at: object)
             return .string(try document.string(object))
         case .uid:
             throw BPlistSyntaxError(offset: object.payload - 1, reason: "a UID, which a snapshot does not hold")
@@ -298,7 +306,12 @@ private struct PropertyListReader {
         }
     }
 
+    private func expand(_ bytes: Int, at object: BPlistObject) throws {
+        guard expansion.spend(bytes) else { throw BPlistExpansionExceeded(limit: expansion.limit, offset: object.payload - 1) }
+    }
+
     private mutating func spend(_ elements: Int, at object: BPlistObject) throws {
+        try expand(elements, at: object)
         budget -= elements
         guard budget >= 0 else {
             throw BPlistSyntaxError(

@@ -23,8 +23,11 @@ package enum BPlistDecoder {
     /// - Parameter parallel: Whether large arrays of dictionaries may be decoded half on
     ///   another thread (see ``ArraySpeculation``), for types whose `init(from:)` can run on
     ///   two threads at once. Results and errors are the same.
+    /// - Parameter expansionLimit: The most bytes the values read may take (see
+    ///   ``BPlistExpansion``): past it, a `dataCorrupted` error whose underlying error is
+    ///   ``BPlistExpansionExceeded``.
     package static func decode<T: Decodable>(
-        _ type: T.Type, from data: Data, userInfo: [CodingUserInfoKey: any Sendable] = [:], parallel: Bool = false
+        _ type: T.Type, from data: Data, userInfo: [CodingUserInfoKey: any Sendable] = [:], parallel: Bool = false, expansionLimit: Int = .max
     ) throws -> T {
         let document: BPlistDocument
         do {
@@ -33,7 +36,8 @@ package enum BPlistDecoder {
             throw DecodingError.dataCorrupted(DecodingError.Context(
                 codingPath: [], debugDescription: "The given data was not a valid property list.", underlyingError: error))
         }
-        let impl = BPlistDecoderImpl(document: document, userInfo: userInfo, current: document.topObject, path: .root)
+        let impl = BPlistDecoderImpl(
+            document: document, userInfo: userInfo, current: document.topObject, path: .root, expansion: BPlistExpansion(limit: expansionLimit))
         impl.parallel = parallel && Processors.active > 1
         impl.recyclesDictionaries = true
         defer {

@@ -33,11 +33,29 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer, MovingCode
         knownKeys[position] = (name, ascii, reference)
     }
 
-    init(document: BPlistDocument, userInfo: [CodingUserInfoKey: Any], current: Int, path: CodingPath) {
+    /// What the values read on this decoder's thread may still take (see ``BPlistExpansion``);
+    /// shared by the decoders of ``superDecoder()``, not by a speculation's.
+    let expansion: BPlistExpansion
+
+    init(document: BPlistDocument, userInfo: [CodingUserInfoKey: Any], current: Int, path: CodingPath, expansion: BPlistExpansion) {
         self.document = document
         self.userInfo = userInfo
         self.current = current
         self.path = path
+        self.expansion = expansion
+    }
+
+    /// Spends the bytes of `object`'s value (`bytes`, or those of a string or data object) of
+    /// ``expansion``.
+    ///
+    /// - Throws: `dataCorrupted` at `key` of `path`, with ``BPlistExpansionExceeded`` as the
+    ///   underlying error, once the budget is exceeded.
+    @inline(__always) func spend<Key: CodingKey>(_ bytes: Int, of object: BPlistObject, path: CodingPath, key: Key) throws {
+        guard expansion.spend(bytes) else {
+            throw DecodingError.dataCorrupted(DecodingError.Context(
+                codingPath: path.codingPath(appending: key), debugDescription: "The property list's values expand past the limit.",
+                underlyingError: BPlistExpansionExceeded(limit: expansion.limit, offset: object.payload - 1)))
+        }
     }
 
     var codingPath: [any CodingKey] { path.codingPath }
@@ -86,12 +104,13 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer, MovingCode
         }
         if T.self == Data.self {
             guard object.kind == .data else { throw typeMismatch(Data.self, object, path: path, key: key) }
+            try spend(object.count, of: object, path: path, key: key)
             return Data(document.span(object, byteCount: object.count)) as! T
         }
         if T.self == UUID.self, object.kind == .asciiString, let uuid = UUIDParsing.canonicalUUID(document.span(object, byteCount: object.count)) {
             return unsafeBitCast(uuid, to: T.self)
         }
-        if T.self == [UUID].self, object.kind == .array, let uuids = canonicalUUIDs(object) {
+        if T.self == [UUID].self, object.kind == .array, expansion.spend(object.count), let uuids = canonicalUUIDs(object) {
             return unsafeBitCast(uuids, to: T.self)
         }
         return try decodeNested(T.self, at: reference, path: path.appending(codingKey: key))
@@ -123,6 +142,7 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer, MovingCode
 
     func string<Key: CodingKey>(_ object: BPlistObject, path: CodingPath, key: Key) throws -> String {
         guard object.kind == .asciiString || object.kind == .utf16String else { throw typeMismatch(String.self, object, path: path, key: key) }
+        try spend(BPlistExpansion.bytes(of: object), of: object, path: path, key: key)
         return try reading(path: path, key: key) { try document.string(object) }
     }
 
@@ -188,7 +208,8 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer, MovingCode
 
     /// The string at `reference`.
     @inline(__always) func stringWithoutPath(_ reference: Int) -> String? {
-        guard let object = try? document.object(reference), object.kind == .asciiString || object.kind == .utf16String else { return nil }
+        guard let object = try? document.object(reference), object.kind == .asciiString || object.kind == .utf16String,
+              expansion.spend(BPlistExpansion.bytes(of: object)) else { return nil }
         return try? document.string(object)
     }
 
@@ -196,7 +217,8 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer, MovingCode
     @inline(__always) func stringOrNullWithoutPath(_ reference: Int) -> String?? {
         guard let object = try? document.object(reference) else { return nil }
         if document.isNull(object) { return .some(nil) }
-        guard object.kind == .asciiString || object.kind == .utf16String, let string = try? document.string(object) else { return nil }
+        guard object.kind == .asciiString || object.kind == .utf16String, expansion.spend(BPlistExpansion.bytes(of: object)),
+              let string = try? document.string(object) else { return nil }
         return string
     }
 
@@ -250,6 +272,7 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer, MovingCode
         guard object.kind == .dictionary else {
             throw typeMismatch([String: Any].self, object, path: path, key: NoCodingKey())
         }
+        try spend(object.count, of: object, path: path, key: NoCodingKey())
         guard recyclesDictionaries else {
             return BPlistKeyedContainer(state: BPlistDictionary(impl: self, object: object, path: path.compacted))
         }
@@ -276,6 +299,7 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer, MovingCode
         guard object.kind == .array || object.kind == .set else {
             throw typeMismatch([Any].self, object, path: path, key: NoCodingKey())
         }
+        try spend(object.count, of: object, path: path, key: NoCodingKey())
         return BPlistUnkeyedContainer(impl: self, object: object, path: path.compacted)
     }
 

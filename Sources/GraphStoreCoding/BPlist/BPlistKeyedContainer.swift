@@ -167,6 +167,7 @@ struct BPlistKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     private func decoder<K: CodingKey>(at key: K) throws -> any Decoder {
-        BPlistDecoderImpl(document: impl.document, userInfo: impl.userInfo, current: try value(key), path: state.path.appending(codingKey: key))
+        BPlistDecoderImpl(
+            document: impl.document, userInfo: impl.userInfo, current: try value(key), path: state.path.appending(codingKey: key), expansion: impl.expansion)
     }
 }

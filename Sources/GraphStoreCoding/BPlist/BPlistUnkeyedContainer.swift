@@ -113,7 +113,8 @@ final class BPlistUnkeyedContainer: UnkeyedDecodingContainer {
     func superDecoder() throws -> any Decoder {
         settle()
         let reference = try next((any Decoder).self)
-        let decoder = BPlistDecoderImpl(document: impl.document, userInfo: impl.userInfo, current: reference, path: path.appending(.index(currentIndex)))
+        let decoder = BPlistDecoderImpl(
+            document: impl.document, userInfo: impl.userInfo, current: reference, path: path.appending(.index(currentIndex)), expansion: impl.expansion)
         currentIndex += 1
         return decoder
     }
@@ -126,7 +127,10 @@ final class BPlistArrayWorker: SpeculativeArrayWorker {
     private let path: CodingPath
 
     init(impl: BPlistDecoderImpl, array: BPlistObject, path: CodingPath) {
-        self.impl = BPlistDecoderImpl(document: impl.document, userInfo: impl.userInfo, current: impl.current, path: .root)
+        // A budget of its own (one per thread), from the same limit: an element it cannot decode
+        // within it is decoded again on the array's own thread.
+        self.impl = BPlistDecoderImpl(
+            document: impl.document, userInfo: impl.userInfo, current: impl.current, path: .root, expansion: BPlistExpansion(limit: impl.expansion.limit))
         self.impl.recyclesDictionaries = true
         self.array = array
         // Its own node, so the two threads do not share one reference count.

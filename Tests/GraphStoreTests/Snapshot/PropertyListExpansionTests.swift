@@ -1,0 +1,124 @@
+import ExampleModel
+import Foundation
+import GraphStoreCoding
+import GraphStoreTestSupport
+import Testing
+
+@testable import GraphStore
+
+/// A binary property list shares values by reference, so a small file can expand without end
+/// (a reference bomb). Opening and generic reading count what the values take as they read
+/// them, against ``SnapshotOptions/maxDecompressedBytes``: a file within the limit opens with
+/// its shared values intact, one past it is refused with the limit's error and left untouched.
+@Suite struct PropertyListExpansionTests {
+    /// More posts than the decoder splits between two threads, so both threads' budgets count.
+    static let postCount = 2_100
+    static let bodyBytes = 4_096
+
+    /// A gzip'd property-list snapshot of ``postCount`` posts with distinct ids, whose bodies are
+    /// one string of ``bodyBytes`` bytes that the file holds once: about 8.6 MB expanded from a
+    /// document a few hundred kilobytes long. Made from a store GraphStore wrote, rewritten by a
+    /// writer that shares every equal value.
+    static func sharedBodySnapshot(at url: URL) async throws -> (file: Data, body: String) {
+        let container = try GraphContainer(for: exampleModel, store: .file(url, format: .binaryPropertyList, durability: .coalesced))
+        let tag = ExampleModel.Tag(name: "swift")
+        container.mainContext.insert(tag)
+        container.mainContext.insert(contentsOf: Fixtures.posts(1, tags: [tag.id]))
+        try container.mainContext.save()
+        try await container.close()
+        // A good previous snapshot beside it, which recovery would open instead of a damaged file.
+        let previous = URL(fileURLWithPath: url.path + ".previous")
+        try? FileManager.default.removeItem(at: previous)
+        try FileManager.default.copyItem(at: url, to: previous)
+
+        guard case .object(var root) = try SnapshotValue.readPropertyList(try Gzip.decompress(try Data(contentsOf: url), maxOutputBytes: 1 << 30)),
+              case .object(var header)? = root["header"], case .object(var counts)? = header["counts"],
+              case .object(var entities)? = root["entities"], case .array(let posts)? = entities["Post"], case .object(let template)? = posts.first
+        else {
+            Issue.record("the snapshot GraphStore wrote does not have the expected shape")
+            return (Data(), "")
+        }
+        let body = String(repeating: "shared body. ", count: bodyBytes / 13 + 1).prefix(bodyBytes)
+        entities["Post"] = .array((1...postCount).map { id in
+            var post = template
+            post["id"] = .integer(Int64(id))
+            post["body"] = .string(String(body))
+            return .object(post)
+        })
+        counts["Post"] = .integer(Int64(postCount))
+        header["counts"] = .object(counts)
+        root["header"] = .object(header)
+        root["entities"] = .object(entities)
+        let document = SharingPropertyListWriter.write(.object(root))
+        #expect(document.count < 1 << 20, "the document is small; only its shared values expand")
+        let file = try Gzip.compress(document)
+        try file.write(to: url)
+        return (file, String(body))
+    }
+
+    @Test func sharedValuesPastTheLimitAreRefusedAndTheFileIsKept() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("posts.plist.gz")
+        let (file, _) = try await Self.sharedBodySnapshot(at: url)
+        let limit = 4 << 20
+
+        // Not damage: even with recovery asked for, nothing is copied aside, and the good
+        // previous snapshot is not opened instead.
+        for recover in [false, true] {
+            #expect {
+                _ = try GraphContainer(
+                    for: exampleModel, store: .file(url, options: SnapshotOptions(maxDecompressedBytes: limit, recoverFromPreviousSnapshot: recover)))
+            } throws: { error in
+                guard case GraphStoreError.decompressedSizeLimitExceeded(let path, let found)? = error as? GraphStoreError else { return false }
+                return path == url.path && found == limit
+            }
+        }
+        #expect(try Data(contentsOf: url) == file, "a refused file is left as it was")
+        #expect(try directory.entries().allSatisfy { !$0.contains("damaged") })
+
+        // Generic reading (`verify`, `convert`, `migrate`, model migrations) refuses it alike.
+        #expect {
+            _ = try GenericSnapshot.read(from: url, maxDecompressedBytes: limit)
+        } throws: { error in
+            guard case GraphStoreError.decompressedSizeLimitExceeded(let path, let found)? = error as? GraphStoreError else { return false }
+            return path == url.path && found == limit
+        }
+    }
+
+    @Test func sharedValuesWithinTheLimitOpenIntact() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("posts.plist.gz")
+        let (_, body) = try await Self.sharedBodySnapshot(at: url)
+        let options = SnapshotOptions(maxDecompressedBytes: 64 << 20)
+
+        let container = try GraphContainer(for: exampleModel, store: .file(url, options: options))
+        let posts = try container.mainContext.fetch(FetchDescriptor<Post>())
+        #expect(posts.count == Self.postCount)
+        #expect(posts.allSatisfy { $0.body == body })
+        #expect(Set(posts.map(\.id)) == Set((1...Int64(Self.postCount))))
+        try await container.close()
+
+        let generic = try GenericSnapshot.read(from: url, maxDecompressedBytes: 64 << 20)
+        let stored = generic.entities.first { $0.name == "Post" }?.objects ?? []
+        #expect(stored.count == Self.postCount)
+        #expect(stored.allSatisfy { if case .object(let fields) = $0 { fields["body"] == .string(body) } else { false } })
+    }
+
+    /// The generic reader counts a string's bytes, not only elements: a million references to
+    /// one string are as many elements as the file holds, but not as many bytes.
+    @Test func genericReadingCountsTheBytesOfSharedStrings() throws {
+        let long = SnapshotValue.string(String(repeating: "x", count: 1 << 16))
+        let document = SharingPropertyListWriter.write(.array(Array(repeating: long, count: 1_000)))
+        #expect(document.count < (1 << 16) + (8 << 10), "the string once, and a thousand references")
+        #expect(throws: BPlistExpansionExceeded.self) {
+            _ = try SnapshotValue.readPropertyList(document, expansionLimit: 16 << 20)
+        }
+        guard case .array(let values) = try SnapshotValue.readPropertyList(document, expansionLimit: 128 << 20) else {
+            Issue.record("not an array")
+            return
+        }
+        #expect(values.count == 1_000 && values.allSatisfy { $0 == long })
+    }
+}
