@@ -51,4 +51,20 @@ import Testing
             == BookmarkModels.bookmarks.map(BookmarkModels.migrated))
         try await container.close()
     }
+
+    /// A `String` field whose only values are `"NaN"`: JSON writes it as a non-finite double's
+    /// name, and SQLite keeps no NaN (it binds as NULL), so only the type hints keep it text.
+    @Test(arguments: [[NonFiniteModels.Reading(id: 1, label: "NaN", value: 2)], NonFiniteModels.readings])
+    func theMigrateToolKeepsNonFiniteNamesAsText(readings: [NonFiniteModels.Reading]) async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let snapshot = directory.file("readings.json.gz")
+        let container = try GraphContainer(for: [NonFiniteModels.Reading.self], store: .file(snapshot, format: .json), version: 1)
+        container.mainContext.insert(contentsOf: readings)
+        try container.mainContext.save()
+        try await container.close()
+        let sqlite = directory.file("readings.sqlite")
+        try Migration.snapshotToSQLite(from: snapshot, to: sqlite)
+        #expect(NonFiniteModels.match(try await Self.fetch(NonFiniteModels.Reading.self, .sqlite(sqlite)), readings))
+    }
 }

@@ -28,7 +28,7 @@ enum GenericJournalReplay {
     /// has the record's numbers, one it deletes (or whose table it clears) none.
     static func replay(
         journalAt path: String, onto store: inout MigratingStore, numbers: inout ExactNumbers, storeVersion: UInt64, lineage: UUID?,
-        storePath: String
+        storePath: String, fieldTypes: [String: [String: String]]? = nil
     ) throws -> Replayed {
         let contents: JournalContents?
         do {
@@ -47,6 +47,11 @@ enum GenericJournalReplay {
             var table = OrderedDictionary<SnapshotValue, [String: SnapshotValue]>()
             for object in store[name] { table[object["id"] ?? .null] = object }
             return table
+        }
+        // The hints of the entities the snapshot holds objects of: the snapshot's writer sampled
+        // those. Of another entity, the hints know nothing, and its records' values stay as read.
+        let sampledTypes = fieldTypes.map { types in
+            Dictionary(uniqueKeysWithValues: store.entityNames.filter { !store[$0].isEmpty }.map { ($0, types[$0] ?? [:]) })
         }
         var version = storeVersion
         for record in contents.scan.records where record.version > storeVersion {
@@ -79,7 +84,8 @@ enum GenericJournalReplay {
                         guard case .object(let fields) = object, let id = fields["id"] else {
                             throw GraphStoreError.damagedFile(path: path, offset: record.start, reason: "the journal record of store version \(record.version) upserts a \(name) without an id")
                         }
-                        objects[id] = fields
+                        // A record is JSON too: its "NaN" strings read as the snapshot's do.
+                        objects[id] = sampledTypes?[name].map { SnapshotValue.restoringNonFiniteStrings(fields, fieldTypes: $0) } ?? fields
                         numbers.set(recorded.bag(entity: name, id: id) ?? ExactNumbers.Bag(), entity: name, id: id)
                     }
                 }

@@ -28,10 +28,13 @@ package enum OlderStoreMigration {
     ///   not decode with the app's types or breaks a relationship or unique constraint, or a
     ///   field the app's types would drop; ``GraphStoreError/damagedFile(path:offset:reason:)``
     ///   for a damaged journal or one of another store.
+    /// - Parameter fieldTypes: The type hints of a JSON snapshot (``SnapshotHeaderV1/fieldTypes``,
+    ///   version 2 or later), which tell a string `"NaN"` in a journal record from a double's
+    ///   (see ``SnapshotValue/withNonFiniteStringsRestored(fieldTypes:)``); `nil` for others.
     /// - Complexity: O(objects + journal size) generic and typed work, plus what transforms do.
     package static func migrate(
         _ store: MigratingStore, from stored: Int, storeVersion: UInt64, lineage: UUID?, schema: Schema, path: String,
-        numbers: ExactNumbers = ExactNumbers()
+        numbers: ExactNumbers = ExactNumbers(), fieldTypes: [String: [String: String]]? = nil
     ) throws -> Migrated {
         let target = schema.model.version
         let chain: [SchemaMigration]
@@ -40,7 +43,7 @@ package enum OlderStoreMigration {
         var numbers = numbers
         let replayed = try GenericJournalReplay.replay(
             journalAt: JournalReplay.path(forStoreAt: path), onto: &store, numbers: &numbers, storeVersion: storeVersion, lineage: lineage,
-            storePath: path)
+            storePath: path, fieldTypes: fieldTypes)
         do { try ModelMigrator.run(chain, on: &store) } catch { throw error.error(path: path) }
         let version = try decode(
             store, numbers: numbers, storeVersion: replayed.storeVersion, schema: schema, path: path, from: stored, to: target)

@@ -103,6 +103,14 @@ enum FieldTypeProbe {
                 _ = ProbeEncoder.record(T.self, recorder: recorder, path: child(key), isTopLevel: path.isEmpty)
             }
         }
+        // The protocol's overloads for the standard types do not call the generic one: a
+        // `Double?` or `Float?` that is `nil` would tell nothing.
+        mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws {
+            _ = ProbeEncoder.record(Double.self, recorder: recorder, path: child(key), isTopLevel: path.isEmpty)
+        }
+        mutating func encodeIfPresent(_ value: Float?, forKey key: Key) throws {
+            _ = ProbeEncoder.record(Float.self, recorder: recorder, path: child(key), isTopLevel: path.isEmpty)
+        }
         mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
             KeyedEncodingContainer(Keyed<NestedKey>(recorder: recorder, path: child(key)))
         }

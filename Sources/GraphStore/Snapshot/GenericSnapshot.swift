@@ -109,7 +109,13 @@ public struct GenericSnapshot: Sendable {
                     throw GraphStoreError.damagedFile(path: path, offset: nil, reason: "\(name) id \(id.jsonObject) appears twice")
                 }
             }
-            entities.append((name, objects))
+            // The hints tell a string "NaN" from a double's in top-level fields.
+            if format == .json, (header.fieldTypesVersion ?? 0) >= 2, let fieldTypes = header.fieldTypes {
+                let types = fieldTypes[name] ?? [:]
+                entities.append((name, objects.map { $0.withNonFiniteStringsRestored(fieldTypes: types) }))
+            } else {
+                entities.append((name, objects))
+            }
         }
         do {
             try SnapshotHeaderCheck.countedEntities(of: header) { entityFields[$0] != nil }

@@ -36,13 +36,48 @@ public enum SnapshotValue: Sendable, Hashable {
         case .bool(let value): value
         case .integer(let value): value
         case .unsigned(let value): value
-        case .double(let value): value.isFinite ? value : (value.isNaN ? "NaN" : (value > 0 ? "Infinity" : "-Infinity")) as Any
+        case .double(let value): value.isFinite ? value : Self.nonFiniteName(value) as Any
         case .string(let value): value
         case .data(let value): value.base64EncodedString()
         case .date(let value): value.timeIntervalSinceReferenceDate
         case .array(let values): values.map(\.jsonObject)
         case .object(let fields): fields.mapValues(\.jsonObject)
         }
+    }
+}
+
+extension SnapshotValue {
+    /// The string a JSON snapshot writes for a non-finite double: `"NaN"`, `"Infinity"` or
+    /// `"-Infinity"`, as `JSONEncoder`'s non-conforming float strategy of the snapshot codec.
+    package static func nonFiniteName(_ number: Double) -> String {
+        number.isNaN ? "NaN" : (number > 0 ? "Infinity" : "-Infinity")
+    }
+
+    /// The object with a non-finite double in a top-level field that `fieldTypes` (an
+    /// entity's, ``SnapshotHeaderV1/fieldTypesVersion`` 2 or later) leaves unnamed turned back
+    /// into the string it was read from.
+    ///
+    /// A JSON snapshot writes a non-finite `Double` as the string `"NaN"`, `"Infinity"` or
+    /// `"-Infinity"`, so generic reading takes those strings for doubles wherever they are. The
+    /// type hints name every top-level double (`real`), even one `nil` in the objects they
+    /// sample, and every date, URL and decimal: a top-level field without a hint is none of
+    /// those, so its `"NaN"` was a string (a tag named "Infinity"). Nested values keep the
+    /// reading as a double: the hints name top-level doubles only.
+    ///
+    /// - Complexity: O(top-level fields); no copy when nothing changes.
+    func withNonFiniteStringsRestored(fieldTypes: [String: String]) -> SnapshotValue {
+        guard case .object(let fields) = self else { return self }
+        return .object(Self.restoringNonFiniteStrings(fields, fieldTypes: fieldTypes))
+    }
+
+    /// The fields of an object, as ``withNonFiniteStringsRestored(fieldTypes:)``.
+    static func restoringNonFiniteStrings(_ fields: [String: SnapshotValue], fieldTypes: [String: String]) -> [String: SnapshotValue] {
+        var restored = fields
+        for (key, value) in fields {
+            guard case .double(let number) = value, !number.isFinite, fieldTypes[key] == nil else { continue }
+            restored[key] = .string(nonFiniteName(number))
+        }
+        return restored
     }
 }
 

@@ -119,7 +119,7 @@ enum GenericColumnEncoding {
         case (.text, .string(let text)):
             return .text(text)
         case (.text, .double(let number)) where !number.isFinite:
-            return .text(nonFiniteName(number))
+            return .text(SnapshotValue.nonFiniteName(number))
         case (.blob, .data(let bytes)):
             return .blob(bytes)
         case (.blob, .string(let text)):
@@ -146,11 +146,6 @@ enum GenericColumnEncoding {
         case .string("-Infinity"): -.infinity
         default: nil
         }
-    }
-
-    /// The string a JSON snapshot writes for a non-finite double.
-    static func nonFiniteName(_ number: Double) -> String {
-        number.isNaN ? "NaN" : (number > 0 ? "Infinity" : "-Infinity")
     }
 
     private static func mismatch(_ value: SnapshotValue, _ kind: ColumnKind) -> Mismatch {

@@ -1,0 +1,105 @@
+import Foundation
+import GraphStoreTestSupport
+import Testing
+
+@testable import GraphStore
+
+/// A JSON snapshot writes a non-finite `Double` as the string `"NaN"`, `"Infinity"` or
+/// `"-Infinity"`. A `String` field holding one of those strings is still a string to generic
+/// reading where the type hints tell (top-level fields), so converting the file to a property
+/// list gives one the app opens with every value.
+@Suite struct NonFiniteStringTests {
+    typealias Reading = NonFiniteModels.Reading
+
+    static func writeJSONStore(_ url: URL, readings: [Reading] = NonFiniteModels.readings) async throws {
+        let container = try GraphContainer(for: [Reading.self], store: .file(url, format: .json))
+        container.mainContext.insert(contentsOf: readings)
+        try container.mainContext.save()
+        try await container.close()
+    }
+
+    @Test func genericReadingKeepsTheStringsAndTheDoubles() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("readings.json.gz")
+        try await Self.writeJSONStore(url)
+        let snapshot = try GenericSnapshot.read(from: url)
+        let objects = Dictionary(uniqueKeysWithValues: snapshot.entities[0].objects.map { object -> (SnapshotValue, [String: SnapshotValue]) in
+            guard case .object(let fields) = object else { return (.null, [:]) }
+            return (fields["id"] ?? .null, fields)
+        })
+        #expect(objects[.integer(0)]?["label"] == .string("NaN"))
+        #expect(objects[.integer(1)]?["label"] == .string("Infinity"))
+        #expect(objects[.integer(2)]?["label"] == .string("-Infinity"))
+        #expect(objects[.integer(1)]?["value"] == .double(.infinity))
+        #expect(objects[.integer(99)]?["limit"] == .double(-.infinity), "a hinted double, nil in the sampled objects")
+    }
+
+    @Test func convertingToAPropertyListKeepsEveryValue() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("readings.json.gz")
+        try await Self.writeJSONStore(url)
+        let plist = directory.file("readings.plist")
+        try GenericSnapshot.read(from: url).encoded(as: .binaryPropertyList).write(to: plist)
+
+        let container = try GraphContainer(for: [Reading.self], store: .file(plist, format: .binaryPropertyList, compression: .none))
+        #expect(NonFiniteModels.match(try container.mainContext.fetch(FetchDescriptor<Reading>()), NonFiniteModels.readings))
+        try await container.close()
+    }
+
+    /// Version 2 of the reading: its label in capitals, the migration's `.transform` makes them.
+    struct CappedReading: Entity {
+        var id: Int
+        var label: String
+        var value: Double
+        var limit: Double?
+        static var entityName: String { "Reading" }
+        static let migrations = [SchemaMigration(from: 1, to: 2, [
+            .transform("Reading") { object in
+                guard case .string(let label)? = object["label"] else { throw MigrationStepError.notAString("\(object["label"] ?? .null)") }
+                object["label"] = .string(label.uppercased())
+            },
+        ])]
+    }
+
+    enum MigrationStepError: Error { case notAString(String) }
+
+    /// A migration step sees a `String` field's `"NaN"` as the string it is, in the snapshot and
+    /// in the records of a journal a crash left (which are JSON whatever the snapshot's format).
+    @Test(arguments: [(SnapshotFormat.json, false), (.json, true), (.binaryPropertyList, true)])
+    func aMigrationStepSeesTheStrings(format: SnapshotFormat, crashed: Bool) async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let live = try TemporaryDirectory()
+        defer { live.remove() }
+        let source = live.file("readings.\(format.fileExtension).gz")
+        // The readings after the first three, in the snapshot (its type hints sample them);
+        // then the three whose labels are non-finite names, one per save: after a crash, in
+        // the journal only.
+        let first = try GraphContainer(for: [Reading.self], store: .file(source, format: format), version: 1)
+        first.mainContext.insert(contentsOf: NonFiniteModels.readings.dropFirst(3))
+        try first.mainContext.save()
+        try await first.close()
+        let old = try GraphContainer(for: [Reading.self], store: .file(source, format: format, coalescingInterval: .seconds(3600)), version: 1)
+        for reading in NonFiniteModels.readings.prefix(3) {
+            old.mainContext.insert(reading)
+            try old.mainContext.save()
+        }
+        let url: URL
+        if crashed {
+            url = try JournalStoreTests.crashCopy(of: source, into: directory)
+            try await old.close()
+        } else {
+            try await old.close()
+            url = directory.file(source.lastPathComponent)
+            try FileManager.default.copyItem(at: source, to: url)
+        }
+
+        let container = try GraphContainer(for: [CappedReading.self], store: .file(url, format: format), version: 2, migrations: CappedReading.migrations)
+        let migrated = try container.mainContext.fetch(FetchDescriptor<CappedReading>())
+        try await container.close()
+        let expected = NonFiniteModels.readings.map { Reading(id: $0.id, label: $0.label.uppercased(), value: $0.value, limit: $0.limit) }
+        #expect(NonFiniteModels.match(migrated.map { Reading(id: $0.id, label: $0.label, value: $0.value, limit: $0.limit) }, expected))
+    }
+}
