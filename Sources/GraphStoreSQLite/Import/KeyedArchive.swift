@@ -110,18 +110,19 @@ struct KeyedArchive {
 
     // MARK: - Private
 
-    /// Reads a document's objects into values, each container once however often it is
-    /// referenced, so shared objects cannot blow the values up.
+    /// Reads a document's objects into values, each container, string and data object once
+    /// however often it is referenced, so shared objects cannot blow the values up.
     private struct Reader {
         let document: BPlistDocument
-        var containers: [Int: Value] = [:]
+        /// The values read so far, by reference.
+        var known: [Int: Value] = [:]
 
         /// Nesting deeper than this is refused: archives are flat, and a reference cycle is not.
         static let maximumDepth = 64
 
         mutating func value(_ reference: Int, depth: Int) throws -> Value {
             guard depth < Self.maximumDepth else { throw Failure(reason: "its property list nests deeper than \(Self.maximumDepth) levels") }
-            if let known = containers[reference] { return known }
+            if let value = known[reference] { return value }
             let object = try document.object(reference)
             switch object.kind {
             case .null: return .null
@@ -131,8 +132,16 @@ struct KeyedArchive {
                 let (signed, unsigned) = try document.integer(object)
                 return .integer(signed ?? Int64(bitPattern: unsigned ?? 0))
             case .real, .date: return .real(document.real(object))
-            case .data: return .data(Data(document.span(object, byteCount: object.count)))
-            case .asciiString, .utf16String: return .string(try document.string(object))
+            // Strings and data are kept once too: a string referenced a million times is one
+            // string, not a million copies of its bytes.
+            case .data:
+                let value = Value.data(Data(document.span(object, byteCount: object.count)))
+                known[reference] = value
+                return value
+            case .asciiString, .utf16String:
+                let value = Value.string(try document.string(object))
+                known[reference] = value
+                return value
             case .uid:
                 var index = 0
                 for byte in document.span(object, byteCount: object.count) { index = index << 8 | Int(byte) }
@@ -140,7 +149,7 @@ struct KeyedArchive {
             case .array, .set:
                 var elements: [Value] = []
                 for index in 0..<object.count { elements.append(try value(document.reference(at: object.payload, index: index), depth: depth + 1)) }
-                containers[reference] = .array(elements)
+                known[reference] = .array(elements)
                 return .array(elements)
             case .dictionary:
                 var members: [String: Value] = [:]
@@ -150,7 +159,7 @@ struct KeyedArchive {
                     }
                     members[key] = try value(document.reference(at: object.payload, index: object.count + index), depth: depth + 1)
                 }
-                containers[reference] = .dictionary(members)
+                known[reference] = .dictionary(members)
                 return .dictionary(members)
             }
         }
