@@ -92,11 +92,12 @@ import Testing
         #expect(summary.bytesWritten == (try FileManager.default.attributesOfItem(atPath: snapshot.path)[.size] as? NSNumber)?.intValue)
         MigrationTestKit.expectEqual(try await MigrationTestKit.read(.file(snapshot, format: format)), graph, "snapshot from typed SQLite")
 
-        // The header says where the dates, data and doubles are, and keeps the versions.
+        // The header says where the dates, data, doubles and strings (text columns) are, and
+        // keeps the versions.
         let generic = try GenericSnapshot.read(from: snapshot)
         #expect(generic.header.storeVersion == 1)
-        #expect(generic.header.fieldTypes?["Post"] == ["date": "date"])
-        #expect(generic.header.fieldTypes?["Note"] == ["createdAt": "date", "modifiedAt": "date"])
+        #expect(generic.header.fieldTypes?["Post"] == ["date": "date", "blogName": "string", "kind": "string", "summary": "string", "body": "string"])
+        #expect(generic.header.fieldTypes?["Note"] == ["createdAt": "date", "modifiedAt": "date", "id": "string", "text": "string"])
         if format == .json {
             #expect(generic.header.fieldTypes?["SQLiteEdgeValues"]?["data"] == "data")
             #expect(generic.header.fieldTypes?["SQLiteEdgeValues"]?["stamp"] == "date")

@@ -199,7 +199,7 @@ import Testing
         let header = try #require(document["header"] as? [String: Any])
         #expect(header["format"] as? String == "GraphStore")
         #expect((header["counts"] as? [String: Int])?["Post"] == 25)
-        #expect((header["fieldTypes"] as? [String: [String: String]])?["Note"] == ["createdAt": "date", "modifiedAt": "date"])
+        #expect((header["fieldTypes"] as? [String: [String: String]])?["Note"] == ["createdAt": "date", "modifiedAt": "date", "id": "string", "text": "string"])
         let entities = try #require(document["entities"] as? [String: [[String: Any]]])
         let note = try #require(entities["Note"]?.first { ($0["id"] as? String) == made.notes[0].id.uuidString })
         #expect((note["createdAt"] as? Double)?.bitPattern == made.notes[0].createdAt.timeIntervalSinceReferenceDate.bitPattern)

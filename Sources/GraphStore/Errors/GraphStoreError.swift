@@ -92,7 +92,7 @@ public enum GraphStoreError: Error, Sendable, Equatable, CustomStringConvertible
         case let .unsupportedFormatVersion(path, found, supported):
             return "The store file \(path) has format version \(found), newer than this GraphStore reads (\(supported)). Update GraphStore to open it; the file was left untouched."
         case let .decompressedSizeLimitExceeded(path, limit):
-            return "The store file \(path) decompresses to more than \(limit) bytes (its compressed bytes, or the values a property list shares, expanded), the configured limit. Raise the limit if the file is trusted; the file was left untouched."
+            return "The store file \(path) is larger than the configured limit of \(limit) bytes once decompressed, or the values its property list shares expand past it. Raise the limit if the file is trusted; the file was left untouched."
         case let .storeLocked(path):
             return "The store \(path) is open in another container or process (its lock file is held). Close that one first."
         case let .fileOperationFailed(path, operation, reason):

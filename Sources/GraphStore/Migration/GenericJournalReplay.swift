@@ -48,11 +48,6 @@ enum GenericJournalReplay {
             for object in store[name] { table[object["id"] ?? .null] = object }
             return table
         }
-        // The hints of the entities the snapshot holds objects of: the snapshot's writer sampled
-        // those. Of another entity, the hints know nothing, and its records' values stay as read.
-        let sampledTypes = fieldTypes.map { types in
-            Dictionary(uniqueKeysWithValues: store.entityNames.filter { !store[$0].isEmpty }.map { ($0, types[$0] ?? [:]) })
-        }
         var version = storeVersion
         for record in contents.scan.records where record.version > storeVersion {
             let document: SnapshotValue
@@ -85,7 +80,7 @@ enum GenericJournalReplay {
                             throw GraphStoreError.damagedFile(path: path, offset: record.start, reason: "the journal record of store version \(record.version) upserts a \(name) without an id")
                         }
                         // A record is JSON too: its "NaN" strings read as the snapshot's do.
-                        objects[id] = sampledTypes?[name].map { SnapshotValue.restoringNonFiniteStrings(fields, fieldTypes: $0) } ?? fields
+                        objects[id] = fieldTypes?[name].map { SnapshotValue.restoringNonFiniteStrings(fields, fieldTypes: $0) } ?? fields
                         numbers.set(recorded.bag(entity: name, id: id) ?? ExactNumbers.Bag(), entity: name, id: id)
                     }
                 }

@@ -28,9 +28,9 @@ package enum OlderStoreMigration {
     ///   not decode with the app's types or breaks a relationship or unique constraint, or a
     ///   field the app's types would drop; ``GraphStoreError/damagedFile(path:offset:reason:)``
     ///   for a damaged journal or one of another store.
-    /// - Parameter fieldTypes: The type hints of a JSON snapshot (``SnapshotHeaderV1/fieldTypes``,
-    ///   version 2 or later), which tell a string `"NaN"` in a journal record from a double's
-    ///   (see ``SnapshotValue/withNonFiniteStringsRestored(fieldTypes:)``); `nil` for others.
+    /// - Parameter fieldTypes: The type hints of the snapshot (``SnapshotHeaderV1/fieldTypes``),
+    ///   which tell a string `"NaN"` in a journal record from a double's (see
+    ///   ``SnapshotValue/withNonFiniteStringsRestored(fieldTypes:)``); `nil` when there are none.
     /// - Complexity: O(objects + journal size) generic and typed work, plus what transforms do.
     package static func migrate(
         _ store: MigratingStore, from stored: Int, storeVersion: UInt64, lineage: UUID?, schema: Schema, path: String,

@@ -36,7 +36,7 @@ enum SnapshotStoreMigration {
             MigratingStore(conventional: generic.entities), from: stored, storeVersion: generic.header.storeVersion,
             lineage: generic.header.lineage.flatMap(UUID.init(uuidString:)), schema: schema, path: path, numbers: generic.exactNumbers,
             // Journal records are JSON whatever the snapshot's format: their hints are the snapshot's.
-            fieldTypes: (generic.header.fieldTypesVersion ?? 0) >= 2 ? generic.header.fieldTypes : nil)
+            fieldTypes: generic.header.fieldTypes)
         let version = migrated.version
         let lineage = migrated.lineage
 

@@ -10,7 +10,11 @@ import Foundation
 /// dictionaries (`{"relative": …}`, and the decimal's parts), so a conversion between the two
 /// formats needs to know them. An optional field that is `nil` is recorded by its declared type
 /// when the type's encoding names it (`encodeIfPresent`, as synthesized `Codable` does), so a
-/// field that is rarely set is found too. The result goes into ``SnapshotHeaderV1/fieldTypes``.
+/// field that is rarely set is found too (an optional encoded as a value, `nil` included, counts
+/// by its wrapped type). A top-level field declared `String` is recorded as `string`, since JSON
+/// writes a non-finite double as the string `"NaN"`: only the declared type tells which of the
+/// two such a string is (a custom type that encodes a string is not recorded, whatever it holds).
+/// The result goes into ``SnapshotHeaderV1/fieldTypes``.
 enum FieldTypeProbe {
     /// `path → "date" | "data" | "real"` found in `objects` (at most `limit` of them are probed).
     ///
@@ -54,6 +58,10 @@ enum FieldTypeProbe {
         /// Records the type `type` at `path` when it is one a tool must know (a date, data, a
         /// URL, a decimal, a top-level double); `false` for any other type.
         static func record<T>(_ type: T.Type, recorder: Recorder, path: String, isTopLevel: Bool) -> Bool {
+            if let optional = T.self as? any ProbedOptional.Type {
+                // A `nil` encoded as a value (a custom `encode(to:)`): its wrapped type.
+                return optional.recordWrapped(recorder: recorder, path: path, isTopLevel: isTopLevel)
+            }
             if T.self == Date.self {
                 recorder.types[path] = "date"
             } else if T.self == Data.self {
@@ -62,7 +70,7 @@ enum FieldTypeProbe {
                 recorder.types[path] = "url"
             } else if T.self == Decimal.self {
                 recorder.types[path] = "decimal"
-            } else if T.self == Double.self || T.self == Float.self {
+            } else if T.self is any BinaryFloatingPoint.Type {
                 if isTopLevel { recorder.types[path] = "real" }
             } else {
                 return false
@@ -93,7 +101,18 @@ enum FieldTypeProbe {
 
         mutating func encodeNil(forKey key: Key) throws {}
         mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+            if path.isEmpty, T.self == String.self || T.self == String?.self {
+                recordString(forKey: key)
+                return
+            }
             try ProbeEncoder.probe(value, recorder: recorder, path: child(key), isTopLevel: path.isEmpty)
+        }
+        /// Names a top-level field declared `String`: JSON writes a non-finite double as the
+        /// string `"NaN"`, so only a field of that type tells that such a string is one. Never
+        /// over another type's hint (a key that holds different types in different objects).
+        private func recordString(forKey key: Key) {
+            let path = child(key)
+            if recorder.types[path] == nil { recorder.types[path] = "string" }
         }
         mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws {
             if let value {
@@ -105,6 +124,9 @@ enum FieldTypeProbe {
         }
         // The protocol's overloads for the standard types do not call the generic one: a
         // `Double?` or `Float?` that is `nil` would tell nothing.
+        mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws {
+            if path.isEmpty { recordString(forKey: key) }
+        }
         mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws {
             _ = ProbeEncoder.record(Double.self, recorder: recorder, path: child(key), isTopLevel: path.isEmpty)
         }
@@ -118,7 +140,7 @@ enum FieldTypeProbe {
             Unkeyed(recorder: recorder, path: child(key) + "[]")
         }
         mutating func superEncoder() -> any Encoder { ProbeEncoder(recorder: recorder, path: path) }
-        mutating func superEncoder(forKey key: Key) -> any Encoder { ProbeEncoder(recorder: recorder, path: child(key)) }
+        mutating func superEncoder(forKey key: Key) -> any Encoder { ProbeEncoder(recorder: recorder, path: child(key), isTopLevel: path.isEmpty) }
     }
 
     struct Unkeyed: UnkeyedEncodingContainer {
@@ -223,5 +245,17 @@ extension SnapshotValue {
     private func convertingElements(at path: ArraySlice<String>, to type: String, numbers: ExactNumbers.Bag?) throws -> SnapshotValue {
         guard case .array(let values) = self else { return self }
         return .array(try values.map { try $0.converting(at: path, to: type, numbers: numbers) })
+    }
+}
+
+/// An `Optional`, for the probe to name the declared type of a `nil` encoded as a value.
+protocol ProbedOptional {
+    /// Records the wrapped type as ``FieldTypeProbe/ProbeEncoder/record(_:recorder:path:isTopLevel:)`` does.
+    static func recordWrapped(recorder: FieldTypeProbe.Recorder, path: String, isTopLevel: Bool) -> Bool
+}
+
+extension Optional: ProbedOptional {
+    static func recordWrapped(recorder: FieldTypeProbe.Recorder, path: String, isTopLevel: Bool) -> Bool {
+        FieldTypeProbe.ProbeEncoder.record(Wrapped.self, recorder: recorder, path: path, isTopLevel: isTopLevel)
     }
 }

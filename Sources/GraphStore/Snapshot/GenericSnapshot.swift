@@ -77,8 +77,8 @@ public struct GenericSnapshot: Sendable {
             case .json: root = try SnapshotValue.readJSON(document, objectsIn: .snapshot, numbers: &numbers)
             case .binaryPropertyList: root = try SnapshotValue.readPropertyList(document, expansionLimit: limit)
             }
-        } catch let exceeded as BPlistExpansionExceeded {
-            throw GraphStoreError.decompressedSizeLimitExceeded(path: path, limit: exceeded.limit)
+        } catch is BPlistExpansionExceeded {
+            throw GraphStoreError.decompressedSizeLimitExceeded(path: path, limit: limit)
         } catch let failure as SnapshotValue.ReadingFailure {
             throw GraphStoreError.damagedFile(
                 path: path, offset: failure.offset, reason: "not readable as \(format == .json ? "JSON" : "a property list"): \(failure)")
@@ -110,8 +110,7 @@ public struct GenericSnapshot: Sendable {
                 }
             }
             // The hints tell a string "NaN" from a double's in top-level fields.
-            if format == .json, (header.fieldTypesVersion ?? 0) >= 2, let fieldTypes = header.fieldTypes {
-                let types = fieldTypes[name] ?? [:]
+            if format == .json, let types = header.fieldTypes?[name], types.values.contains("string") {
                 entities.append((name, objects.map { $0.withNonFiniteStringsRestored(fieldTypes: types) }))
             } else {
                 entities.append((name, objects))

@@ -162,6 +162,8 @@ package enum SnapshotCodec {
             return (chunked.header, chunked.objects, unkept)
         }
         let document: DecodableDocument
+        // What a property list's shared values may expand to (see `BPlistExpansion`).
+        let expansion = BPlistExpansion(limit: BPlistExpansion.budget(limit: limit, documentBytes: data.count))
         do {
             switch format {
             case .json:
@@ -174,7 +176,7 @@ package enum SnapshotCodec {
                 // place and with large arrays decoded in two halves.
                 // Its shared values may expand no further than `limit`, as a JSON file's bytes.
                 document = try BPlistDecoder.decode(
-                    DecodableDocument.self, from: data, userInfo: [DecodingContext.key: context], parallel: true, expansionLimit: limit)
+                    DecodableDocument.self, from: data, userInfo: [DecodingContext.key: context], parallel: true, expansion: expansion)
             }
         } catch let check as SnapshotHeaderCheck {
             throw check.error(path: path)
@@ -183,10 +185,10 @@ package enum SnapshotCodec {
             throw GraphStoreError.codingFailed(
                 path: path, entity: name, id: nil,
                 reason: "the file holds \(unregistered.count) \(name) object(s), but the container does not register \(name); register the type, or declare a new model version whose migration has .renameEntity(\"\(name)\", to: …) or .removeEntity(\"\(name)\"), so they are not lost. The file was left untouched")
+        } catch _ where expansion.isExhausted {
+            // Whatever a type's `init(from:)` made of the reader's error.
+            throw GraphStoreError.decompressedSizeLimitExceeded(path: path, limit: limit)
         } catch let error as DecodingError {
-            if case .dataCorrupted(let context) = error, let exceeded = context.underlyingError as? BPlistExpansionExceeded {
-                throw GraphStoreError.decompressedSizeLimitExceeded(path: path, limit: exceeded.limit)
-            }
             if reportingPositions, let failure = TypedDecodingFailure(error) { throw failure }
             throw describe(error, format: format, path: path)
         } catch let found as StoredModelVersion {
@@ -194,6 +196,8 @@ package enum SnapshotCodec {
         } catch {
             throw GraphStoreError.damagedFile(path: path, offset: nil, reason: "\(error)")
         }
+        // A type's `init(from:)` may have dropped the reader's error (`try?`).
+        if expansion.isExhausted { throw GraphStoreError.decompressedSizeLimitExceeded(path: path, limit: limit) }
         _ = consume data
         let unkept = survey ? UnkeptFields.candidates(document.memberNames, objects: document.objects, schema: schema) : []
         return (document.header, document.objects, unkept)

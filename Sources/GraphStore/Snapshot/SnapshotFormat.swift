@@ -57,17 +57,21 @@ public struct SnapshotHeaderV1: Codable, Sendable, Equatable {
     /// `"attachments[].bytes": "data"`), URLs and decimals (`"link": "url"`,
     /// `"price": "decimal"`, which JSON writes as a string and a number and a property list as
     /// dictionaries), and which top-level values are doubles (`"rating": "real"`, since JSON
-    /// writes `3.0` as `3`), found on a sample of objects when the snapshot is written (an
+    /// writes `3.0` as `3`), which top-level fields are declared `String` (`"label": "string"`,
+    /// since JSON writes a non-finite double as the string `"NaN"`), found on a sample of
+    /// objects when the snapshot is written (an
     /// optional field that is `nil` counts by its declared type). Lets tools without the app's
     /// types convert between JSON and property lists, and migrate to SQLite with the typed
     /// store's column kinds.
     public var fieldTypes: [String: [String: String]]?
     /// Which ``fieldTypes`` the writer names: `2` when it names URLs and decimals too (so a
-    /// field without one is neither), `nil` for a snapshot written before, whose tools
-    /// recognise a property list's URLs and decimals by their dictionaries' shapes instead.
+    /// field without one is neither), `3` when it also names each top-level field declared
+    /// `String` (`"string"`), and optional doubles that are `nil` in the objects sampled; `nil`
+    /// for a snapshot written before, whose tools recognise a property list's URLs and decimals
+    /// by their dictionaries' shapes instead.
     public var fieldTypesVersion: Int?
     /// The `fieldTypesVersion` this version of GraphStore writes.
-    public static let currentFieldTypesVersion = 2
+    public static let currentFieldTypesVersion = 3
     /// The store's lineage: a UUID made when the store was created and kept by every snapshot
     /// of it. A journal beside the snapshot names the same one, so a journal of another store
     /// is never replayed onto this one. `nil` in snapshots written before journals existed.
@@ -102,10 +106,11 @@ public struct SnapshotOptions: Sendable {
     /// ``GraphStoreError/decompressedSizeLimitExceeded(path:limit:)``. Default 4 GiB.
     ///
     /// A binary property list shares objects by reference, so a small file can hold the same
-    /// long string a million times (a reference bomb). Its values may expand to no more than this
-    /// limit either: the bytes of its strings and data, and one per element of its arrays and
-    /// dictionaries, counted as they are read (per decoding thread, so up to twice the limit is
-    /// read before the file is refused). Past it, the same error.
+    /// long string a million times (a reference bomb). Its values are counted as they are read,
+    /// roughly as the memory they take (16 bytes per element of an array or dictionary, and the
+    /// bytes of each string longer than 15 bytes and of each data object), against this limit
+    /// or 32 times the uncompressed document, whichever is more. Past it, the same error; sharing
+    /// within it reads as usual.
     public var maxDecompressedBytes: Int
     /// Open the previous good snapshot (kept beside the current one as `<file>.previous`)
     /// when the current one is damaged, and replay only the intact records of a damaged

@@ -90,7 +90,8 @@ extension SnapshotValue {
     static func readPropertyList(_ data: Data, expansionLimit: Int = .max) throws -> SnapshotValue {
         do {
             let document = try BPlistDocument(data)
-            var reader = try PropertyListReader(document: document, expansion: BPlistExpansion(limit: expansionLimit))
+            let expansion = BPlistExpansion(limit: BPlistExpansion.budget(limit: expansionLimit, documentBytes: data.count))
+            var reader = try PropertyListReader(document: document, expansion: BPlistSpending(expansion))
             return try reader.value(document.topObject, depth: 0)
         } catch let error as BPlistSyntaxError {
             throw ReadingFailure(offset: error.offset, description: error.description)
@@ -230,13 +231,13 @@ private struct PropertyListReader {
     /// file expands to about the elements its containers hold: reading four times that (at
     /// least a million) is refused, not expanded.
     private var budget: Int
-    /// The bytes the values read may still take: the same count of elements, and the bytes of
-    /// strings and data, which the element count misses (a 1 MiB string held a million times).
-    private let expansion: BPlistExpansion
+    /// What the values read take (see ``BPlistExpansion``): also the bytes of strings, data and
+    /// keys, which the element count misses (a 1 MiB string held a million times).
+    private let expansion: BPlistSpending
 
     /// - Throws: ``BPlistSyntaxError`` for an object the file's table points outside of.
     /// - Complexity: O(objects), a look at each.
-    init(document: BPlistDocument, expansion: BPlistExpansion) throws {
+    init(document: BPlistDocument, expansion: BPlistSpending) throws {
         self.document = document
         self.expansion = expansion
         var elements = 0
@@ -269,11 +270,11 @@ private struct PropertyListReader {
             return .double(value)
         case .date: return .date(Date(timeIntervalSinceReferenceDate: document.real(object)))
         case .data:
-            try expand(object.count, at: object)
+            try expand(object)
             return .data(Data(document.span(object, byteCount: object.count)))
         case .asciiString, .utf16String:
             if document.isNull(object) { return .null }
-            try expand(BPlistExpansion.bytes(of: object), at: object)
+            try expand(object)
             return .string(try document.string(object))
         case .uid:
             throw BPlistSyntaxError(offset: object.payload - 1, reason: "a UID, which a snapshot does not hold")
@@ -299,6 +300,7 @@ private struct PropertyListReader {
                 let valueReference = document.reference(at: object.payload, index: object.count + index)
                 let field = try value(valueReference, depth: depth + 1)
                 // A repeated key: the first one counts, as in the app's typed decoding.
+                try expand(key)
                 let name = try document.string(key)
                 if fields[name] == nil { fields[name] = field }
             }
@@ -306,12 +308,15 @@ private struct PropertyListReader {
         }
     }
 
-    private func expand(_ bytes: Int, at object: BPlistObject) throws {
-        guard expansion.spend(bytes) else { throw BPlistExpansionExceeded(limit: expansion.limit, offset: object.payload - 1) }
+    /// Counts the string or data `object` (`elements`: the array or dictionary's elements).
+    private func expand(_ object: BPlistObject, elements: Bool = false) throws {
+        guard elements ? expansion.spend(elements: object.count) : expansion.spend(object) else {
+            throw BPlistExpansionExceeded(limit: expansion.expansion.limit, offset: object.payload - 1)
+        }
     }
 
     private mutating func spend(_ elements: Int, at object: BPlistObject) throws {
-        try expand(elements, at: object)
+        try expand(object, elements: true)
         budget -= elements
         guard budget >= 0 else {
             throw BPlistSyntaxError(

@@ -54,17 +54,16 @@ extension SnapshotValue {
     }
 
     /// The object with a non-finite double in a top-level field that `fieldTypes` (an
-    /// entity's, ``SnapshotHeaderV1/fieldTypesVersion`` 2 or later) leaves unnamed turned back
-    /// into the string it was read from.
+    /// entity's) names a `String` turned back into the string it was read from.
     ///
     /// A JSON snapshot writes a non-finite `Double` as the string `"NaN"`, `"Infinity"` or
     /// `"-Infinity"`, so generic reading takes those strings for doubles wherever they are. The
-    /// type hints name every top-level double (`real`), even one `nil` in the objects they
-    /// sample, and every date, URL and decimal: a top-level field without a hint is none of
-    /// those, so its `"NaN"` was a string (a tag named "Infinity"). Nested values keep the
-    /// reading as a double: the hints name top-level doubles only.
+    /// type hints (``SnapshotHeaderV1/fieldTypesVersion`` 3) name each top-level field declared
+    /// `String` (`"string"`, even one `nil` in the objects they sample): in such a field the
+    /// value was the string (a tag named "Infinity"). Any other value keeps the reading as a
+    /// double, so nothing is turned into a string that was not declared one.
     ///
-    /// - Complexity: O(top-level fields); no copy when nothing changes.
+    /// - Complexity: O(top-level fields).
     func withNonFiniteStringsRestored(fieldTypes: [String: String]) -> SnapshotValue {
         guard case .object(let fields) = self else { return self }
         return .object(Self.restoringNonFiniteStrings(fields, fieldTypes: fieldTypes))
@@ -74,7 +73,7 @@ extension SnapshotValue {
     static func restoringNonFiniteStrings(_ fields: [String: SnapshotValue], fieldTypes: [String: String]) -> [String: SnapshotValue] {
         var restored = fields
         for (key, value) in fields {
-            guard case .double(let number) = value, !number.isFinite, fieldTypes[key] == nil else { continue }
+            guard case .double(let number) = value, !number.isFinite, fieldTypes[key] == "string" else { continue }
             restored[key] = .string(nonFiniteName(number))
         }
         return restored

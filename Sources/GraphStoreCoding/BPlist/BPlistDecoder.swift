@@ -23,11 +23,13 @@ package enum BPlistDecoder {
     /// - Parameter parallel: Whether large arrays of dictionaries may be decoded half on
     ///   another thread (see ``ArraySpeculation``), for types whose `init(from:)` can run on
     ///   two threads at once. Results and errors are the same.
-    /// - Parameter expansionLimit: The most bytes the values read may take (see
-    ///   ``BPlistExpansion``): past it, a `dataCorrupted` error whose underlying error is
-    ///   ``BPlistExpansionExceeded``.
+    /// - Parameter expansion: What the values read may take (see ``BPlistExpansion``): past
+    ///   it, a `dataCorrupted` error whose underlying error is ``BPlistExpansionExceeded``. A
+    ///   type's `init(from:)` may wrap or drop that error: the caller asks
+    ///   ``BPlistExpansion/isExhausted`` afterwards.
     package static func decode<T: Decodable>(
-        _ type: T.Type, from data: Data, userInfo: [CodingUserInfoKey: any Sendable] = [:], parallel: Bool = false, expansionLimit: Int = .max
+        _ type: T.Type, from data: Data, userInfo: [CodingUserInfoKey: any Sendable] = [:], parallel: Bool = false,
+        expansion: BPlistExpansion = BPlistExpansion(limit: .max)
     ) throws -> T {
         let document: BPlistDocument
         do {
@@ -37,7 +39,7 @@ package enum BPlistDecoder {
                 codingPath: [], debugDescription: "The given data was not a valid property list.", underlyingError: error))
         }
         let impl = BPlistDecoderImpl(
-            document: document, userInfo: userInfo, current: document.topObject, path: .root, expansion: BPlistExpansion(limit: expansionLimit))
+            document: document, userInfo: userInfo, current: document.topObject, path: .root, expansion: BPlistSpending(expansion))
         impl.parallel = parallel && Processors.active > 1
         impl.recyclesDictionaries = true
         defer {

@@ -33,11 +33,12 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer, MovingCode
         knownKeys[position] = (name, ascii, reference)
     }
 
-    /// What the values read on this decoder's thread may still take (see ``BPlistExpansion``);
-    /// shared by the decoders of ``superDecoder()``, not by a speculation's.
-    let expansion: BPlistExpansion
+    /// What the values read on this decoder's thread take (see ``BPlistExpansion``); shared by
+    /// the decoders of ``superDecoder()``, not by a speculation's (which counts its own, into
+    /// the same total).
+    let expansion: BPlistSpending
 
-    init(document: BPlistDocument, userInfo: [CodingUserInfoKey: Any], current: Int, path: CodingPath, expansion: BPlistExpansion) {
+    init(document: BPlistDocument, userInfo: [CodingUserInfoKey: Any], current: Int, path: CodingPath, expansion: BPlistSpending) {
         self.document = document
         self.userInfo = userInfo
         self.current = current
@@ -45,16 +46,16 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer, MovingCode
         self.expansion = expansion
     }
 
-    /// Spends the bytes of `object`'s value (`bytes`, or those of a string or data object) of
-    /// ``expansion``.
+    /// Counts the string or data `object` read into a value (`elements`: the array or
+    /// dictionary `object`'s elements) against ``expansion``.
     ///
     /// - Throws: `dataCorrupted` at `key` of `path`, with ``BPlistExpansionExceeded`` as the
-    ///   underlying error, once the budget is exceeded.
-    @inline(__always) func spend<Key: CodingKey>(_ bytes: Int, of object: BPlistObject, path: CodingPath, key: Key) throws {
-        guard expansion.spend(bytes) else {
+    ///   underlying error, once the total has passed the limit.
+    @inline(__always) func spend<Key: CodingKey>(_ object: BPlistObject, elements: Bool = false, path: CodingPath, key: Key) throws {
+        guard elements ? expansion.spend(elements: object.count) : expansion.spend(object) else {
             throw DecodingError.dataCorrupted(DecodingError.Context(
                 codingPath: path.codingPath(appending: key), debugDescription: "The property list's values expand past the limit.",
-                underlyingError: BPlistExpansionExceeded(limit: expansion.limit, offset: object.payload - 1)))
+                underlyingError: BPlistExpansionExceeded(limit: expansion.expansion.limit, offset: object.payload - 1)))
         }
     }
 
@@ -104,13 +105,13 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer, MovingCode
         }
         if T.self == Data.self {
             guard object.kind == .data else { throw typeMismatch(Data.self, object, path: path, key: key) }
-            try spend(object.count, of: object, path: path, key: key)
+            try spend(object, path: path, key: key)
             return Data(document.span(object, byteCount: object.count)) as! T
         }
         if T.self == UUID.self, object.kind == .asciiString, let uuid = UUIDParsing.canonicalUUID(document.span(object, byteCount: object.count)) {
             return unsafeBitCast(uuid, to: T.self)
         }
-        if T.self == [UUID].self, object.kind == .array, expansion.spend(object.count), let uuids = canonicalUUIDs(object) {
+        if T.self == [UUID].self, object.kind == .array, expansion.spend(elements: object.count), let uuids = canonicalUUIDs(object) {
             return unsafeBitCast(uuids, to: T.self)
         }
         return try decodeNested(T.self, at: reference, path: path.appending(codingKey: key))
@@ -142,7 +143,7 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer, MovingCode
 
     func string<Key: CodingKey>(_ object: BPlistObject, path: CodingPath, key: Key) throws -> String {
         guard object.kind == .asciiString || object.kind == .utf16String else { throw typeMismatch(String.self, object, path: path, key: key) }
-        try spend(BPlistExpansion.bytes(of: object), of: object, path: path, key: key)
+        try spend(object, path: path, key: key)
         return try reading(path: path, key: key) { try document.string(object) }
     }
 
@@ -209,7 +210,7 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer, MovingCode
     /// The string at `reference`.
     @inline(__always) func stringWithoutPath(_ reference: Int) -> String? {
         guard let object = try? document.object(reference), object.kind == .asciiString || object.kind == .utf16String,
-              expansion.spend(BPlistExpansion.bytes(of: object)) else { return nil }
+              expansion.spend(object) else { return nil }
         return try? document.string(object)
     }
 
@@ -217,7 +218,7 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer, MovingCode
     @inline(__always) func stringOrNullWithoutPath(_ reference: Int) -> String?? {
         guard let object = try? document.object(reference) else { return nil }
         if document.isNull(object) { return .some(nil) }
-        guard object.kind == .asciiString || object.kind == .utf16String, expansion.spend(BPlistExpansion.bytes(of: object)),
+        guard object.kind == .asciiString || object.kind == .utf16String, expansion.spend(object),
               let string = try? document.string(object) else { return nil }
         return string
     }
@@ -272,7 +273,7 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer, MovingCode
         guard object.kind == .dictionary else {
             throw typeMismatch([String: Any].self, object, path: path, key: NoCodingKey())
         }
-        try spend(object.count, of: object, path: path, key: NoCodingKey())
+        try spend(object, elements: true, path: path, key: NoCodingKey())
         guard recyclesDictionaries else {
             return BPlistKeyedContainer(state: BPlistDictionary(impl: self, object: object, path: path.compacted))
         }
@@ -299,7 +300,7 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer, MovingCode
         guard object.kind == .array || object.kind == .set else {
             throw typeMismatch([Any].self, object, path: path, key: NoCodingKey())
         }
-        try spend(object.count, of: object, path: path, key: NoCodingKey())
+        try spend(object, elements: true, path: path, key: NoCodingKey())
         return BPlistUnkeyedContainer(impl: self, object: object, path: path.compacted)
     }
 

@@ -70,8 +70,10 @@ struct BPlistKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     var allKeys: [Key] {
         let document = impl.document
         return (0..<state.object.count).compactMap { index in
+            // Counted as read: past the limit the keys stop, and the decoding is refused for the
+            // limit (``BPlistExpansion/isExhausted``).
             guard let key = try? document.object(document.reference(at: state.object.payload, index: index)),
-                  let name = try? document.string(key) else { return nil }
+                  impl.expansion.spend(key), let name = try? document.string(key) else { return nil }
             return Key(stringValue: name)
         }
     }

@@ -127,10 +127,10 @@ final class BPlistArrayWorker: SpeculativeArrayWorker {
     private let path: CodingPath
 
     init(impl: BPlistDecoderImpl, array: BPlistObject, path: CodingPath) {
-        // A budget of its own (one per thread), from the same limit: an element it cannot decode
-        // within it is decoded again on the array's own thread.
+        // A count of its own (one per thread) into the same total.
         self.impl = BPlistDecoderImpl(
-            document: impl.document, userInfo: impl.userInfo, current: impl.current, path: .root, expansion: BPlistExpansion(limit: impl.expansion.limit))
+            document: impl.document, userInfo: impl.userInfo, current: impl.current, path: .root,
+            expansion: BPlistSpending(impl.expansion.expansion))
         self.impl.recyclesDictionaries = true
         self.array = array
         // Its own node, so the two threads do not share one reference count.
@@ -170,7 +170,10 @@ extension BPlistUnkeyedContainer: MemberNameSurvey {
             }
             var names: Set<String> = []
             for reference in keys {
-                if let key = try? document.object(reference), let name = try? document.string(key) { names.insert(name) }
+                // Counted as read: past the limit the survey stops, and the decoding it belongs
+                // to is refused for the limit (``BPlistExpansion/isExhausted``).
+                guard let key = try? document.object(reference), impl.expansion.spend(key) else { return collector.result }
+                if let name = try? document.string(key) { names.insert(name) }
             }
             collector.add(names, at: index)
             if layouts.count == 8 { layouts.removeLast() }

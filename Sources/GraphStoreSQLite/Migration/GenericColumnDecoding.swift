@@ -67,7 +67,10 @@ enum GenericColumnDecoding {
         case .date: "date"
         case .blob: "data"
         case .real: "real"
-        case .integer, .bool, .text, .json: nil
+        // The typed store writes a text column from a `String` (or a type encoded as one): the
+        // hint keeps a "NaN" in it a string when the snapshot is read again.
+        case .text: "string"
+        case .integer, .bool, .json: nil
         }
     }
 

@@ -102,4 +102,77 @@ import Testing
         let expected = NonFiniteModels.readings.map { Reading(id: $0.id, label: $0.label.uppercased(), value: $0.value, limit: $0.limit) }
         #expect(NonFiniteModels.match(migrated.map { Reading(id: $0.id, label: $0.label, value: $0.value, limit: $0.limit) }, expected))
     }
+
+    /// A value that is text or a number, encoded as either: a custom type, not a `String`.
+    enum Cell: Codable, Equatable {
+        case text(String)
+        case number(Double)
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let number = try? container.decode(Double.self) { self = .number(number) } else { self = .text(try container.decode(String.self)) }
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            switch self {
+            case .text(let text): try container.encode(text)
+            case .number(let number): try container.encode(number)
+            }
+        }
+    }
+
+    struct Sheet: Entity {
+        var id: Int
+        var cell: Cell
+        var note: String?
+        var weight: Double?
+        static var entityName: String { "Sheet" }
+
+        enum CodingKeys: String, CodingKey { case id, cell, note, weight }
+
+        // Hand-written: a nil note is encoded as a value, a nil weight is left out.
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(id, forKey: .id)
+            try container.encode(cell, forKey: .cell)
+            try container.encode(note, forKey: .note)
+            if let weight { try container.encode(weight, forKey: .weight) }
+        }
+    }
+
+    /// The hints name declared strings and doubles, `nil` ones included, and never a custom type
+    /// that encodes a string: probed directly, so which objects are sampled does not matter.
+    @Test func theHintsNameDeclaredStringsAndDoublesOnly() {
+        #expect(FieldTypeProbe.fieldTypes(of: [Reading(id: 1, label: "a", value: 1, limit: nil)])
+            == ["label": "string", "value": "real", "limit": "real"])
+        #expect(FieldTypeProbe.fieldTypes(of: [Sheet(id: 1, cell: .text("NaN"), note: nil, weight: nil)]) == ["note": "string"])
+        #expect(FieldTypeProbe.fieldTypes(of: [Sheet(id: 1, cell: .number(1), note: "x", weight: 2)]) == ["cell": "real", "note": "string", "weight": "real"])
+    }
+
+    /// A number a custom type holds stays a number, even where the objects the hints sampled
+    /// held only text in that field: converting to a property list keeps `.number(NaN)`.
+    @Test func aCustomTypesNumberStaysANumber() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("sheets.json.gz")
+        let sheets = (0..<100).map { Sheet(id: $0, cell: $0 == 42 ? .number(.nan) : .text($0 == 7 ? "NaN" : "cell \($0)"), note: $0 == 3 ? "Infinity" : nil, weight: nil) }
+        let container = try GraphContainer(for: [Sheet.self], store: .file(url, format: .json))
+        container.mainContext.insert(contentsOf: sheets)
+        try container.mainContext.save()
+        try await container.close()
+
+        let plist = directory.file("sheets.plist")
+        try GenericSnapshot.read(from: url).encoded(as: .binaryPropertyList).write(to: plist)
+        let converted = try GraphContainer(for: [Sheet.self], store: .file(plist, format: .binaryPropertyList, compression: .none))
+        let found = Dictionary(uniqueKeysWithValues: try converted.mainContext.fetch(FetchDescriptor<Sheet>()).map { ($0.id, $0) })
+        try await converted.close()
+        guard case .number(let number)? = found[42]?.cell else {
+            Issue.record("the number became \(String(describing: found[42]?.cell))")
+            return
+        }
+        #expect(number.isNaN)
+        #expect(found[3]?.note == "Infinity", "a declared String? keeps its text")
+        #expect(found.count == 100)
+    }
 }

@@ -13,11 +13,11 @@ import Testing
 @Suite struct PropertyListExpansionTests {
     /// More posts than the decoder splits between two threads, so both threads' budgets count.
     static let postCount = 2_100
-    static let bodyBytes = 4_096
+    static let bodyBytes = 16_384
 
     /// A gzip'd property-list snapshot of ``postCount`` posts with distinct ids, whose bodies are
-    /// one string of ``bodyBytes`` bytes that the file holds once: about 8.6 MB expanded from a
-    /// document a few hundred kilobytes long. Made from a store GraphStore wrote, rewritten by a
+    /// one string of ``bodyBytes`` bytes that the file holds once: about 34 MB expanded from a
+    /// document a few hundred kilobytes long (so more than 32 times the document). Made from a store GraphStore wrote, rewritten by a
     /// writer that shares every equal value.
     static func sharedBodySnapshot(at url: URL) async throws -> (file: Data, body: String) {
         let container = try GraphContainer(for: exampleModel, store: .file(url, format: .binaryPropertyList, durability: .coalesced))
@@ -120,5 +120,64 @@ import Testing
             return
         }
         #expect(values.count == 1_000 && values.allSatisfy { $0 == long })
+    }
+
+    /// Keys are values too: a thousand dictionaries sharing one 64 KiB key.
+    @Test func sharedKeysCount() throws {
+        let key = String(repeating: "k", count: 1 << 16)
+        let document = SharingPropertyListWriter.write(.array((0..<1_000).map { .object([key: .integer(Int64($0))]) }))
+        #expect(document.count < (1 << 16) + (64 << 10), "the key once, and a thousand small dictionaries")
+        #expect(throws: BPlistExpansionExceeded.self) {
+            _ = try SnapshotValue.readPropertyList(document, expansionLimit: 16 << 20)
+        }
+        let expansion = BPlistExpansion(limit: 16 << 20)
+        #expect(throws: (any Error).self) {
+            _ = try BPlistDecoder.decode([[String: Int]].self, from: document, expansion: expansion)
+        }
+        #expect(expansion.isExhausted)
+        let decoded = try BPlistDecoder.decode([[String: Int]].self, from: document, expansion: BPlistExpansion(limit: 128 << 20))
+        #expect(decoded.count == 1_000 && decoded.allSatisfy { $0.keys.first == key })
+    }
+
+    struct Cell: Decodable, Equatable {
+        var text: String
+    }
+
+    /// An array long enough to be decoded half on another thread, shared twenty times, whose
+    /// long strings are all in the half the other thread decodes: the threads count into one
+    /// total, so the decoding is refused as on one thread.
+    @Test(arguments: [false, true])
+    func threadsShareOneBudget(parallel: Bool) throws {
+        // Long strings in the second half only, which the other thread decodes.
+        let short = SnapshotValue.object(["text": .string("c")])
+        let long = SnapshotValue.object(["text": .string(String(repeating: "c", count: 16 << 10))])
+        let shared = SnapshotValue.array(Array(repeating: short, count: 1_024) + Array(repeating: long, count: 1_024))
+        let document = SharingPropertyListWriter.write(.array(Array(repeating: shared, count: 20)))
+        #expect(document.count < 64 << 10)
+        let expansion = BPlistExpansion(limit: 32 << 20)
+        #expect(throws: (any Error).self) {
+            _ = try BPlistDecoder.decode([[Cell]].self, from: document, parallel: parallel, expansion: expansion)
+        }
+        #expect(expansion.isExhausted)
+    }
+
+    /// A file GraphStore wrote opens with the limit set to its own size: the budget allows for
+    /// what values take in memory beyond their bytes in the file.
+    @Test func aStoresOwnFileOpensAtItsOwnSize() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("posts.plist")
+        let container = try GraphContainer(for: exampleModel, store: .file(url, format: .binaryPropertyList, compression: .none, durability: .coalesced))
+        let tag = ExampleModel.Tag(name: "swift")
+        container.mainContext.insert(tag)
+        container.mainContext.insert(contentsOf: Fixtures.posts(2_000, tags: [tag.id]))
+        try container.mainContext.save()
+        try await container.close()
+        let size = try Data(contentsOf: url).count
+
+        let reopened = try GraphContainer(for: exampleModel, store: .file(url, options: SnapshotOptions(maxDecompressedBytes: size)))
+        #expect(try reopened.mainContext.fetchCount(FetchDescriptor<Post>()) == 2_000)
+        try await reopened.close()
+        #expect(try GenericSnapshot.read(from: url, maxDecompressedBytes: size).entities.first { $0.name == "Post" }?.objects.count == 2_000)
     }
 }
