@@ -67,4 +67,36 @@ import Testing
         try Migration.snapshotToSQLite(from: snapshot, to: sqlite)
         #expect(NonFiniteModels.match(try await Self.fetch(NonFiniteModels.Reading.self, .sqlite(sqlite)), readings))
     }
+
+    /// A SQLite store's journal records are JSON: a migration step sees a text column's "NaN"
+    /// in one as the string it is, as in the table.
+    @Test func aMigrationStepSeesJournalStringsOfASQLiteStore() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("readings.sqlite")
+        let first = try GraphContainer(for: [NonFiniteModels.Reading.self], store: .sqlite(url), version: 1)
+        first.mainContext.insert(contentsOf: NonFiniteModels.readings.dropFirst(3))
+        try first.mainContext.save()
+        try await first.close()
+
+        // The readings labelled with the non-finite names, saved while the writer is held: after
+        // a crash, in the journal only.
+        let gate = WriterGate()
+        var options = SQLiteStoreOptions()
+        options.beforeTransaction = { _ in gate.pass() }
+        let old = try GraphContainer(for: [NonFiniteModels.Reading.self], store: .sqlite(url, options: options), version: 1)
+        gate.close()
+        old.mainContext.insert(contentsOf: NonFiniteModels.readings.prefix(3))
+        try old.mainContext.save()
+        await gate.waitUntilReached()
+        let crashed = try SQLiteJournalTestKit.crashCopy(of: url, to: directory.file("crashed"))
+        gate.open()
+        try await old.close()
+
+        let container = try GraphContainer(
+            for: [NonFiniteModels.CappedReading.self], store: .sqlite(crashed), version: 2, migrations: NonFiniteModels.CappedReading.migrations)
+        let migrated = try container.mainContext.fetch(FetchDescriptor<NonFiniteModels.CappedReading>())
+        try await container.close()
+        #expect(NonFiniteModels.match(migrated.map(\.reading), NonFiniteModels.capped(NonFiniteModels.readings)))
+    }
 }

@@ -32,6 +32,35 @@ public enum NonFiniteModels {
         }
     }
 
+    /// Version 2 of the reading: its label in capitals, which the migration's `.transform` makes
+    /// and which fails on a label that is not a string.
+    public struct CappedReading: Entity {
+        public var id: Int
+        public var label: String
+        public var value: Double
+        public var limit: Double?
+        public static var entityName: String { "Reading" }
+
+        public var reading: Reading { Reading(id: id, label: label, value: value, limit: limit) }
+
+        public static let migrations = [SchemaMigration(from: 1, to: 2, [
+            .transform("Reading") { object in
+                guard case .string(let label)? = object["label"] else { throw NotAString(value: "\(object["label"] ?? .null)") }
+                object["label"] = .string(label.uppercased())
+            },
+        ])]
+    }
+
+    /// A label the migration step did not see as a string.
+    public struct NotAString: Error {
+        public var value: String
+    }
+
+    /// The readings as ``CappedReading``'s migration makes them.
+    public static func capped(_ readings: [Reading]) -> [Reading] {
+        readings.map { Reading(id: $0.id, label: $0.label.uppercased(), value: $0.value, limit: $0.limit) }
+    }
+
     /// A hundred readings: the first three labelled with the non-finite names and holding
     /// those values, the last one a limit of minus infinity.
     public static let readings: [Reading] = (0..<100).map { id in

@@ -58,7 +58,8 @@ enum SQLiteStoreMigration {
         }
         let migrated = try OlderStoreMigration.migrate(
             MigratingStore(conventional: entities), from: stored, storeVersion: metadata.storeVersion, lineage: metadata.lineage, schema: schema, path: path,
-            numbers: numbers)
+            // The column kinds as hints: a text column's "NaN" in a journal record is a string.
+            numbers: numbers, fieldTypes: contents.fieldTypes)
         let plan: SQLiteWritePlan
         let layout: StoreLayout
         do {

@@ -48,22 +48,7 @@ import Testing
         try await container.close()
     }
 
-    /// Version 2 of the reading: its label in capitals, the migration's `.transform` makes them.
-    struct CappedReading: Entity {
-        var id: Int
-        var label: String
-        var value: Double
-        var limit: Double?
-        static var entityName: String { "Reading" }
-        static let migrations = [SchemaMigration(from: 1, to: 2, [
-            .transform("Reading") { object in
-                guard case .string(let label)? = object["label"] else { throw MigrationStepError.notAString("\(object["label"] ?? .null)") }
-                object["label"] = .string(label.uppercased())
-            },
-        ])]
-    }
-
-    enum MigrationStepError: Error { case notAString(String) }
+    typealias CappedReading = NonFiniteModels.CappedReading
 
     /// A migration step sees a `String` field's `"NaN"` as the string it is, in the snapshot and
     /// in the records of a journal a crash left (which are JSON whatever the snapshot's format).
@@ -99,8 +84,7 @@ import Testing
         let container = try GraphContainer(for: [CappedReading.self], store: .file(url, format: format), version: 2, migrations: CappedReading.migrations)
         let migrated = try container.mainContext.fetch(FetchDescriptor<CappedReading>())
         try await container.close()
-        let expected = NonFiniteModels.readings.map { Reading(id: $0.id, label: $0.label.uppercased(), value: $0.value, limit: $0.limit) }
-        #expect(NonFiniteModels.match(migrated.map { Reading(id: $0.id, label: $0.label, value: $0.value, limit: $0.limit) }, expected))
+        #expect(NonFiniteModels.match(migrated.map(\.reading), NonFiniteModels.capped(NonFiniteModels.readings)))
     }
 
     /// A value that is text or a number, encoded as either: a custom type, not a `String`.
