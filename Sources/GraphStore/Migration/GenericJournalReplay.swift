@@ -48,6 +48,7 @@ enum GenericJournalReplay {
             for object in store[name] { table[object["id"] ?? .null] = object }
             return table
         }
+        let stringFields = (fieldTypes ?? [:]).mapValues(SnapshotValue.stringFields(of:))
         var version = storeVersion
         for record in contents.scan.records where record.version > storeVersion {
             let document: SnapshotValue
@@ -80,7 +81,7 @@ enum GenericJournalReplay {
                             throw GraphStoreError.damagedFile(path: path, offset: record.start, reason: "the journal record of store version \(record.version) upserts a \(name) without an id")
                         }
                         // A record is JSON too: its "NaN" strings read as the snapshot's do.
-                        objects[id] = fieldTypes?[name].map { SnapshotValue.restoringNonFiniteStrings(fields, fieldTypes: $0) } ?? fields
+                        objects[id] = stringFields[name].flatMap { SnapshotValue.restoringNonFiniteStrings(fields, in: $0) } ?? fields
                         numbers.set(recorded.bag(entity: name, id: id) ?? ExactNumbers.Bag(), entity: name, id: id)
                     }
                 }

@@ -30,7 +30,7 @@ package enum OlderStoreMigration {
     ///   for a damaged journal or one of another store.
     /// - Parameter fieldTypes: The type hints of the snapshot (``SnapshotHeaderV1/fieldTypes``),
     ///   which tell a string `"NaN"` in a journal record from a double's (see
-    ///   ``SnapshotValue/withNonFiniteStringsRestored(fieldTypes:)``); `nil` when there are none.
+    ///   ``SnapshotValue/withNonFiniteStringsRestored(in:)``); `nil` when there are none.
     /// - Complexity: O(objects + journal size) generic and typed work, plus what transforms do.
     package static func migrate(
         _ store: MigratingStore, from stored: Int, storeVersion: UInt64, lineage: UUID?, schema: Schema, path: String,

@@ -110,8 +110,8 @@ public struct GenericSnapshot: Sendable {
                 }
             }
             // The hints tell a string "NaN" from a double's in top-level fields.
-            if format == .json, let types = header.fieldTypes?[name], types.values.contains("string") {
-                entities.append((name, objects.map { $0.withNonFiniteStringsRestored(fieldTypes: types) }))
+            if format == .json, let types = header.fieldTypes?[name], case let keys = SnapshotValue.stringFields(of: types), !keys.isEmpty {
+                entities.append((name, objects.map { $0.withNonFiniteStringsRestored(in: keys) }))
             } else {
                 entities.append((name, objects))
             }
@@ -160,7 +160,9 @@ public struct GenericSnapshot: Sendable {
         header.counts = Dictionary(uniqueKeysWithValues: entities.map { ($0.name, $0.objects.count) })
         let byID = source.exactNumbers.byID
         let entities: [(name: String, objects: [SnapshotValue])] = try source.entities.map { entity in
-            if format == .binaryPropertyList, self.format == .json, let types = header.fieldTypes?[entity.name], !types.isEmpty {
+            // The hints that convert a value ("string" converts none).
+            if format == .binaryPropertyList, self.format == .json, let types = header.fieldTypes?[entity.name]?.filter({ $0.value != "string" }),
+               !types.isEmpty {
                 return (entity.name, try entity.objects.map { object in
                     do {
                         return try object.typed(by: types, numbers: object["id"].flatMap { byID[$0] })

@@ -53,8 +53,14 @@ extension SnapshotValue {
         number.isNaN ? "NaN" : (number > 0 ? "Infinity" : "-Infinity")
     }
 
-    /// The object with a non-finite double in a top-level field that `fieldTypes` (an
-    /// entity's) names a `String` turned back into the string it was read from.
+    /// The fields `fieldTypes` (an entity's) names strings, for ``withNonFiniteStringsRestored(in:)``.
+    static func stringFields(of fieldTypes: [String: String]) -> [String] {
+        fieldTypes.compactMap { $0.value == "string" ? $0.key : nil }
+    }
+
+    /// The object with a non-finite double in a top-level field of `keys` (the fields an
+    /// entity's type hints name `String`: ``stringFields(of:)``) turned back into the string it
+    /// was read from; the object itself when none holds one.
     ///
     /// A JSON snapshot writes a non-finite `Double` as the string `"NaN"`, `"Infinity"` or
     /// `"-Infinity"`, so generic reading takes those strings for doubles wherever they are. The
@@ -63,18 +69,21 @@ extension SnapshotValue {
     /// value was the string (a tag named "Infinity"). Any other value keeps the reading as a
     /// double, so nothing is turned into a string that was not declared one.
     ///
-    /// - Complexity: O(top-level fields).
-    func withNonFiniteStringsRestored(fieldTypes: [String: String]) -> SnapshotValue {
+    /// - Complexity: one lookup per key.
+    func withNonFiniteStringsRestored(in keys: [String]) -> SnapshotValue {
         guard case .object(let fields) = self else { return self }
-        return .object(Self.restoringNonFiniteStrings(fields, fieldTypes: fieldTypes))
+        let restored = Self.restoringNonFiniteStrings(fields, in: keys)
+        return restored.map(SnapshotValue.object) ?? self
     }
 
-    /// The fields of an object, as ``withNonFiniteStringsRestored(fieldTypes:)``.
-    static func restoringNonFiniteStrings(_ fields: [String: SnapshotValue], fieldTypes: [String: String]) -> [String: SnapshotValue] {
-        var restored = fields
-        for (key, value) in fields {
-            guard case .double(let number) = value, !number.isFinite, fieldTypes[key] == "string" else { continue }
-            restored[key] = .string(nonFiniteName(number))
+    /// The fields of an object with the non-finite doubles of `keys` made strings again, or
+    /// `nil` when there are none.
+    static func restoringNonFiniteStrings(_ fields: [String: SnapshotValue], in keys: [String]) -> [String: SnapshotValue]? {
+        var restored: [String: SnapshotValue]?
+        for key in keys {
+            guard case .double(let number)? = fields[key], !number.isFinite else { continue }
+            if restored == nil { restored = fields }
+            restored?[key] = .string(nonFiniteName(number))
         }
         return restored
     }
