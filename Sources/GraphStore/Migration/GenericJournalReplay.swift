@@ -69,20 +69,26 @@ enum GenericJournalReplay {
                     objects.removeAll()
                     numbers.removeAll(entity: name)
                 }
+                // A record is JSON too: its "NaN" strings read as the snapshot's do, ids included
+                // (the objects are keyed by the snapshot's ids, restored alike).
+                let strings = stringFields[name] ?? []
+                let idIsString = strings.contains("id")
                 if case .array(let ids)? = part["delete"] {
-                    for id in ids {
+                    for read in ids {
+                        let id = idIsString ? read.withNonFiniteNameRestored() : read
                         objects[id] = nil
                         numbers.remove(entity: name, id: id)
                     }
                 }
                 if case .array(let upserts)? = part["upsert"] {
                     for object in upserts {
-                        guard case .object(let fields) = object, let id = fields["id"] else {
+                        guard case .object(let read) = object, let readID = read["id"] else {
                             throw GraphStoreError.damagedFile(path: path, offset: record.start, reason: "the journal record of store version \(record.version) upserts a \(name) without an id")
                         }
-                        // A record is JSON too: its "NaN" strings read as the snapshot's do.
-                        objects[id] = stringFields[name].flatMap { SnapshotValue.restoringNonFiniteStrings(fields, in: $0) } ?? fields
-                        numbers.set(recorded.bag(entity: name, id: id) ?? ExactNumbers.Bag(), entity: name, id: id)
+                        let fields = SnapshotValue.restoringNonFiniteStrings(read, in: strings) ?? read
+                        let id = fields["id"] ?? readID
+                        objects[id] = fields
+                        numbers.set(recorded.bag(entity: name, id: readID) ?? ExactNumbers.Bag(), entity: name, id: id)
                     }
                 }
                 tables[name] = objects

@@ -178,6 +178,10 @@ package enum SnapshotCodec {
                 document = try BPlistDecoder.decode(
                     DecodableDocument.self, from: data, userInfo: [DecodingContext.key: context], parallel: true, expansion: expansion)
             }
+        } catch _ where expansion.isExhausted {
+            // First: whatever a type's `init(from:)` or the document's own reading (a key
+            // dropped past the budget) made of the reader's error.
+            throw GraphStoreError.decompressedSizeLimitExceeded(path: path, limit: limit)
         } catch let check as SnapshotHeaderCheck {
             throw check.error(path: path)
         } catch let unregistered as UnregisteredEntity {
@@ -185,9 +189,6 @@ package enum SnapshotCodec {
             throw GraphStoreError.codingFailed(
                 path: path, entity: name, id: nil,
                 reason: "the file holds \(unregistered.count) \(name) object(s), but the container does not register \(name); register the type, or declare a new model version whose migration has .renameEntity(\"\(name)\", to: …) or .removeEntity(\"\(name)\"), so they are not lost. The file was left untouched")
-        } catch _ where expansion.isExhausted {
-            // Whatever a type's `init(from:)` made of the reader's error.
-            throw GraphStoreError.decompressedSizeLimitExceeded(path: path, limit: limit)
         } catch let error as DecodingError {
             if reportingPositions, let failure = TypedDecodingFailure(error) { throw failure }
             throw describe(error, format: format, path: path)

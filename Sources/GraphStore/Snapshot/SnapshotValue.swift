@@ -76,6 +76,13 @@ extension SnapshotValue {
         return restored.map(SnapshotValue.object) ?? self
     }
 
+    /// The value, a non-finite double made the string JSON writes for it (a string id read
+    /// from a journal record's deletions).
+    func withNonFiniteNameRestored() -> SnapshotValue {
+        guard case .double(let number) = self, !number.isFinite else { return self }
+        return .string(Self.nonFiniteName(number))
+    }
+
     /// The fields of an object with the non-finite doubles of `keys` made strings again, or
     /// `nil` when there are none.
     static func restoringNonFiniteStrings(_ fields: [String: SnapshotValue], in keys: [String]) -> [String: SnapshotValue]? {

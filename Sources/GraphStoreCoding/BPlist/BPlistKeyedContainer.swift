@@ -48,8 +48,10 @@ final class BPlistDictionary {
         for _ in 0..<count {
             if index == count { index = 0 }
             let reference = document.reference(at: object.payload, index: index)
+            // A UTF-16 key is made into a string to compare: counted (past the budget, no key
+            // matches, and the decoding is refused for the limit).
             if let key = try? document.object(reference),
-               key.kind == .asciiString || key.kind == .utf16String, document.stringEquals(key, name) {
+               key.kind == .asciiString || (key.kind == .utf16String && impl.expansion.spend(key)), document.stringEquals(key, name) {
                 cursor = index + 1
                 impl.remember(key: name, ascii: key.kind == .asciiString, reference: reference, at: index)
                 return document.reference(at: object.payload, index: count + index)

@@ -172,7 +172,8 @@ extension BPlistUnkeyedContainer: MemberNameSurvey {
             for reference in keys {
                 // Counted as read: past the limit the survey stops, and the decoding it belongs
                 // to is refused for the limit (``BPlistExpansion/isExhausted``).
-                guard let key = try? document.object(reference), impl.expansion.spend(key) else { return collector.result }
+                guard let key = try? document.object(reference) else { continue }
+                guard impl.expansion.spend(key) else { return collector.result }
                 if let name = try? document.string(key) { names.insert(name) }
             }
             collector.add(names, at: index)
