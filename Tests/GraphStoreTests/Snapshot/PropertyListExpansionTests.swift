@@ -180,4 +180,36 @@ import Testing
         try await reopened.close()
         #expect(try GenericSnapshot.read(from: url, maxDecompressedBytes: size).entities.first { $0.name == "Post" }?.objects.count == 2_000)
     }
+
+    /// An entity name of 1 MiB held 64 times by the entities dictionary, in place of the posts
+    /// the header counts: the open is refused for the limit, not as a damaged file (whose
+    /// recovery would open the previous snapshot), though the names dropped past the budget
+    /// leave the posts missing.
+    @Test func aBombInTheEntityNamesIsRefusedForTheLimit() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("posts.plist.gz")
+        let container = try GraphContainer(for: exampleModel, store: .file(url, format: .binaryPropertyList, durability: .coalesced))
+        container.mainContext.insert(contentsOf: Fixtures.posts(3))
+        try container.mainContext.save()
+        try await container.close()
+        guard case .object(var root) = try SnapshotValue.readPropertyList(try Gzip.decompress(try Data(contentsOf: url), maxOutputBytes: 1 << 30)),
+              case .object(var entities)? = root["entities"] else {
+            Issue.record("not a snapshot")
+            return
+        }
+        let name = String(repeating: "k", count: 1 << 20)
+        entities = [name: .array([])]
+        root["entities"] = .object(entities)
+        let document = SharingPropertyListWriter.write(.object(root), repeating: name, times: 64)
+        #expect(document.count < 2 << 20)
+        try Gzip.compress(document).write(to: url)
+
+        #expect {
+            _ = try GraphContainer(for: exampleModel, store: .file(url, options: SnapshotOptions(maxDecompressedBytes: 4 << 20)))
+        } throws: { error in
+            guard case GraphStoreError.decompressedSizeLimitExceeded(let path, _)? = error as? GraphStoreError else { return false }
+            return path == url.path
+        }
+    }
 }

@@ -8,8 +8,12 @@ import Foundation
 /// writer (which shares short strings only), to make files whose shared values expand: a long
 /// string held by every object, or a reference bomb.
 enum SharingPropertyListWriter {
-    static func write(_ root: SnapshotValue) -> Data {
+    /// - Parameter repeatedKey: A dictionary key written `times` times wherever it occurs (the
+    ///   same key and value objects each time), as no writer would: a bomb in the keys.
+    static func write(_ root: SnapshotValue, repeating repeatedKey: String? = nil, times: Int = 1) -> Data {
         var writer = Writer()
+        writer.repeatedKey = repeatedKey
+        writer.times = times
         let top = writer.reference(root)
         return writer.finish(top: top)
     }
@@ -18,6 +22,8 @@ enum SharingPropertyListWriter {
         /// The objects' encodings, in reference order.
         var objects: [[UInt8]] = []
         var references: [SnapshotValue: Int] = [:]
+        var repeatedKey: String?
+        var times = 1
 
         /// The reference of `value`, written (with what it holds) the first time it is met.
         mutating func reference(_ value: SnapshotValue) -> Int {
@@ -46,7 +52,7 @@ enum SharingPropertyListWriter {
                 let refs = elements.map { reference($0) }
                 return Self.marker(0xA0, count: refs.count) + refs.flatMap(Self.ref)
             case .object(let fields):
-                let names = fields.keys.sorted()
+                let names = fields.keys.sorted().flatMap { $0 == repeatedKey ? Array(repeating: $0, count: times) : [$0] }
                 let keys = names.map { reference(.string($0)) }
                 let values = names.map { reference(fields[$0]!) }
                 return Self.marker(0xD0, count: names.count) + keys.flatMap(Self.ref) + values.flatMap(Self.ref)
