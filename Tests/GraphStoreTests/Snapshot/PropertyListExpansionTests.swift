@@ -212,4 +212,42 @@ import Testing
             return path == url.path
         }
     }
+
+    /// Each tag holds a field the app does not know (`yyOther`) and one whose key object is
+    /// damaged (`zzExtra`, its marker byte made unknown). The app's decoding passes over both;
+    /// the survey of stored fields must still see `yyOther`, so that the file is read
+    /// generically, which finds the damage, instead of opening and dropping `yyOther` at the
+    /// next save.
+    @Test func aDamagedKeyDoesNotHideAnUnknownField() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("tags.plist")
+        let container = try GraphContainer(for: exampleModel, store: .file(url, format: .binaryPropertyList, compression: .none, durability: .coalesced))
+        container.mainContext.insert(contentsOf: Fixtures.tagNames.map { ExampleModel.Tag(name: $0) })
+        try container.mainContext.save()
+        try await container.close()
+        guard case .object(var root) = try SnapshotValue.readPropertyList(try Data(contentsOf: url)),
+              case .object(var entities)? = root["entities"], case .array(let tags)? = entities["Tag"] else {
+            Issue.record("not a snapshot")
+            return
+        }
+        entities["Tag"] = .array(tags.map { tag in
+            guard case .object(var fields) = tag else { return tag }
+            fields["yyOther"] = .string("kept only if the file is refused")
+            fields["zzExtra"] = .integer(1)
+            return .object(fields)
+        })
+        root["entities"] = .object(entities)
+        var bytes = [UInt8](SharingPropertyListWriter.write(.object(root)))
+        // The key object "zzExtra" (marker 0x57, seven ASCII bytes): an unknown marker instead.
+        let key = [UInt8(0x57)] + Array("zzExtra".utf8)
+        let start = try #require((0...(bytes.count - key.count)).first { Array(bytes[$0..<($0 + key.count)]) == key })
+        bytes[start] = 0x70
+        try Data(bytes).write(to: url)
+
+        await #expect(throws: GraphStoreError.self) {
+            let opened = try GraphContainer(for: exampleModel, store: .file(url, options: SnapshotOptions()))
+            try await opened.close()
+        }
+    }
 }
