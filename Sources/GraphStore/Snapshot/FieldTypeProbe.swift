@@ -11,7 +11,8 @@ import Foundation
 /// formats needs to know them. An optional field that is `nil` is recorded by its declared type
 /// when the type's encoding names it (`encodeIfPresent`, as synthesized `Codable` does), so a
 /// field that is rarely set is found too (an optional encoded as a value, `nil` included, counts
-/// by its wrapped type). A top-level field declared `String` is recorded as `string`, since JSON
+/// by its wrapped type), and an array or set names its elements' declared type even when it is
+/// empty in every sampled object (`dates[]`). A top-level field declared `String` is recorded as `string`, since JSON
 /// writes a non-finite double as the string `"NaN"`: only the declared type tells which of the
 /// two such a string is (a custom type that encodes a string is not recorded, whatever it holds).
 /// The result goes into ``SnapshotHeaderV1/fieldTypes``.
@@ -61,6 +62,12 @@ enum FieldTypeProbe {
             if let optional = T.self as? any ProbedOptional.Type {
                 // A `nil` encoded as a value (a custom `encode(to:)`): its wrapped type.
                 return optional.recordWrapped(recorder: recorder, path: path, isTopLevel: isTopLevel)
+            }
+            if let array = T.self as? any ProbedArray.Type {
+                // Its elements' type, which an array empty (or `nil`) in every sampled object
+                // tells no other way; then the elements themselves, if any, are probed.
+                array.recordElements(recorder: recorder, path: path)
+                return false
             }
             if T.self == Date.self {
                 recorder.types[path] = "date"
@@ -246,6 +253,29 @@ extension SnapshotValue {
         guard case .array(let values) = self else { return self }
         return .array(try values.map { try $0.converting(at: path, to: type, numbers: numbers) })
     }
+}
+
+/// An array or set, for the probe to name its elements' declared type (`dates[]`: `date`).
+protocol ProbedArray {
+    static func recordElements(recorder: FieldTypeProbe.Recorder, path: String)
+}
+
+extension ProbedArray {
+    fileprivate static func record<Element>(_ element: Element.Type, recorder: FieldTypeProbe.Recorder, path: String) {
+        _ = FieldTypeProbe.ProbeEncoder.record(Element.self, recorder: recorder, path: path + "[]", isTopLevel: false)
+    }
+}
+
+extension Array: ProbedArray {
+    static func recordElements(recorder: FieldTypeProbe.Recorder, path: String) { record(Element.self, recorder: recorder, path: path) }
+}
+
+extension Set: ProbedArray {
+    static func recordElements(recorder: FieldTypeProbe.Recorder, path: String) { record(Element.self, recorder: recorder, path: path) }
+}
+
+extension ContiguousArray: ProbedArray {
+    static func recordElements(recorder: FieldTypeProbe.Recorder, path: String) { record(Element.self, recorder: recorder, path: path) }
 }
 
 /// An `Optional`, for the probe to name the declared type of a `nil` encoded as a value.
