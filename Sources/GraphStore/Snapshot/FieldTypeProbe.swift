@@ -12,12 +12,14 @@ import Foundation
 /// when the type's encoding names it (`encodeIfPresent`, as synthesized `Codable` does), so a
 /// field that is rarely set is found too (an optional encoded as a value, `nil` included, counts
 /// by its wrapped type), and an array or set names its elements' declared type even when it is
-/// empty in every sampled object (`dates[]`). A top-level field declared `String` is recorded as `string`, since JSON
-/// writes a non-finite double as the string `"NaN"`: only the declared type tells which of the
-/// two such a string is (a custom type that encodes a string is not recorded, whatever it holds).
+/// empty in every sampled object (`dates[]`). A top-level field declared `String` is recorded
+/// as `string`, since JSON writes a non-finite double as the string `"NaN"`: only the declared
+/// type tells which of the two such a string is (a custom type that encodes a string is not
+/// recorded, whatever it holds).
 /// The result goes into ``SnapshotHeaderV1/fieldTypes``.
 enum FieldTypeProbe {
-    /// `path → "date" | "data" | "real"` found in `objects` (at most `limit` of them are probed).
+    /// `path → "date" | "data" | "url" | "decimal" | "real" | "string"` found in `objects` (at
+    /// most `limit` of them are probed).
     ///
     /// - Complexity: O(size of the probed objects).
     static func fieldTypes(of objects: some Sequence<any Entity>, limit: Int = 64) -> [String: String] {
@@ -192,13 +194,24 @@ extension SnapshotValue {
     /// double rounds takes its exact value from `numbers`). Used when a JSON document becomes a
     /// property list.
     ///
+    /// - Parameter paths: An entity's field types as ``typedPaths(_:)`` prepares them, once for
+    ///   all its objects.
     /// - Throws: `EncodingError.invalidValue` for a decimal whose double two different numbers
     ///   of the file round to.
-    func typed(by fieldTypes: [String: String], numbers: ExactNumbers.Bag? = nil) throws -> SnapshotValue {
-        try fieldTypes.reduce(self) { value, entry in
-            try value.converting(
-                at: Self.pathComponents(entry.key), to: entry.value, numbers: numbers)
-        }
+    func typed(by paths: [TypedPath], numbers: ExactNumbers.Bag? = nil) throws -> SnapshotValue {
+        try paths.reduce(self) { value, path in try value.converting(at: path.components, to: path.type, numbers: numbers) }
+    }
+
+    /// A field-types entry with its path split into components (``pathComponents(_:)``).
+    struct TypedPath {
+        let components: ArraySlice<String>
+        let type: String
+    }
+
+    /// The entries of an entity's field types that convert a value on the way to a property
+    /// list (not `string`, which converts none), each path split once.
+    static func typedPaths(_ fieldTypes: [String: String]) -> [TypedPath] {
+        fieldTypes.compactMap { $0.value == "string" ? nil : TypedPath(components: pathComponents($0.key), type: $0.value) }
     }
 
     /// The components of a field-types path: its keys (split on `.`), each array level its own
@@ -256,27 +269,19 @@ extension SnapshotValue {
 }
 
 /// An array or set, for the probe to name its elements' declared type (`dates[]`: `date`).
-protocol ProbedArray {
+protocol ProbedArray: Sequence {
     static func recordElements(recorder: FieldTypeProbe.Recorder, path: String)
 }
 
 extension ProbedArray {
-    fileprivate static func record<Element>(_ element: Element.Type, recorder: FieldTypeProbe.Recorder, path: String) {
+    static func recordElements(recorder: FieldTypeProbe.Recorder, path: String) {
         _ = FieldTypeProbe.ProbeEncoder.record(Element.self, recorder: recorder, path: path + "[]", isTopLevel: false)
     }
 }
 
-extension Array: ProbedArray {
-    static func recordElements(recorder: FieldTypeProbe.Recorder, path: String) { record(Element.self, recorder: recorder, path: path) }
-}
-
-extension Set: ProbedArray {
-    static func recordElements(recorder: FieldTypeProbe.Recorder, path: String) { record(Element.self, recorder: recorder, path: path) }
-}
-
-extension ContiguousArray: ProbedArray {
-    static func recordElements(recorder: FieldTypeProbe.Recorder, path: String) { record(Element.self, recorder: recorder, path: path) }
-}
+extension Array: ProbedArray {}
+extension Set: ProbedArray {}
+extension ContiguousArray: ProbedArray {}
 
 /// An `Optional`, for the probe to name the declared type of a `nil` encoded as a value.
 protocol ProbedOptional {

@@ -160,12 +160,11 @@ public struct GenericSnapshot: Sendable {
         header.counts = Dictionary(uniqueKeysWithValues: entities.map { ($0.name, $0.objects.count) })
         let byID = source.exactNumbers.byID
         let entities: [(name: String, objects: [SnapshotValue])] = try source.entities.map { entity in
-            // The hints that convert a value ("string" converts none).
-            if format == .binaryPropertyList, self.format == .json, let types = header.fieldTypes?[entity.name]?.filter({ $0.value != "string" }),
-               !types.isEmpty {
+            if format == .binaryPropertyList, self.format == .json, let types = header.fieldTypes?[entity.name],
+               case let paths = SnapshotValue.typedPaths(types), !paths.isEmpty {
                 return (entity.name, try entity.objects.map { object in
                     do {
-                        return try object.typed(by: types, numbers: object["id"].flatMap { byID[$0] })
+                        return try object.typed(by: paths, numbers: object["id"].flatMap { byID[$0] })
                     } catch let EncodingError.invalidValue(_, context) {
                         throw GraphStoreError.codingFailed(
                             path: nil, entity: entity.name, id: object["id"].map(ModelMigrator.idText), reason: context.debugDescription)

@@ -270,11 +270,11 @@ private struct PropertyListReader {
             return .double(value)
         case .date: return .date(Date(timeIntervalSinceReferenceDate: document.real(object)))
         case .data:
-            try expand(object)
+            try expansion.spend(object, elements: false)
             return .data(Data(document.span(object, byteCount: object.count)))
         case .asciiString, .utf16String:
             if document.isNull(object) { return .null }
-            try expand(object)
+            try expansion.spend(object, elements: false)
             return .string(try document.string(object))
         case .uid:
             throw BPlistSyntaxError(offset: object.payload - 1, reason: "a UID, which a snapshot does not hold")
@@ -300,7 +300,7 @@ private struct PropertyListReader {
                 let valueReference = document.reference(at: object.payload, index: object.count + index)
                 let field = try value(valueReference, depth: depth + 1)
                 // A repeated key: the first one counts, as in the app's typed decoding.
-                try expand(key)
+                try expansion.spend(key, elements: false)
                 let name = try document.string(key)
                 if fields[name] == nil { fields[name] = field }
             }
@@ -308,15 +308,8 @@ private struct PropertyListReader {
         }
     }
 
-    /// Counts the string or data `object` (`elements`: the array or dictionary's elements).
-    private func expand(_ object: BPlistObject, elements: Bool = false) throws {
-        guard elements ? expansion.spend(elements: object.count) : expansion.spend(object) else {
-            throw BPlistExpansionExceeded(limit: expansion.expansion.limit, offset: object.payload - 1)
-        }
-    }
-
     private mutating func spend(_ elements: Int, at object: BPlistObject) throws {
-        try expand(object, elements: true)
+        try expansion.spend(object, elements: true)
         budget -= elements
         guard budget >= 0 else {
             throw BPlistSyntaxError(

@@ -52,10 +52,12 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer, MovingCode
     /// - Throws: `dataCorrupted` at `key` of `path`, with ``BPlistExpansionExceeded`` as the
     ///   underlying error, once the total has passed the limit.
     @inline(__always) func spend<Key: CodingKey>(_ object: BPlistObject, elements: Bool = false, path: CodingPath, key: Key) throws {
-        guard elements ? expansion.spend(elements: object.count) : expansion.spend(object) else {
+        do {
+            try expansion.spend(object, elements: elements)
+        } catch {
             throw DecodingError.dataCorrupted(DecodingError.Context(
                 codingPath: path.codingPath(appending: key), debugDescription: "The property list's values expand past the limit.",
-                underlyingError: BPlistExpansionExceeded(limit: expansion.expansion.limit, offset: object.payload - 1)))
+                underlyingError: error))
         }
     }
 

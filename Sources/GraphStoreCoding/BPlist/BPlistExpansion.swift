@@ -70,6 +70,16 @@ package final class BPlistSpending {
         return object.kind == .data || bytes > 15 ? spend(bytes) : true
     }
 
+    /// Counts the string or data `object` read into a value, or (`elements`) the elements of the
+    /// array or dictionary `object`.
+    ///
+    /// - Throws: ``BPlistExpansionExceeded`` at `object` once the shared total has passed the limit.
+    @inline(__always) package func spend(_ object: BPlistObject, elements: Bool) throws(BPlistExpansionExceeded) {
+        guard elements ? spend(elements: object.count) : spend(object) else {
+            throw BPlistExpansionExceeded(limit: expansion.limit, offset: object.payload - 1)
+        }
+    }
+
     private func report() -> Bool {
         let bytes = unreported
         unreported = 0
