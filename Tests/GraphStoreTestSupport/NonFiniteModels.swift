@@ -54,6 +54,8 @@ public enum NonFiniteModels {
     /// A label the migration step did not see as a string.
     public struct NotAString: Error {
         public var value: String
+
+        public init(value: String) { self.value = value }
     }
 
     /// The readings as ``CappedReading``'s migration makes them.

@@ -48,7 +48,7 @@ enum GenericJournalReplay {
             for object in store[name] { table[object["id"] ?? .null] = object }
             return table
         }
-        let stringFields = (fieldTypes ?? [:]).mapValues(SnapshotValue.stringFields(of:))
+        let stringPaths = (fieldTypes ?? [:]).mapValues(SnapshotValue.stringPaths(of:))
         var version = storeVersion
         for record in contents.scan.records where record.version > storeVersion {
             let document: SnapshotValue
@@ -71,8 +71,8 @@ enum GenericJournalReplay {
                 }
                 // A record is JSON too: its "NaN" strings read as the snapshot's do, ids included
                 // (the objects are keyed by the snapshot's ids, restored alike).
-                let strings = stringFields[name] ?? []
-                let idIsString = strings.contains("id")
+                let strings = stringPaths[name] ?? []
+                let idIsString = strings.contains(["id"])
                 if case .array(let ids)? = part["delete"] {
                     for read in ids {
                         let id = idIsString ? read.withNonFiniteNameRestored() : read
@@ -85,7 +85,7 @@ enum GenericJournalReplay {
                         guard case .object(let read) = object, let readID = read["id"] else {
                             throw GraphStoreError.damagedFile(path: path, offset: record.start, reason: "the journal record of store version \(record.version) upserts a \(name) without an id")
                         }
-                        let fields = SnapshotValue.restoringNonFiniteStrings(read, in: strings) ?? read
+                        let fields = SnapshotValue.restoringNonFiniteStrings(read, at: strings) ?? read
                         let id = fields["id"] ?? readID
                         objects[id] = fields
                         numbers.set(recorded.bag(entity: name, id: readID) ?? ExactNumbers.Bag(), entity: name, id: id)

@@ -12,10 +12,13 @@ import Foundation
 /// when the type's encoding names it (`encodeIfPresent`, as synthesized `Codable` does), so a
 /// field that is rarely set is found too (an optional encoded as a value, `nil` included, counts
 /// by its wrapped type), and an array or set names its elements' declared type even when it is
-/// empty in every sampled object (`dates[]`). A top-level field declared `String` is recorded
-/// as `string`, since JSON writes a non-finite double as the string `"NaN"`: only the declared
-/// type tells which of the two such a string is (a custom type that encodes a string is not
-/// recorded, whatever it holds).
+/// empty in every sampled object (`dates[]`). A field declared `String`, at the top level, in a
+/// nested value or as an array's elements (`address.city`, `labels[]`), is recorded as `string`,
+/// since JSON writes a non-finite double as the string `"NaN"`: only the declared type tells
+/// which of the two such a string is. Not recorded: a custom type that encodes a string, whatever
+/// it holds; a nested place where any sampled object holds a floating-point number instead (a
+/// custom encoding that writes either); and the values of a dictionary, whose keys differ from
+/// object to object.
 /// The result goes into ``SnapshotHeaderV1/fieldTypes``.
 enum FieldTypeProbe {
     /// `path → "date" | "data" | "url" | "decimal" | "real" | "string"` found in `objects` (at
@@ -33,6 +36,25 @@ enum FieldTypeProbe {
     /// Collects paths while one probe runs; used on one thread only.
     final class Recorder {
         var types: [String: String] = [:]
+        /// Nested places where a sampled object held a floating-point number: never named
+        /// `string`, so that no double is taken for a string there.
+        var numberPaths: Set<String> = []
+        /// How many dictionaries the probe is inside: their keys are data, not fields, so
+        /// their string values are not named.
+        var dictionaryDepth = 0
+
+        /// Names the place `path` declared `String`, unless another type's hint is there, a
+        /// sampled object held a number there, or it is inside a dictionary.
+        func recordString(at path: String) {
+            guard dictionaryDepth == 0, types[path] == nil, !numberPaths.contains(path) else { return }
+            types[path] = "string"
+        }
+
+        /// Notes a floating-point number at the nested place `path`.
+        func recordNumber(at path: String) {
+            numberPaths.insert(path)
+            if types[path] == "string" { types[path] = nil }
+        }
     }
 
     /// The types every encoder handles itself.
@@ -80,7 +102,7 @@ enum FieldTypeProbe {
             } else if T.self == Decimal.self {
                 recorder.types[path] = "decimal"
             } else if T.self is any BinaryFloatingPoint.Type {
-                if isTopLevel { recorder.types[path] = "real" }
+                if isTopLevel { recorder.types[path] = "real" } else { recorder.recordNumber(at: path) }
             } else {
                 return false
             }
@@ -95,6 +117,10 @@ enum FieldTypeProbe {
             } else if primitives.contains(ObjectIdentifier(T.self)) {
                 // Leaves: encoding them again would only call back here.
                 return
+            } else if T.self is any ProbedDictionary.Type {
+                recorder.dictionaryDepth += 1
+                defer { recorder.dictionaryDepth -= 1 }
+                try value.encode(to: ProbeEncoder(recorder: recorder, path: path, isTopLevel: isTopLevel))
             } else {
                 try value.encode(to: ProbeEncoder(recorder: recorder, path: path, isTopLevel: isTopLevel))
             }
@@ -110,18 +136,13 @@ enum FieldTypeProbe {
 
         mutating func encodeNil(forKey key: Key) throws {}
         mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
-            if path.isEmpty, T.self == String.self || T.self == String?.self {
-                recordString(forKey: key)
+            if T.self == String.self || T.self == String?.self {
+                // JSON writes a non-finite double as the string `"NaN"`, so only a field
+                // declared `String` tells that such a string is one.
+                recorder.recordString(at: child(key))
                 return
             }
             try ProbeEncoder.probe(value, recorder: recorder, path: child(key), isTopLevel: path.isEmpty)
-        }
-        /// Names a top-level field declared `String`: JSON writes a non-finite double as the
-        /// string `"NaN"`, so only a field of that type tells that such a string is one. Never
-        /// over another type's hint (a key that holds different types in different objects).
-        private func recordString(forKey key: Key) {
-            let path = child(key)
-            if recorder.types[path] == nil { recorder.types[path] = "string" }
         }
         mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws {
             if let value {
@@ -134,7 +155,7 @@ enum FieldTypeProbe {
         // The protocol's overloads for the standard types do not call the generic one: a
         // `Double?` or `Float?` that is `nil` would tell nothing.
         mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws {
-            if path.isEmpty { recordString(forKey: key) }
+            recorder.recordString(at: child(key))
         }
         mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws {
             _ = ProbeEncoder.record(Double.self, recorder: recorder, path: child(key), isTopLevel: path.isEmpty)
@@ -161,6 +182,10 @@ enum FieldTypeProbe {
         mutating func encodeNil() throws { count += 1 }
         mutating func encode<T: Encodable>(_ value: T) throws {
             count += 1
+            if T.self == String.self || T.self == String?.self {
+                recorder.recordString(at: path)
+                return
+            }
             try ProbeEncoder.probe(value, recorder: recorder, path: path)
         }
         mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
@@ -275,6 +300,10 @@ protocol ProbedArray: Sequence {
 
 extension ProbedArray {
     static func recordElements(recorder: FieldTypeProbe.Recorder, path: String) {
+        if Element.self == String.self || Element.self == String?.self {
+            recorder.recordString(at: path + "[]")
+            return
+        }
         _ = FieldTypeProbe.ProbeEncoder.record(Element.self, recorder: recorder, path: path + "[]", isTopLevel: false)
     }
 }
@@ -282,6 +311,11 @@ extension ProbedArray {
 extension Array: ProbedArray {}
 extension Set: ProbedArray {}
 extension ContiguousArray: ProbedArray {}
+
+/// A dictionary, whose keys the probe does not take for fields.
+protocol ProbedDictionary {}
+
+extension Dictionary: ProbedDictionary {}
 
 /// An `Optional`, for the probe to name the declared type of a `nil` encoded as a value.
 protocol ProbedOptional {

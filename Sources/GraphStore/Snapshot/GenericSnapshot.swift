@@ -109,9 +109,9 @@ public struct GenericSnapshot: Sendable {
                     throw GraphStoreError.damagedFile(path: path, offset: nil, reason: "\(name) id \(id.jsonObject) appears twice")
                 }
             }
-            // The hints tell a string "NaN" from a double's in top-level fields.
-            if format == .json, let types = header.fieldTypes?[name], case let keys = SnapshotValue.stringFields(of: types), !keys.isEmpty {
-                entities.append((name, objects.map { $0.withNonFiniteStringsRestored(in: keys) }))
+            // The hints tell a string "NaN" from a double's where a field is declared `String`.
+            if format == .json, let types = header.fieldTypes?[name], case let paths = SnapshotValue.stringPaths(of: types), !paths.isEmpty {
+                entities.append((name, objects.map { $0.withNonFiniteStringsRestored(at: paths) }))
             } else {
                 entities.append((name, objects))
             }

@@ -57,7 +57,7 @@ public struct SnapshotHeaderV1: Codable, Sendable, Equatable {
     /// `"attachments[].bytes": "data"`), URLs and decimals (`"link": "url"`,
     /// `"price": "decimal"`, which JSON writes as a string and a number and a property list as
     /// dictionaries), and which top-level values are doubles (`"rating": "real"`, since JSON
-    /// writes `3.0` as `3`), which top-level fields are declared `String` (`"label": "string"`,
+    /// writes `3.0` as `3`), which fields are declared `String` (`"label": "string"`,
     /// since JSON writes a non-finite double as the string `"NaN"`), found on a sample of
     /// objects when the snapshot is written (an
     /// optional field that is `nil` counts by its declared type). Lets tools without the app's
@@ -66,12 +66,14 @@ public struct SnapshotHeaderV1: Codable, Sendable, Equatable {
     public var fieldTypes: [String: [String: String]]?
     /// Which ``fieldTypes`` the writer names: `2` when it names URLs and decimals too (so a
     /// field without one is neither), `3` when it also names each top-level field declared
-    /// `String` (`"string"`), and optional doubles that are `nil` in the objects sampled; `nil`
+    /// `String` (`"string"`), and optional doubles that are `nil` in the objects sampled, `4`
+    /// when `"string"` also names nested fields and array elements (`"address.city"`,
+    /// `"labels[]"`); `nil`
     /// for a snapshot written before, whose tools recognise a property list's URLs and decimals
     /// by their dictionaries' shapes instead.
     public var fieldTypesVersion: Int?
     /// The `fieldTypesVersion` this version of GraphStore writes.
-    public static let currentFieldTypesVersion = 3
+    public static let currentFieldTypesVersion = 4
     /// The store's lineage: a UUID made when the store was created and kept by every snapshot
     /// of it. A journal beside the snapshot names the same one, so a journal of another store
     /// is never replayed onto this one. `nil` in snapshots written before journals existed.

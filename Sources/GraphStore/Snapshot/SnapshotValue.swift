@@ -53,27 +53,32 @@ extension SnapshotValue {
         number.isNaN ? "NaN" : (number > 0 ? "Infinity" : "-Infinity")
     }
 
-    /// The fields `fieldTypes` (an entity's) names strings, for ``withNonFiniteStringsRestored(in:)``.
-    static func stringFields(of fieldTypes: [String: String]) -> [String] {
-        fieldTypes.compactMap { $0.value == "string" ? $0.key : nil }
+    /// The paths `fieldTypes` (an entity's) names strings, each split into its components
+    /// (``pathComponents(_:)``), for ``withNonFiniteStringsRestored(at:)``.
+    static func stringPaths(of fieldTypes: [String: String]) -> [ArraySlice<String>] {
+        fieldTypes.compactMap { $0.value == "string" ? pathComponents($0.key) : nil }
     }
 
-    /// The object with a non-finite double in a top-level field of `keys` (the fields an
-    /// entity's type hints name `String`: ``stringFields(of:)``) turned back into the string it
-    /// was read from; the object itself when none holds one.
+    /// The object with each non-finite double at one of `paths` (the fields, nested fields and
+    /// array elements an entity's type hints name `String`: ``stringPaths(of:)``) turned back
+    /// into the string it was read from; the object itself when none holds one.
     ///
     /// A JSON snapshot writes a non-finite `Double` as the string `"NaN"`, `"Infinity"` or
     /// `"-Infinity"`, so generic reading takes those strings for doubles wherever they are. The
-    /// type hints (``SnapshotHeaderV1/fieldTypesVersion`` 3) name each top-level field declared
-    /// `String` (`"string"`, even one `nil` in the objects they sample): in such a field the
-    /// value was the string (a tag named "Infinity"). Any other value keeps the reading as a
-    /// double, so nothing is turned into a string that was not declared one.
+    /// type hints (``SnapshotHeaderV1/fieldTypesVersion`` 3 for top-level fields, 4 for nested
+    /// ones and array elements) name each place declared `String` (`"string"`, even one `nil`
+    /// in the objects they sample): there the value was the string (a tag named "Infinity").
+    /// Any other value keeps the reading as a double, so nothing is turned into a string that
+    /// was not declared one.
     ///
-    /// - Complexity: one lookup per key.
-    func withNonFiniteStringsRestored(in keys: [String]) -> SnapshotValue {
-        guard case .object(let fields) = self else { return self }
-        let restored = Self.restoringNonFiniteStrings(fields, in: keys)
-        return restored.map(SnapshotValue.object) ?? self
+    /// - Complexity: O(the values on the paths); an object without a non-finite double on them
+    ///   is not copied.
+    func withNonFiniteStringsRestored(at paths: [ArraySlice<String>]) -> SnapshotValue {
+        var value = self
+        for path in paths {
+            if let restored = value.restoringNonFiniteStrings(at: path) { value = restored }
+        }
+        return value
     }
 
     /// The value, a non-finite double made the string JSON writes for it (a string id read
@@ -83,16 +88,48 @@ extension SnapshotValue {
         return .string(Self.nonFiniteName(number))
     }
 
-    /// The fields of an object with the non-finite doubles of `keys` made strings again, or
+    /// The fields of an object with the non-finite doubles at `paths` made strings again, or
     /// `nil` when there are none.
-    static func restoringNonFiniteStrings(_ fields: [String: SnapshotValue], in keys: [String]) -> [String: SnapshotValue]? {
+    static func restoringNonFiniteStrings(_ fields: [String: SnapshotValue], at paths: [ArraySlice<String>]) -> [String: SnapshotValue]? {
         var restored: [String: SnapshotValue]?
-        for key in keys {
-            guard case .double(let number)? = fields[key], !number.isFinite else { continue }
+        for path in paths {
+            guard let key = path.first, !key.hasSuffix("[]") || key.count > 2 else { continue }
+            let name = key.hasSuffix("[]") ? String(key.dropLast(2)) : key
+            guard let inner = (restored ?? fields)[name] else { continue }
+            let changed = key.hasSuffix("[]")
+                ? inner.restoringNonFiniteStringsInElements(at: path.dropFirst())
+                : inner.restoringNonFiniteStrings(at: path.dropFirst())
+            guard let changed else { continue }
             if restored == nil { restored = fields }
-            restored?[key] = .string(nonFiniteName(number))
+            restored?[name] = changed
         }
         return restored
+    }
+
+    /// This value with the non-finite doubles at `path` (components as
+    /// ``pathComponents(_:)`` makes them; empty for this value itself) made strings, or `nil`
+    /// when there are none there.
+    private func restoringNonFiniteStrings(at path: ArraySlice<String>) -> SnapshotValue? {
+        guard let first = path.first else {
+            guard case .double(let number) = self, !number.isFinite else { return nil }
+            return .string(Self.nonFiniteName(number))
+        }
+        if first == "[]" { return restoringNonFiniteStringsInElements(at: path.dropFirst()) }
+        guard case .object(let fields) = self else { return nil }
+        return Self.restoringNonFiniteStrings(fields, at: [path]).map(SnapshotValue.object)
+    }
+
+    /// This array with the non-finite doubles at `path` in its elements made strings, or `nil`
+    /// when there are none there (or this is not an array).
+    private func restoringNonFiniteStringsInElements(at path: ArraySlice<String>) -> SnapshotValue? {
+        guard case .array(let elements) = self else { return nil }
+        var restored: [SnapshotValue]?
+        for position in elements.indices {
+            guard let changed = elements[position].restoringNonFiniteStrings(at: path) else { continue }
+            if restored == nil { restored = elements }
+            restored?[position] = changed
+        }
+        return restored.map(SnapshotValue.array)
     }
 }
 

@@ -20,7 +20,7 @@ import Testing
 
     @Test func emptyArraysNameTheirElements() {
         let empty = Album(id: 1, dates: [], grid: [], blobs: nil, tags: [], scores: [])
-        #expect(FieldTypeProbe.fieldTypes(of: [empty]) == ["dates[]": "date", "grid[][]": "url", "blobs[]": "data"])
+        #expect(FieldTypeProbe.fieldTypes(of: [empty]) == ["dates[]": "date", "grid[][]": "url", "blobs[]": "data", "tags[]": "string"])
         let full = Album(id: 2, dates: [Date()], grid: [[URL(string: "https://example.com")!]], blobs: [Data([1])], tags: ["a"], scores: [1.5])
         #expect(FieldTypeProbe.fieldTypes(of: [full]) == FieldTypeProbe.fieldTypes(of: [empty]))
     }
