@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GraphStore
+import GraphStoreSQLite
 
 struct Convert: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -29,7 +30,9 @@ struct Convert: AsyncParsableCommand {
             let destination = output.map { URL(fileURLWithPath: $0) } ?? Self.defaultDestination(for: source, format: format, compression: compression)
             try checkDestination(destination, force: force)
             let snapshot = try GenericSnapshot.read(from: source)
-            try snapshot.write(to: destination, format: format, compression: compression)
+            // As `migrate` writes: refused over a store that is open or whose journal holds saves
+            // its file does not, built under a temporary name and renamed into place.
+            try Migration.writeSnapshot(snapshot, to: destination, format: format, compression: compression, options: MigrationOptions(overwrite: force))
             writeOut("wrote \(destination.path) (\(format == .json ? "JSON" : "binary property list"), \(compression.rawValue))\n")
         }
     }

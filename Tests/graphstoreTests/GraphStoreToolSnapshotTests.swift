@@ -117,6 +117,35 @@ typealias Tag = ExampleModel.Tag
         #expect(try Data(contentsOf: destination).starts(with: [0x1f, 0x8b]))
     }
 
+    /// `convert --force` checks its destination as `migrate` does: a store whose journal holds
+    /// saves its file does not (a killed app's), or that an app has open, is not replaced.
+    @Test func convertForceKeepsAStoreWithSavesInItsJournal() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let source = directory.file("source.json.gz"), live = directory.file("live.json.gz"), crashed = directory.file("crashed.json.gz")
+        _ = try await Self.makeStore(source)
+        _ = try await Self.makeStore(live)
+        let app = try GraphContainer(for: exampleModel, store: .file(live))
+        app.mainContext.insert(Tag(name: "told saved"))
+        try app.mainContext.save()
+        // The files as a killed app leaves them: the save only in the journal.
+        try FileManager.default.copyItem(at: live, to: crashed)
+        try FileManager.default.copyItem(atPath: live.path + ".journal", toPath: crashed.path + ".journal")
+
+        let overCrashed = try await runProduct("graphstore", ["convert", source.path, "--format", "json", "-o", crashed.path, "--force"])
+        #expect(overCrashed.status != 0)
+        #expect(overCrashed.standardError.contains("journal"))
+        let overOpen = try await runProduct("graphstore", ["convert", source.path, "--format", "json", "-o", live.path, "--force"])
+        #expect(overOpen.status != 0)
+        try await app.close()
+
+        for url in [crashed, live] {
+            let reopened = try GraphContainer(for: exampleModel, store: .file(url))
+            #expect(try reopened.mainContext.fetch(FetchDescriptor<Tag>()).contains { $0.name == "told saved" }, "\(url.lastPathComponent)")
+            try await reopened.close()
+        }
+    }
+
     @Test func badArgumentsAreRefused() async throws {
         let unknownFormat = try await runProduct("graphstore", ["convert", "x.json.gz", "--format", "yaml"])
         #expect(unknownFormat.status != 0)

@@ -19,7 +19,7 @@ import Darwin
 /// removing it would let two holders lock different inodes of one path.
 ///
 /// Advisory only: processes that do not call `flock` are not stopped.
-final class StoreFileLock: Sendable {
+package final class StoreFileLock: Sendable {
 
     // MARK: - State
 
@@ -34,7 +34,7 @@ final class StoreFileLock: Sendable {
     /// The lock file for the store at `storeURL`: the same path plus `.lock`.
     ///
     /// - Complexity: O(length of the path).
-    static func lockFileURL(forStoreAt storeURL: URL) -> URL {
+    package static func lockFileURL(forStoreAt storeURL: URL) -> URL {
         URL(fileURLWithPath: storeURL.path + ".lock")
     }
 
@@ -86,7 +86,7 @@ final class StoreFileLock: Sendable {
     /// nothing.
     ///
     /// - Complexity: Two system calls.
-    func unlock() {
+    package func unlock() {
         guard let released = descriptor.withLock({ state -> Int32? in
             defer { state = nil }
             return state
@@ -113,6 +113,24 @@ final class StoreFileLock: Sendable {
             default:
                 throw .io("open lock file", path: path, errno: code)
             }
+        }
+    }
+}
+
+extension StoreFileLock {
+    /// Locks the snapshot store at `url` as an open container does, for a tool that replaces
+    /// its file: while the returned lock is held no container opens the store, and a store a
+    /// container has open is refused.
+    ///
+    /// - Throws: ``GraphStoreError/storeLocked(path:)`` when a container (in any process) has
+    ///   the store open; ``GraphStoreError/fileOperationFailed(path:operation:reason:)`` when the
+    ///   lock file cannot be opened.
+    /// - Complexity: A few system calls; never blocks.
+    package static func lockStore(at url: URL) throws(GraphStoreError) -> StoreFileLock {
+        do {
+            return try StoreFileLock(forStoreAt: url)
+        } catch {
+            throw GraphStoreError(error, path: url.path)
         }
     }
 }

@@ -43,12 +43,18 @@ struct MigrationFile {
                     path: url.path, operation: "migrate", reason: "the destination exists; it was left untouched (overwrite it explicitly to replace it)")
             }
         }
-        if Self.size(of: url.path + "-wal") > 0 {
+        try Self.checkSiblings(of: url)
+    }
+
+    /// Refuses a destination whose files say a store there is open or holds saves its file does
+    /// not: see ``init(destination:overwrite:)``.
+    private static func checkSiblings(of url: URL) throws {
+        if size(of: url.path + "-wal") > 0 {
             throw GraphStoreError.fileOperationFailed(
                 path: url.path, operation: "migrate",
                 reason: "the destination has a write-ahead log (\(url.lastPathComponent)-wal): it is open in another process or was not closed cleanly; open and close it with GraphStore first")
         }
-        if Self.size(of: url.path + "-journal") > 0 {
+        if size(of: url.path + "-journal") > 0 {
             throw GraphStoreError.fileOperationFailed(
                 path: url.path, operation: "migrate",
                 reason: "the destination has a rollback journal (\(url.lastPathComponent)-journal): a process writing it was killed, and SQLite would apply that journal to a new file there; open and close it with GraphStore or SQLite first")
@@ -66,7 +72,16 @@ struct MigrationFile {
     /// the temporary file is removed and the error rethrown, leaving the destination as it was.
     ///
     /// - Throws: whatever `make` or `beforeRename` throws, and the errors of ``commit()``.
+    ///
+    /// The destination's store is locked first, as a container locks it (``DestinationLock``),
+    /// and stays locked until the new file is in place: a container that has it open makes this
+    /// throw ``GraphStore/GraphStoreError/storeLocked(path:)`` before anything is written, and
+    /// none can open it meanwhile, so no app goes on saving into a file this replaces.
     func build(beforeRename: ((URL) throws -> Void)?, _ make: (URL) throws -> Void) throws {
+        let lock = try DestinationLock(url)
+        defer { lock.release() }
+        // Again, now that no store there can be opened: it may have been since the first check.
+        try Self.checkSiblings(of: url)
         do {
             try make(temporary)
             try beforeRename?(temporary)
@@ -126,4 +141,89 @@ struct MigrationFile {
         let code = errno
         return .fileOperationFailed(path: url.path, operation: operation, reason: String(cString: strerror(code)) + " (errno \(code))")
     }
+}
+
+/// The locks a container of the destination's store would hold, taken by a migration while it
+/// replaces the file:
+///
+/// - For a snapshot store (a destination that is not a SQLite database, or one with a lock file
+///   beside it): its `<file>.lock`, locked as ``GraphStore/GraphContainer`` locks it.
+/// - For a SQLite database: a read lock on the bytes SQLite locks to read (its shared range,
+///   `0x40000002` for 510 bytes, as SQLite's own POSIX locking takes it). The SQLite store holds
+///   an exclusive lock there while it is open, so the read lock is refused then; while it is
+///   held, the store cannot take its exclusive lock and does not open. Within this process,
+///   where POSIX locks never conflict, the path's claim (``OpenSQLiteStores``) is taken instead,
+///   for a destination of either kind: a container of this process that has it open makes the
+///   claim fail, and one that tries to open it meanwhile fails to claim it.
+///
+/// A destination that does not exist and has no lock file takes no lock.
+final class DestinationLock {
+    private let path: String
+    private var claim: UInt64?
+    private let snapshotLock: StoreFileLock?
+    private var descriptor: Int32
+
+    /// The first byte and the length of SQLite's shared lock range (`SHARED_FIRST`, `SHARED_SIZE`).
+    private static let sharedRange: (start: Int, length: Int) = (0x4000_0002, 510)
+
+    /// Locks the store at `url`.
+    ///
+    /// - Throws: ``GraphStore/GraphStoreError/storeLocked(path:)`` while a container has it
+    ///   open; ``GraphStore/GraphStoreError/fileOperationFailed(path:operation:reason:)`` when
+    ///   a lock cannot be taken for another reason.
+    init(_ url: URL) throws {
+        let path = url.path
+        self.path = path
+        let claim = try OpenSQLiteStores.claim(path)
+        self.claim = claim
+        func releaseClaim() { OpenSQLiteStores.release(path, token: claim) }
+        let exists = FileManager.default.fileExists(atPath: path)
+        let isSQLite = exists && SQLiteStoreInfo.isSQLiteDatabase(at: url)
+        let hasLockFile = FileManager.default.fileExists(atPath: StoreFileLock.lockFileURL(forStoreAt: url).path)
+        do {
+            snapshotLock = (exists && !isSQLite) || hasLockFile ? try StoreFileLock.lockStore(at: url) : nil
+        } catch {
+            releaseClaim()
+            throw error
+        }
+        descriptor = -1
+        guard isSQLite else { return }
+        let opened = open(path, O_RDONLY | O_CLOEXEC)
+        guard opened >= 0 else {
+            let code = errno
+            snapshotLock?.unlock()
+            releaseClaim()
+            throw GraphStoreError.fileOperationFailed(path: path, operation: "open the destination to lock it", reason: String(cString: strerror(code)) + " (errno \(code))")
+        }
+        var range = flock()
+        range.l_type = Int16(F_RDLCK)
+        range.l_whence = Int16(SEEK_SET)
+        range.l_start = off_t(Self.sharedRange.start)
+        range.l_len = off_t(Self.sharedRange.length)
+        guard fcntl(opened, F_SETLK, &range) == 0 else {
+            let code = errno
+            close(opened)
+            snapshotLock?.unlock()
+            releaseClaim()
+            if code == EAGAIN || code == EACCES { throw GraphStoreError.storeLocked(path: path) }
+            throw GraphStoreError.fileOperationFailed(path: path, operation: "lock the destination", reason: String(cString: strerror(code)) + " (errno \(code))")
+        }
+        descriptor = opened
+    }
+
+    /// Releases the locks. Calling it again does nothing.
+    func release() {
+        if descriptor >= 0 {
+            // Closing the descriptor drops its POSIX lock (on the replaced file's inode).
+            close(descriptor)
+            descriptor = -1
+        }
+        snapshotLock?.unlock()
+        if let claim {
+            OpenSQLiteStores.release(path, token: claim)
+            self.claim = nil
+        }
+    }
+
+    deinit { release() }
 }

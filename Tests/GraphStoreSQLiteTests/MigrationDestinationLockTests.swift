@@ -1,0 +1,168 @@
+import ExampleModel
+import Foundation
+import GraphStore
+import GraphStoreSQLite
+import GraphStoreTestSupport
+import Testing
+
+/// A migration told to overwrite its destination still never replaces a store that is open:
+/// an app saving into it would go on writing the replaced file (SQLite) or write its next
+/// snapshot over the migrated one (a snapshot store), and lose one or the other without an
+/// error. The destination is locked as a container locks it, from before the new file is
+/// built until it is in place.
+@Suite struct MigrationDestinationLockTests {
+    private func tagNames(_ container: GraphContainer) throws -> Set<String> {
+        Set(try container.mainContext.fetch(FetchDescriptor<ExampleModel.Tag>()).map(\.name))
+    }
+
+    /// A SQLite store holding one tag, closed.
+    private func makeSQLiteStore(_ url: URL, tag: String) async throws {
+        let container = try SQLiteTestKit.open(url)
+        container.mainContext.insert(ExampleModel.Tag(name: tag))
+        try container.mainContext.save()
+        try await container.close()
+    }
+
+    @Test func anOpenSQLiteStoreIsNotReplaced() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.sqlite"), other = directory.file("other.sqlite")
+        try await makeSQLiteStore(url, tag: "before")
+        try await makeSQLiteStore(other, tag: "other")
+        let snapshot = try Migration.readSQLite(from: other)
+
+        // Opened and not yet saved to: its write-ahead log is empty and it has no journal.
+        let container = try SQLiteTestKit.open(url)
+        let error = SQLiteTestKit.storeError { try Migration.writeSQLite(snapshot, to: url, options: MigrationOptions(overwrite: true)) }
+        #expect(error == .storeLocked(path: url.path))
+        let snapshotError = SQLiteTestKit.storeError {
+            try Migration.writeSnapshot(snapshot, to: url, options: MigrationOptions(overwrite: true))
+        }
+        #expect(snapshotError == .storeLocked(path: url.path), "nor by a snapshot")
+        container.mainContext.insert(ExampleModel.Tag(name: "after"))
+        try container.mainContext.save()
+        try await container.close()
+
+        let reopened = try SQLiteTestKit.open(url)
+        #expect(try tagNames(reopened) == ["before", "after"])
+        try await reopened.close()
+        // Once it is closed, the migration replaces it.
+        try Migration.writeSQLite(snapshot, to: url, options: MigrationOptions(overwrite: true))
+        let replaced = try SQLiteTestKit.open(url)
+        #expect(try tagNames(replaced) == ["other"])
+        try await replaced.close()
+    }
+
+    @Test func anOpenSnapshotStoreIsNotReplaced() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.json.gz"), other = directory.file("other.sqlite")
+        try await makeSQLiteStore(other, tag: "migrated")
+        let first = try GraphContainer(for: SQLiteTestKit.model, store: .file(url))
+        first.mainContext.insert(ExampleModel.Tag(name: "before"))
+        try first.mainContext.save()
+        try await first.close()
+
+        let container = try GraphContainer(for: SQLiteTestKit.model, store: .file(url))
+        let error = SQLiteTestKit.storeError { try Migration.sqliteToSnapshot(from: other, to: url, options: MigrationOptions(overwrite: true)) }
+        #expect(error == .storeLocked(path: url.path + ".lock"))
+        let sqliteError = SQLiteTestKit.storeError { try Migration.writeSQLite(try Migration.readSQLite(from: other), to: url, options: MigrationOptions(overwrite: true)) }
+        #expect(sqliteError == .storeLocked(path: url.path + ".lock"), "nor by a SQLite file")
+        container.mainContext.insert(ExampleModel.Tag(name: "after"))
+        try container.mainContext.save()
+        try await container.close()
+
+        let reopened = try GraphContainer(for: SQLiteTestKit.model, store: .file(url))
+        #expect(try tagNames(reopened) == ["before", "after"])
+        try await reopened.close()
+    }
+
+    /// While the migration builds the new file, the destination does not open: it would be
+    /// replaced under the container.
+    @Test(arguments: ["store.sqlite", "store.json.gz"])
+    func aStoreDoesNotOpenWhileItIsReplaced(name: String) async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file(name), other = directory.file("other.sqlite")
+        try await makeSQLiteStore(other, tag: "migrated")
+        @Sendable func open() throws -> GraphContainer {
+            name.hasSuffix(".sqlite") ? try SQLiteTestKit.open(url) : try GraphContainer(for: SQLiteTestKit.model, store: .file(url))
+        }
+        let first = try open()
+        first.mainContext.insert(ExampleModel.Tag(name: "before"))
+        try first.mainContext.save()
+        try await first.close()
+
+        let openedDuringTheMigration = Guarded<Result<Void, GraphStoreError>?>(nil)
+        var options = MigrationOptions(overwrite: true)
+        options.beforeRename = { _ in
+            do {
+                _ = try open()
+                openedDuringTheMigration.withLock { $0 = .success(()) }
+            } catch let error as GraphStoreError {
+                openedDuringTheMigration.withLock { $0 = .failure(error) }
+            }
+        }
+        let snapshot = try Migration.readSQLite(from: other)
+        if name.hasSuffix(".sqlite") {
+            try Migration.writeSQLite(snapshot, to: url, options: options)
+        } else {
+            try Migration.writeSnapshot(snapshot, to: url, options: options)
+        }
+        guard case .failure(.storeLocked)? = openedDuringTheMigration.withLock({ $0 }) else {
+            Issue.record("the store opened while it was replaced: \(String(describing: openedDuringTheMigration.withLock { $0 }))")
+            return
+        }
+        let replaced = try open()
+        #expect(try tagNames(replaced) == ["migrated"])
+        try await replaced.close()
+    }
+
+    /// A SQLite database another process holds as the SQLite store does (exclusive locking
+    /// mode, in write-ahead logging) is refused, and replaced once that process is gone.
+    @Test func aSQLiteStoreOpenInAnotherProcessIsNotReplaced() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.sqlite"), other = directory.file("other.sqlite")
+        try await makeSQLiteStore(url, tag: "before")
+        try await makeSQLiteStore(other, tag: "other")
+        let snapshot = try Migration.readSQLite(from: other)
+
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        holder.arguments = ["python3", "-c", """
+            import sqlite3, sys
+            db = sqlite3.connect(sys.argv[1], isolation_level=None)
+            db.execute("PRAGMA locking_mode = EXCLUSIVE")
+            db.execute("SELECT count(*) FROM sqlite_master").fetchall()
+            print("holding", flush=True)
+            sys.stdin.read()
+            db.close()
+            """, url.path]
+        let input = Pipe(), output = Pipe()
+        holder.standardInput = input
+        holder.standardOutput = output
+        try holder.run()
+        var said = Data()
+        while !String(decoding: said, as: UTF8.self).contains("holding") {
+            let chunk = output.fileHandleForReading.availableData
+            guard !chunk.isEmpty else { break }
+            said += chunk
+        }
+        #expect(String(decoding: said, as: UTF8.self).contains("holding"))
+
+        let error = SQLiteTestKit.storeError { try Migration.writeSQLite(snapshot, to: url, options: MigrationOptions(overwrite: true)) }
+        #expect(error == .storeLocked(path: url.path))
+        try input.fileHandleForWriting.close()
+        holder.waitUntilExit()
+        #expect(holder.terminationStatus == 0)
+
+        let kept = try SQLiteTestKit.open(url)
+        #expect(try tagNames(kept) == ["before"])
+        try await kept.close()
+        try Migration.writeSQLite(snapshot, to: url, options: MigrationOptions(overwrite: true))
+        let replaced = try SQLiteTestKit.open(url)
+        #expect(try tagNames(replaced) == ["other"])
+        try await replaced.close()
+    }
+}
