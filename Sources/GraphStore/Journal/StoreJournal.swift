@@ -473,8 +473,11 @@ private final class SyncGate: @unchecked Sendable {
     }
 
     private func covers(_ mark: StoreJournal.Mark) -> Bool {
-        // A rotation copies and fsyncs every older file's records into the new one.
-        mark.generation < syncedGeneration || (mark.generation == syncedGeneration && mark.end <= syncedEnd)
+        if mark.generation == syncedGeneration { return mark.end <= syncedEnd }
+        // A rotation moves an older file's records into the new one, but fsyncs those appended
+        // while it copied only when a save already waits for them: a mark of an older file is
+        // judged by its store version, which goes on rising across files.
+        return mark.generation < syncedGeneration && mark.version <= synced
     }
 
     func markSynced(generation: Int, end: Int, version: UInt64) {
