@@ -18,7 +18,9 @@ final class SnapshotFileBackend: StoreBackend {
         url: URL, format: SnapshotFormat, compression: Compression, interval: Duration, durability: Durability,
         options: SnapshotOptions, schema: Schema
     ) throws {
-        let url = url.standardizedFileURL
+        // Through a symbolic link, the file it points to: one lock and one journal per file,
+        // and writes replace the file, not the link.
+        let url = StorePath.canonical(url)
         // A container on this file that was released without `close()` may still be closing.
         StoreClosings.waitUntilClosed(url.path)
         target = SnapshotTarget(

@@ -25,15 +25,10 @@ enum OpenSQLiteStores {
 
     private static let claims = Guarded<(next: UInt64, byKey: [String: Claim])>((1, [:]))
 
-    /// The key of the store at `path`, so that two spellings of one file are one store: the
-    /// file a symbolic link there points to, else its directory with links resolved and its
-    /// name. (Not the whole path resolved: a new store's file does not exist yet when it is
-    /// claimed, and resolving a path that does not exist may give another spelling than once
-    /// it does.)
+    /// The key of the store at `path`, so that two spellings of one file are one store
+    /// (``GraphStore/StorePath/canonical(_:)``).
     static func key(_ path: String) -> String {
-        let url = URL(fileURLWithPath: path)
-        if (try? FileManager.default.destinationOfSymbolicLink(atPath: path)) != nil { return url.resolvingSymlinksInPath().path }
-        return url.deletingLastPathComponent().resolvingSymlinksInPath().appendingPathComponent(url.lastPathComponent).path
+        StorePath.canonical(URL(fileURLWithPath: path)).path
     }
 
     /// Claims the store at `path` for a container being opened; returns the claim's token,

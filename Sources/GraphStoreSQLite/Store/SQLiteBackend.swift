@@ -40,7 +40,8 @@ final class SQLiteBackend: StoreBackend {
     /// - Throws: as ``StoreConfiguration/sqlite(_:options:)`` documents.
     /// - Complexity: O(rows + journal size).
     init(url: URL, options: SQLiteStoreOptions, schema: Schema) throws {
-        let path = url.standardizedFileURL.path
+        // Through a symbolic link, the file it points to: the journal beside it is the file's.
+        let path = StorePath.canonical(url).path
         // A container on this file that was released without `close()` may still be closing.
         StoreClosings.waitUntilClosed(path)
         self.path = path
