@@ -370,7 +370,7 @@ final class SnapshotFileBackend: StoreBackend {
         // write replaces it. Without that copy the damaged file stays where it is.
         let aside: String
         do {
-            aside = try DamagedFileCopy.keep(target.url.path)
+            aside = try DamagedFileCopy.keep(target.url.path, fileSystem: options.fileSystem)
         } catch {
             throw damage
         }

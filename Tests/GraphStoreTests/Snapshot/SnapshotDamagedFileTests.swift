@@ -297,6 +297,36 @@ import Testing
         }
     }
 
+    /// The damaged file's copy is on the device before recovery replaces the file: when the
+    /// copy cannot be synced, recovery stops, leaving the damaged file where it was and no copy.
+    @Test func recoverySyncsTheDamagedCopyBeforeReplacingTheFile() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.json.gz")
+        let good = try await writeTwoVersions(url)
+        let damage = try recoverableDamages(of: good)[0]
+        try damage.bytes.write(to: url)
+
+        let failing = FaultInjectingFileSystem()
+        failing.inject(.fsync(errno: EIO))
+        var options = SnapshotOptions(recoverFromPreviousSnapshot: true)
+        options.fileSystem = failing
+        #expect(throws: GraphStoreError.self) { _ = try GraphContainer(for: exampleModel, store: .file(url, options: options)) }
+        #expect(try Data(contentsOf: url) == damage.bytes)
+        #expect(damagedCopies(of: url).isEmpty)
+
+        let recording = FaultInjectingFileSystem()
+        options.fileSystem = recording
+        let recovering = try GraphContainer(for: exampleModel, store: .file(url, options: options))
+        #expect(try noteTexts(recovering) == ["v1"])
+        try await recovering.close()
+        let copy = try #require(damagedCopies(of: url).first)
+        let opened = recording.statistics.openedPaths.map { URL(fileURLWithPath: $0).lastPathComponent }
+        let copySynced = try #require(opened.firstIndex(of: copy), "the copy was never opened to be synced: \(opened)")
+        let replaced = try #require(opened.firstIndex { $0 != copy && $0.hasPrefix(".store.json.gz") }, "no temporary file: \(opened)")
+        #expect(copySynced < replaced, "\(opened)")
+    }
+
     /// A store that grew past the decompression limit is not damaged: with recovery on it is
     /// still refused, naming the limit, and never rolled back to its previous snapshot.
     @Test func recoveryDoesNotRollBackAStoreOverTheLimit() async throws {
