@@ -310,7 +310,11 @@ final class SnapshotFileBackend: StoreBackend {
             guard let document = try readDocument(url, limit: limit) else {
                 throw GraphStoreError.fileOperationFailed(path: url.path, operation: "open", reason: "the file vanished while opening")
             }
-            let stored = MigratingStore(conventional: try GenericSnapshot.decode(document, compression: .none, path: url.path, limit: limit).entities)
+            // In the JSON conventions the check's round trips decode: a property list's URLs
+            // and decimals are dictionaries until they are shaped so (without it, every check
+            // of an entity holding one failed, and a renamed field went unnoticed).
+            let generic = try GenericSnapshot.decode(document, compression: .none, path: url.path, limit: limit)
+            let stored = MigratingStore(conventional: generic.withURLsAndDecimalsInJSONShape().entities)
             if let lost = UnkeptFields.lost(decoded.unkept, stored: stored, schema: schema) {
                 throw GraphStoreError.codingFailed(
                     path: url.path, entity: lost.entity, id: stored[lost.entity][lost.index]["id"].map(ModelMigrator.idText),
