@@ -324,6 +324,15 @@ final class SnapshotFileBackend: StoreBackend {
         return (decoded.header, decoded.objects)
     }
 
+    /// Whether the file at `url` reads as a sound snapshot without the app's types: its bytes,
+    /// header, counts and ids (``GenericSnapshot/decode(_:compression:path:limit:)``).
+    ///
+    /// - Complexity: O(file size).
+    static func readsGenerically(_ url: URL, limit: Int) -> Bool {
+        guard let document = try? readDocument(url, limit: limit) else { return false }
+        return (try? GenericSnapshot.decode(document, compression: .none, path: url.path, limit: limit)) != nil
+    }
+
     /// The uncompressed document at `url` (gzip is detected by its magic), or `nil` when
     /// there is no file.
     static func readDocument(_ url: URL, limit: Int) throws -> Data? {
@@ -359,6 +368,11 @@ final class SnapshotFileBackend: StoreBackend {
     }
 
     private func recover(from damage: GraphStoreError, schema: Schema) throws -> (header: SnapshotHeaderV1, version: GraphVersion)? {
+        // The app's types refusing a file that reads soundly without them (an enum case, a
+        // field or an entity of another release of the app) is a model mismatch, not damage:
+        // rolling back to the previous snapshot would drop the saves of the release that wrote
+        // it. Refused, with the file left as it is.
+        if case .codingFailed = damage, Self.readsGenerically(target.url, limit: options.maxDecompressedBytes) { throw damage }
         let logger = Logger(label: "GraphStore.SnapshotFileBackend")
         let previous = target.previousURL
         let recovered: (header: SnapshotHeaderV1, version: GraphVersion)?

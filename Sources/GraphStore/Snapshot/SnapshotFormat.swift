@@ -118,8 +118,13 @@ public struct SnapshotOptions: Sendable {
     /// when the current one is damaged, and replay only the intact records of a damaged
     /// journal (the journal is first copied to `<file>.journal.damaged-<unix time>`). The damaged file is first copied to
     /// `<file>.damaged-<unix time>` (with `-2`, `-3`… when that name is taken); when it cannot
-    /// be copied, nothing is recovered. Off by default: a damaged file is an error. A file of a
-    /// newer format version is not damaged and is always refused.
+    /// be copied and synced, nothing is recovered. Off by default: a damaged file is an error.
+    /// A file of a newer format version is not damaged and is always refused. Neither is a file
+    /// that reads soundly without the app's types but not with them (an enum case, a field or
+    /// an entity of another release of the app): that is a model mismatch, refused with
+    /// ``GraphStoreError/codingFailed(path:entity:id:reason:)`` and never rolled back, since the
+    /// previous snapshot lacks what that release saved. A value damaged inside an uncompressed
+    /// file that still parses is refused the same way.
     public var recoverFromPreviousSnapshot: Bool
     /// The application's model version, written into every header.
     public var modelVersion: String
