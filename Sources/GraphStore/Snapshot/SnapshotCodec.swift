@@ -187,8 +187,7 @@ package enum SnapshotCodec {
         } catch let unregistered as UnregisteredEntity {
             let name = unregistered.name
             throw GraphStoreError.codingFailed(
-                path: path, entity: name, id: nil,
-                reason: "the file holds \(unregistered.count) \(name) object(s), but the container does not register \(name); register the type, or declare a new model version whose migration has .renameEntity(\"\(name)\", to: …) or .removeEntity(\"\(name)\"), so they are not lost. The file was left untouched")
+                path: path, entity: name, id: nil, reason: UnregisteredEntity.reason(name: name, count: unregistered.count))
         } catch let error as DecodingError {
             if reportingPositions, let failure = TypedDecodingFailure(error) { throw failure }
             throw describe(error, format: format, path: path)
@@ -257,9 +256,15 @@ struct EntityNameKey: CodingKey {
 
 /// The file holds objects of an entity the container does not register: opening would drop
 /// them at the next write. Thrown before any object is decoded.
-struct UnregisteredEntity: Error {
+package struct UnregisteredEntity: Error {
     let name: String
     let count: Int
+
+    /// What to tell the user about `count` stored objects of `name`, an entity the container
+    /// does not register; also the SQLite store's words for such a table.
+    package static func reason(name: String, count: Int) -> String {
+        "the file holds \(count) \(name) object(s), but the container does not register \(name); register the type, or declare a new model version whose migration has .renameEntity(\"\(name)\", to: …) or .removeEntity(\"\(name)\"), so they are not lost. The file was left untouched"
+    }
 }
 
 /// The header names a model version other than the app's: the store needs a migration (or

@@ -63,6 +63,15 @@ enum SQLiteStoreReader {
             layout.tables[entity.name] = table
             objects.append(try readObjects(of: entity, table: table, db: db, path: path, json: json))
         }
+        // As a snapshot store: rows of an entity the app does not register would be left behind
+        // by every delete rule and relationship check, and orphaned when the app registers it
+        // again (a cascade that could not run leaves references to nothing).
+        for name in kinds.keys.sorted() where tables.contains(name) {
+            let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(name.quotedDatabaseIdentifier)") ?? 0
+            if count > 0 {
+                throw GraphStoreError.codingFailed(path: path, entity: name, id: nil, reason: UnregisteredEntity.reason(name: name, count: count))
+            }
+        }
         let version = try schema.loadedVersion(objects, number: metadata.storeVersion, path: path)
         return Stored(version: version, layout: layout, lineage: metadata.lineage, isNew: false)
     }
