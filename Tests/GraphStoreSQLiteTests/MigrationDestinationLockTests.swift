@@ -23,13 +23,30 @@ import Testing
         try await container.close()
     }
 
-    @Test func anOpenSQLiteStoreIsNotReplaced() async throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
+    /// `store.sqlite` in `directory` holding the tag "before", and the snapshot of another
+    /// store holding "other", to migrate over it.
+    private func storeAndReplacement(in directory: TemporaryDirectory) async throws -> (url: URL, snapshot: GenericSnapshot) {
         let url = directory.file("store.sqlite"), other = directory.file("other.sqlite")
         try await makeSQLiteStore(url, tag: "before")
         try await makeSQLiteStore(other, tag: "other")
-        let snapshot = try Migration.readSQLite(from: other)
+        return (url, try Migration.readSQLite(from: other))
+    }
+
+    /// The store at `url` holds `kept`; once closed, the migration of `snapshot` replaces it.
+    private func expectKeptThenReplaced(_ url: URL, kept: Set<String>, by snapshot: GenericSnapshot) async throws {
+        let reopened = try SQLiteTestKit.open(url)
+        #expect(try tagNames(reopened) == kept)
+        try await reopened.close()
+        try Migration.writeSQLite(snapshot, to: url, options: MigrationOptions(overwrite: true))
+        let replaced = try SQLiteTestKit.open(url)
+        #expect(try tagNames(replaced) == ["other"])
+        try await replaced.close()
+    }
+
+    @Test func anOpenSQLiteStoreIsNotReplaced() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (url, snapshot) = try await storeAndReplacement(in: directory)
 
         // Opened and not yet saved to: its write-ahead log is empty and it has no journal.
         let container = try SQLiteTestKit.open(url)
@@ -42,15 +59,7 @@ import Testing
         container.mainContext.insert(ExampleModel.Tag(name: "after"))
         try container.mainContext.save()
         try await container.close()
-
-        let reopened = try SQLiteTestKit.open(url)
-        #expect(try tagNames(reopened) == ["before", "after"])
-        try await reopened.close()
-        // Once it is closed, the migration replaces it.
-        try Migration.writeSQLite(snapshot, to: url, options: MigrationOptions(overwrite: true))
-        let replaced = try SQLiteTestKit.open(url)
-        #expect(try tagNames(replaced) == ["other"])
-        try await replaced.close()
+        try await expectKeptThenReplaced(url, kept: ["before", "after"], by: snapshot)
     }
 
     @Test func anOpenSnapshotStoreIsNotReplaced() async throws {
@@ -123,10 +132,7 @@ import Testing
     @Test func aSQLiteStoreOpenInAnotherProcessIsNotReplaced() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let url = directory.file("store.sqlite"), other = directory.file("other.sqlite")
-        try await makeSQLiteStore(url, tag: "before")
-        try await makeSQLiteStore(other, tag: "other")
-        let snapshot = try Migration.readSQLite(from: other)
+        let (url, snapshot) = try await storeAndReplacement(in: directory)
 
         let holder = Process()
         holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -156,13 +162,6 @@ import Testing
         try input.fileHandleForWriting.close()
         holder.waitUntilExit()
         #expect(holder.terminationStatus == 0)
-
-        let kept = try SQLiteTestKit.open(url)
-        #expect(try tagNames(kept) == ["before"])
-        try await kept.close()
-        try Migration.writeSQLite(snapshot, to: url, options: MigrationOptions(overwrite: true))
-        let replaced = try SQLiteTestKit.open(url)
-        #expect(try tagNames(replaced) == ["other"])
-        try await replaced.close()
+        try await expectKeptThenReplaced(url, kept: ["before"], by: snapshot)
     }
 }

@@ -156,34 +156,12 @@ import Testing
     }
 
     /// A migration step sees the nested strings, in the snapshot and in the records of the
-    /// journal a crash left.
+    /// journal a crash left (the three with non-finite names saved last, one per save).
     @Test(arguments: [false, true])
     func aMigrationStepSeesNestedStrings(crashed: Bool) async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let live = try TemporaryDirectory()
-        defer { live.remove() }
-        let source = live.file("stations.json.gz")
-        // The stations after the first three in the snapshot (its hints sample them), then the
-        // three with non-finite names, one per save: after a crash, in the journal only.
-        let first = try GraphContainer(for: [Station.self], store: .file(source, format: .json), version: 1)
-        first.mainContext.insert(contentsOf: Self.stations.dropFirst(3))
-        try first.mainContext.save()
-        try await first.close()
-        let old = try GraphContainer(for: [Station.self], store: .file(source, format: .json, coalescingInterval: .seconds(3600)), version: 1)
-        for station in Self.stations.prefix(3) {
-            old.mainContext.insert(station)
-            try old.mainContext.save()
-        }
-        let url: URL
-        if crashed {
-            url = try JournalStoreTests.crashCopy(of: source, into: directory)
-            try await old.close()
-        } else {
-            try await old.close()
-            url = directory.file(source.lastPathComponent)
-            try FileManager.default.copyItem(at: source, to: url)
-        }
+        let url = try await NonFiniteStringTests.storeWithLateSaves(Self.stations, format: .json, crashed: crashed, in: directory)
 
         let container = try GraphContainer(for: [CappedStation.self], store: .file(url, format: .json), version: 2, migrations: CappedStation.migrations)
         let migrated = try container.mainContext.fetch(FetchDescriptor<CappedStation>())

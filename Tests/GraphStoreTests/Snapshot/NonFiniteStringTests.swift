@@ -50,36 +50,40 @@ import Testing
 
     typealias CappedReading = NonFiniteModels.CappedReading
 
+    /// A store of model version 1 in `directory` holding `objects`: all but the first three in
+    /// its snapshot (which the type hints sample), then those three one save each; after a
+    /// crash (`crashed`) in the journal only, else folded in by `close()`.
+    static func storeWithLateSaves<E: Entity>(_ objects: [E], format: SnapshotFormat, crashed: Bool, in directory: TemporaryDirectory) async throws -> URL {
+        let live = try TemporaryDirectory()
+        defer { live.remove() }
+        let source = live.file("store.\(format.fileExtension).gz")
+        let first = try GraphContainer(for: [E.self], store: .file(source, format: format), version: 1)
+        first.mainContext.insert(contentsOf: objects.dropFirst(3))
+        try first.mainContext.save()
+        try await first.close()
+        let old = try GraphContainer(for: [E.self], store: .file(source, format: format, coalescingInterval: .seconds(3600)), version: 1)
+        for object in objects.prefix(3) {
+            old.mainContext.insert(object)
+            try old.mainContext.save()
+        }
+        if crashed {
+            let url = try JournalStoreTests.crashCopy(of: source, into: directory)
+            try await old.close()
+            return url
+        }
+        try await old.close()
+        let url = directory.file(source.lastPathComponent)
+        try FileManager.default.copyItem(at: source, to: url)
+        return url
+    }
+
     /// A migration step sees a `String` field's `"NaN"` as the string it is, in the snapshot and
     /// in the records of a journal a crash left (which are JSON whatever the snapshot's format).
     @Test(arguments: [(SnapshotFormat.json, false), (.json, true), (.binaryPropertyList, true)])
     func aMigrationStepSeesTheStrings(format: SnapshotFormat, crashed: Bool) async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let live = try TemporaryDirectory()
-        defer { live.remove() }
-        let source = live.file("readings.\(format.fileExtension).gz")
-        // The readings after the first three, in the snapshot (its type hints sample them);
-        // then the three whose labels are non-finite names, one per save: after a crash, in
-        // the journal only.
-        let first = try GraphContainer(for: [Reading.self], store: .file(source, format: format), version: 1)
-        first.mainContext.insert(contentsOf: NonFiniteModels.readings.dropFirst(3))
-        try first.mainContext.save()
-        try await first.close()
-        let old = try GraphContainer(for: [Reading.self], store: .file(source, format: format, coalescingInterval: .seconds(3600)), version: 1)
-        for reading in NonFiniteModels.readings.prefix(3) {
-            old.mainContext.insert(reading)
-            try old.mainContext.save()
-        }
-        let url: URL
-        if crashed {
-            url = try JournalStoreTests.crashCopy(of: source, into: directory)
-            try await old.close()
-        } else {
-            try await old.close()
-            url = directory.file(source.lastPathComponent)
-            try FileManager.default.copyItem(at: source, to: url)
-        }
+        let url = try await Self.storeWithLateSaves(NonFiniteModels.readings, format: format, crashed: crashed, in: directory)
 
         let container = try GraphContainer(for: [CappedReading.self], store: .file(url, format: format), version: 2, migrations: CappedReading.migrations)
         let migrated = try container.mainContext.fetch(FetchDescriptor<CappedReading>())
