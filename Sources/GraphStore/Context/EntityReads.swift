@@ -70,11 +70,16 @@ struct EntityReads: Sendable {
     static func limit(storedCount: Int) -> Int { max(4_096, 2 * storedCount) }
 
     /// Drops the records of ids `table` holds no object of: objects deleted since they were
-    /// read, and ids read while absent. A change of such an id is then based as for an id never
-    /// read (or as `whole` says). What remains is at most `table.count` records, so pruning is
-    /// amortized O(1) per read.
+    /// read, and ids read while absent. `whole` forgets them too, so that a change of such an
+    /// id is based on the store as it is now (no object), not on a table read before its
+    /// object went: re-inserting an object this context deleted itself is no conflict. What
+    /// remains is at most `table.count` records, so pruning is amortized O(1) per read.
     mutating func prune(keeping table: TreeDictionary<ObjectKey, StoredObject>) {
-        byID = byID.filter { key, _ in table[key] != nil }
+        let gone = byID.keys.filter { table[$0] == nil }
+        for key in gone {
+            byID[key] = nil
+            whole?[key] = nil
+        }
     }
 }
 

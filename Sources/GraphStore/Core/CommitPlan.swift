@@ -77,9 +77,13 @@ struct CommitPlan {
         for entity in changes.entities.indices {
             if let marker = changes.cleared[entity], changes.entities[entity].isEmpty, changes.logs[entity].isEmpty,
                marker.stamp == base.tableStamps[entity],
-               schema.incoming[entity].allSatisfy({ base.inverse[$0].isEmpty }) {
-                // The table is as the context saw it and nothing references its objects: no
-                // conflict and no delete rule can arise, so it goes whole.
+               schema.incoming[entity].allSatisfy({ relationship in
+                   let source = schema.relationships[relationship].source
+                   return base.inverse[relationship].isEmpty && (source == entity || !changes.hasChanges(entity: source))
+               }) {
+                // The table is as the context saw it and nothing references its objects, neither
+                // stored nor written by this save: no conflict and no delete rule can arise, so
+                // it goes whole.
                 if !base.tables[entity].isEmpty { cleared.insert(entity) }
                 continue
             }
