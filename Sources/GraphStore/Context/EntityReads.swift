@@ -13,6 +13,9 @@ struct EntityReads: Sendable {
     enum Record: Sendable {
         /// The stored object (`nil`: there was none).
         case stored(StoredObject?)
+        /// What a save of this context left at the id (`nil`: no object), committed as store
+        /// version `number`: a fetch that read an older table does not replace it.
+        case settled(StoredObject?, number: UInt64)
         /// An ancestor's pending change, of this sequence: a change is based as that
         /// ancestor's would be, or, once the ancestor saved or dropped it, on what that left.
         case inherited(sequence: UInt64)
@@ -21,12 +24,29 @@ struct EntityReads: Sendable {
         var inheritedSequence: UInt64? {
             if case .inherited(let sequence) = self { sequence } else { nil }
         }
+
+        /// The stored object a `.stored` or `.settled` record saw (`.some(nil)`: none), else `nil`.
+        var storedObject: StoredObject?? {
+            switch self {
+            case .stored(let object), .settled(let object, _): object
+            case .inherited: nil
+            }
+        }
+
+        /// Whether this is what a save of this context committed after store version `number`.
+        func isSettled(after number: UInt64) -> Bool {
+            if case .settled(_, let settled) = self { settled > number } else { false }
+        }
     }
 
     /// The table as of the last fetch that read every object, if any did.
     private(set) var whole: TreeDictionary<ObjectKey, StoredObject>?
     /// Reads of single ids since then; they override `whole`.
     private(set) var byID: [ObjectKey: Record] = [:]
+    /// The newest store version a save of this context settled records at (0: none).
+    private var latestSettled: UInt64 = 0
+    /// The store version of the last save of this context that dropped the whole table (0: none).
+    private var emptiedAt: UInt64 = 0
 
     var isEmpty: Bool { whole == nil && byID.isEmpty }
     /// The number of per-id records.
@@ -41,29 +61,46 @@ struct EntityReads: Sendable {
         return nil
     }
 
-    /// Records a read of every object of `table`; `inherited` are the ids the reader saw
-    /// through an ancestor's pending change instead, with that change's sequence.
+    /// Records a read of every object of `table`, the table of store version `number`;
+    /// `inherited` are the ids the reader saw through an ancestor's pending change instead, with
+    /// that change's sequence.
     ///
-    /// - Complexity: O(inherited).
-    mutating func readAll(_ table: TreeDictionary<ObjectKey, StoredObject>, inherited: some Sequence<(ObjectKey, UInt64)>) {
+    /// A fetch runs without the context's lock, so a save of this context can settle its ids
+    /// between the fetch's reading the table and its recording the read: what that save left
+    /// is newer, and stays. A table read before this context's save dropped the whole entity
+    /// is not recorded at all.
+    ///
+    /// - Complexity: O(inherited); O(records) when a save of this context settled after
+    ///   `number`.
+    mutating func readAll(_ table: TreeDictionary<ObjectKey, StoredObject>, number: UInt64, inherited: some Sequence<(ObjectKey, UInt64)>) {
+        guard number >= emptiedAt else { return }
         whole = table
-        byID = [:]
-        for (key, sequence) in inherited { byID[key] = .inherited(sequence: sequence) }
+        byID = latestSettled > number ? byID.filter { $0.value.isSettled(after: number) } : [:]
+        for (key, sequence) in inherited where !(byID[key]?.isSettled(after: number) ?? false) { byID[key] = .inherited(sequence: sequence) }
     }
 
     /// Records reads of single ids (or what a save of this context left at them: it knows what
-    /// it wrote); `table` is the entity's table now (for pruning).
+    /// it wrote); `table` is the entity's table now (for pruning). `number` is the store version
+    /// the reads saw, for a fetch that read without the context's lock: an id a save of this
+    /// context settled after it keeps what the save left (see ``readAll(_:number:inherited:)``).
     ///
     /// - Complexity: O(k) amortized for k records.
-    mutating func read(_ records: some Sequence<(ObjectKey, Record)>, table: TreeDictionary<ObjectKey, StoredObject>) {
-        for (key, record) in records { byID[key] = record }
+    mutating func read(_ records: some Sequence<(ObjectKey, Record)>, number: UInt64? = nil, table: TreeDictionary<ObjectKey, StoredObject>) {
+        if let number, number < emptiedAt { return }
+        for (key, record) in records {
+            if case .settled(_, let settled) = record { latestSettled = max(latestSettled, settled) }
+            if let number, latestSettled > number, byID[key]?.isSettled(after: number) ?? false { continue }
+            byID[key] = record
+        }
         if byID.count > Self.limit(storedCount: table.count) { prune(keeping: table) }
     }
 
-    /// After a save dropped the whole table: the context saw it empty.
-    mutating func settleEmptied() {
+    /// After a save of store version `number` dropped the whole table: the context saw it empty.
+    mutating func settleEmptied(number: UInt64) {
         whole = [:]
         byID = [:]
+        emptiedAt = max(emptiedAt, number)
+        latestSettled = max(latestSettled, number)
     }
 
     /// The most per-id records kept for an entity holding `storedCount` objects.

@@ -26,8 +26,9 @@ extension GraphContext {
             // Every object this context sees, by key: no object is cast or copied. Deleting them
             // reads them: each deletion is based on the version seen here.
             let overlay = overlay(entity: entity)
-            let table = core.currentVersion.tables[entity]
-            noteReadAll(entity: entity, table: table, overlay: overlay)
+            let latest = core.latestTable(entity: entity)
+            let table = latest.table
+            noteReadAll(entity: entity, table: table, number: latest.number, overlay: overlay)
             var all = table.keys.filter { overlay[$0] == nil }
             all.append(contentsOf: overlay.lazy.filter { $0.value.upserted != nil }.map(\.key))
             keys = all

@@ -117,7 +117,8 @@ extension GraphContext {
     private func scanSource<E: Entity>(_ type: E.Type) -> FetchSource {
         let entity = core.schema.index(of: E.self)
         let overlay = overlay(entity: entity)
-        return FetchSource(entity: entity, overlay: overlay, table: core.latestTable(entity: entity).table)
+        let latest = core.latestTable(entity: entity)
+        return FetchSource(entity: entity, overlay: overlay, table: latest.table, number: latest.number)
     }
 
     /// The objects matching `descriptor`'s predicate, sorted, by a scan of every object this

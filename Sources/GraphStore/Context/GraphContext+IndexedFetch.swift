@@ -17,8 +17,8 @@ extension GraphContext {
         guard let plan = IndexPlan.make(for: descriptor, entity: core.schema.entities[entity]) else { return nil }
         // Pending changes first, then the version (as `scanSource`).
         let overlay = overlay(entity: entity)
-        let (table, tree) = core.latestIndex(entity: entity, index: plan.index)
-        source = FetchSource(entity: entity, overlay: overlay, table: table)
+        let (table, tree, number) = core.latestIndex(entity: entity, index: plan.index)
+        source = FetchSource(entity: entity, overlay: overlay, table: table, number: number)
         let bound = descriptor.fetchLimit.map { max(0, $0) + max(0, descriptor.fetchOffset ?? 0) }
         let stopsAt = plan.isOrdered ? bound : nil
         var walked: [E] = []
@@ -60,7 +60,7 @@ extension GraphContext {
         let plan = descriptor.predicate == nil ? nil : IndexPlan.make(for: descriptor, entity: core.schema.entities[entity])
         guard descriptor.predicate == nil || plan != nil else { return nil }
         let overlay = overlay(entity: entity)
-        let (table, tree) = plan.map { core.latestIndex(entity: entity, index: $0.index) } ?? (core.latestTable(entity: entity).table, IndexTree())
+        let (table, tree) = plan.map { core.latestIndex(entity: entity, index: $0.index) }.map { ($0.table, $0.tree) } ?? (core.latestTable(entity: entity).table, IndexTree())
         var count: Int
         if let plan {
             let range = plan.range(in: tree)

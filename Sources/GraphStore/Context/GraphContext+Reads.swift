@@ -5,6 +5,8 @@ struct FetchSource {
     let entity: Int
     let overlay: EntityChanges
     let table: TreeDictionary<ObjectKey, StoredObject>
+    /// The store version `table` is of.
+    let number: UInt64
 }
 
 extension GraphContext {
@@ -18,7 +20,7 @@ extension GraphContext {
     ///   child (p: its ancestors' pending changes of the entity); else O(r log n) for r results.
     func noteReads<E: Entity>(of result: [E], _ descriptor: FetchDescriptor<E>, _ source: FetchSource) {
         if descriptor.predicate == nil, descriptor.fetchLimit == nil, (descriptor.fetchOffset ?? 0) <= 0 {
-            noteReadAll(entity: source.entity, table: source.table, overlay: source.overlay)
+            noteReadAll(entity: source.entity, table: source.table, number: source.number, overlay: source.overlay)
             return
         }
         guard !result.isEmpty else { return }
@@ -40,22 +42,23 @@ extension GraphContext {
                     records.append((key, .inherited(sequence: sequence)))
                 }
             }
-            // Pruned against the table the fetch read: an id gone from it is gone from the store.
-            state.reads[source.entity].read(records, table: source.table)
+            // Kept from a save of this context that settled after the fetch read its table; pruned
+            // against the latest table (an object the fetch did not see may have been saved since).
+            state.reads[source.entity].read(records, number: source.number, table: core.latestTable(entity: source.entity).table)
         }
     }
 
-    /// Records a read of every object of `table`, with `overlay` (this context's view of the
-    /// pending changes) over it.
-    func noteReadAll(entity: Int, table: TreeDictionary<ObjectKey, StoredObject>, overlay: EntityChanges) {
+    /// Records a read of every object of `table` (of store version `number`), with `overlay`
+    /// (this context's view of the pending changes) over it.
+    func noteReadAll(entity: Int, table: TreeDictionary<ObjectKey, StoredObject>, number: UInt64, overlay: EntityChanges) {
         withState { state in
             guard parent != nil, !overlay.isEmpty else {
-                state.reads[entity].readAll(table, inherited: EmptyCollection())
+                state.reads[entity].readAll(table, number: number, inherited: EmptyCollection())
                 return
             }
             state.pending.fold(entity)
             let inherited = overlay.filter { state.pending.change(entity: entity, key: $0.key) == nil }.map { ($0.key, $0.value.sequence) }
-            state.reads[entity].readAll(table, inherited: inherited)
+            state.reads[entity].readAll(table, number: number, inherited: inherited)
         }
     }
 
@@ -87,13 +90,15 @@ extension GraphContext {
         for entity in entities where settlesAll || !state.reads[entity].isEmpty {
             let isRead = !state.reads[entity].isEmpty
             if settled.droppedTable(entity: entity) {
-                if isRead { state.reads[entity].settleEmptied() }
+                if isRead { state.reads[entity].settleEmptied(number: written.version) }
                 if settlesAll { state.childBases[entity].settleDropped(through: committed.cleared[entity]?.sequence ?? 0) }
                 continue
             }
             var objects: [(ObjectKey, StoredObject?)] = []
             settled.forEach(entity: entity) { key, object in objects.append((key, object)) }
-            if isRead { state.reads[entity].read(objects.lazy.map { ($0, .stored($1)) }, table: latest.tables[entity]) }
+            if isRead {
+                state.reads[entity].read(objects.lazy.map { ($0, .settled($1, number: written.version)) }, table: latest.tables[entity])
+            }
             if settlesAll {
                 // Each with the sequence of the change it settles (a marker's, for an id the
                 // marker deleted).

@@ -257,7 +257,7 @@ public final class GraphContext: Sendable {
     ) -> StoredObject? {
         if let marked = marker?.table[key] { return marked }
         let record = reads.record(for: key)
-        if case .stored(let object) = record { return object }
+        if let object = record?.storedObject { return object }
         if let parent { return parent.inheritedBase(entity: entity, key: key, seen: record?.inheritedSequence) }
         if let table { return table[key] }
         return core.storedObject(entity: entity, key: key)
@@ -280,7 +280,7 @@ public final class GraphContext: Sendable {
         // What the child saw, as this context's save or rollback left it, before what this
         // context read since: a newer read of its own must not rebase the child's older copy.
         if let settled { return settled }
-        if case .stored(let object) = record { return object }
+        if let object = record?.storedObject { return object }
         if let parent { return parent.inheritedBase(entity: entity, key: key, seen: seen ?? record?.inheritedSequence) }
         return core.storedObject(entity: entity, key: key)
     }

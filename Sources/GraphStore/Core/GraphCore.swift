@@ -248,7 +248,7 @@ extension GraphCore {
     /// One entity's table and one of its sorted indexes, from the same (latest) version.
     ///
     /// - Complexity: O(1), under the version lock.
-    func latestIndex(entity: Int, index: Int) -> (table: TreeDictionary<ObjectKey, StoredObject>, tree: IndexTree) {
-        latest.withLock { ($0.tables[entity], $0.sorted[entity][index]) }
+    func latestIndex(entity: Int, index: Int) -> (table: TreeDictionary<ObjectKey, StoredObject>, tree: IndexTree, number: UInt64) {
+        latest.withLock { ($0.tables[entity], $0.sorted[entity][index], $0.number) }
     }
 }

@@ -1,0 +1,115 @@
+import Foundation
+@testable import GraphStore
+import GraphStoreTestSupport
+import Testing
+
+/// A fetch runs without the context's lock: it reads the table, then sorts and filters, then
+/// records what it read. A save of the same context in between settles the ids it wrote; the
+/// fetch's older reading must not replace that, or the context's next save of those ids is a
+/// conflict with its own save (thrown under `.error`, the change silently dropped under
+/// `.storeWins`).
+@Suite(.serialized) struct FetchOverlappingSaveTests {
+    /// A sort key whose comparison can be held, so that a fetch pauses between reading the
+    /// table and recording what it read.
+    struct HeldKey: Codable, Hashable, Sendable, Comparable {
+        var value: Int
+        static func < (a: HeldKey, b: HeldKey) -> Bool {
+            SortGate.shared.pass()
+            return a.value < b.value
+        }
+    }
+
+    /// Holds the first comparison made while armed, until released.
+    final class SortGate: Sendable {
+        static let shared = SortGate()
+        private let armed = Guarded(false)
+        let entered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+
+        func arm() { armed.withLock { $0 = true } }
+
+        func pass() {
+            let hold = armed.withLock { armed in
+                defer { armed = false }
+                return armed
+            }
+            guard hold else { return }
+            entered.signal()
+            release.wait()
+        }
+    }
+
+    struct Ranked: Entity, Hashable {
+        var id: Int
+        var rank: HeldKey
+        var text: String
+    }
+
+    /// A container holding two ranked objects, and a background context of `policy`.
+    private func setUp(_ policy: MergePolicy) throws -> (GraphContainer, GraphContext) {
+        let container = try GraphContainer(for: [Ranked.self], store: .inMemory)
+        container.mainContext.insert(Ranked(id: 1, rank: HeldKey(value: 1), text: "v0"))
+        container.mainContext.insert(Ranked(id: 2, rank: HeldKey(value: 2), text: "v0"))
+        try container.mainContext.save()
+        let context = container.newBackgroundContext()
+        context.mergePolicy = policy
+        return (container, context)
+    }
+
+    /// Runs `fetch` on another thread, holds it inside its sort, runs `meanwhile`, then lets it
+    /// finish.
+    private func holdingAFetch(_ fetch: @escaping @Sendable () throws -> Void, meanwhile: () throws -> Void) async throws {
+        SortGate.shared.arm()
+        let fetching = Task.detached { try fetch() }
+        #expect(SortGate.shared.entered.wait(timeout: .now() + 60) == .success)
+        try meanwhile()
+        SortGate.shared.release.signal()
+        try await fetching.value
+    }
+
+    @Test(arguments: [MergePolicy.error, .storeWins])
+    func aFetchOfEveryObjectDuringTheContextsSave(policy: MergePolicy) async throws {
+        let (container, context) = try setUp(policy)
+        var copy = try #require(context.model(Ranked.self, id: 1))
+        copy.text = "first"
+        context.insert(copy)
+        try await holdingAFetch({ _ = try context.fetch(FetchDescriptor<Ranked>(sortBy: [SortDescriptor(\.rank)])) }) {
+            try context.save()
+        }
+        copy.text = "second"
+        context.insert(copy)
+        try context.save()
+        #expect(container.newBackgroundContext().model(Ranked.self, id: 1)?.text == "second")
+    }
+
+    @Test(arguments: [MergePolicy.error, .storeWins])
+    func aPredicateFetchDuringTheContextsSave(policy: MergePolicy) async throws {
+        let (container, context) = try setUp(policy)
+        var copy = try #require(context.model(Ranked.self, id: 1))
+        let bound = HeldKey(value: 10)
+        try await holdingAFetch({ _ = try context.fetch(FetchDescriptor<Ranked>(predicate: #Predicate { $0.rank < bound })) }) {
+            copy.text = "first"
+            context.insert(copy)
+            try context.save()
+        }
+        copy.text = "second"
+        context.insert(copy)
+        try context.save()
+        #expect(container.newBackgroundContext().model(Ranked.self, id: 1)?.text == "second")
+    }
+
+    /// The context's save deletes every object while the fetch is held: the fetch's reading of
+    /// the table from before does not bring them back as the base of a re-insert.
+    @Test func aFetchDuringTheContextsDeleteOfEveryObject() async throws {
+        let (container, context) = try setUp(.error)
+        let object = try #require(context.model(Ranked.self, id: 2))
+        try await holdingAFetch({ _ = try context.fetch(FetchDescriptor<Ranked>(sortBy: [SortDescriptor(\.rank)])) }) {
+            try context.delete(model: Ranked.self)
+            try context.save()
+        }
+        #expect(container.count(of: Ranked.self) == 0)
+        context.insert(object)
+        try context.save()
+        #expect(container.newBackgroundContext().model(Ranked.self, id: 2)?.text == "v0")
+    }
+}
