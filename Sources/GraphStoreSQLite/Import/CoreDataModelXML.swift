@@ -56,8 +56,10 @@ enum CoreDataModelXML {
                     problem = "the attribute \(entity!.name).\(attributeName) at line \(line) has the type \"\(typeName)\", which is no Core Data attribute type (\(CoreDataModelDescription.AttributeType.allCases.map(\.rawValue).joined(separator: ", ")))"
                     return
                 }
+                // Xcode writes a date's default as seconds since 2001 in its own attribute.
+                let defaultValue = type == .date ? attributes["defaultDateTimeInterval"] ?? attributes["defaultValueString"] : attributes["defaultValueString"]
                 entity!.attributes.append(CoreDataModelDescription.Attribute(
-                    name: attributeName, type: type, isOptional: attributes["optional"] == "YES", defaultValue: attributes["defaultValueString"],
+                    name: attributeName, type: type, isOptional: attributes["optional"] == "YES", defaultValue: defaultValue,
                     allowsExternalStorage: attributes["allowsExternalBinaryDataStorage"] == "YES"))
             case "relationship":
                 guard entity != nil, attributes["transient"] != "YES" else { return }

@@ -66,6 +66,17 @@ extension CoreDataPlanner {
                 plan.toMany.append(CoreDataEntityPlan.ToMany(join: join, name: relationship.name))
             }
         }
+        // Properties whose names differ only in case (`userID`, `userId`) would both read one
+        // column, one of them another property's values.
+        var owners: [Int: String] = [:]
+        for field in plan.fields {
+            if case .entityNumber = field.role { continue }
+            if let other = owners.updateValue(field.name, forKey: field.column) {
+                throw GraphStoreError.codingFailed(
+                    path: description.path, entity: entity.name, id: nil,
+                    reason: "the model's \(entity.name).\(other) and \(entity.name).\(field.name) both name the store's column \(table.columns[field.column].name) (names that differ only in case); which column holds which is not known, so neither is guessed")
+            }
+        }
         return plan
     }
 

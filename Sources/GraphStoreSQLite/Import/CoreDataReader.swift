@@ -196,7 +196,14 @@ struct CoreDataReader {
         while let row = try rows.next() {
             let primaryKeyValue: DatabaseValue = row[0]
             guard case .int64(let pk) = primaryKeyValue.storage else { throw nonIntegerPrimaryKey(primaryKeyValue, plan) }
-            guard let id = Self.convert(row[1], plan.idConversion) else {
+            let idValue: DatabaseValue
+            do {
+                idValue = try row.importedValue(atIndex: 1)
+            } catch let text as InvalidUTF8Text {
+                throw GraphStoreError.codingFailed(
+                    path: path, entity: plan.entity.snapshotName, id: "Z_PK \(pk)", reason: text.reason(column: "the id column", row: "Z_PK \(pk)"))
+            }
+            guard let id = Self.convert(idValue, plan.idConversion) else {
                 throw GraphStoreError.codingFailed(
                     path: path, entity: plan.entity.snapshotName, id: "Z_PK \(pk)",
                     reason: "its id column \(table.columns[plan.idColumn!].name) is NULL; choose another column, or Z_PK, in idColumns")
@@ -234,7 +241,7 @@ struct CoreDataReader {
             guard case .int64(let pk) = primaryKeyValue.storage else { throw nonIntegerPrimaryKey(primaryKeyValue, plan) }
             var object: [String: SnapshotValue] = [:]
             for field in plan.fields {
-                guard let value = value(of: field, in: row, plan: plan) else { continue }
+                guard let value = try value(of: field, in: row, plan: plan, pk: pk) else { continue }
                 if case .attribute(.date) = field.role, case .double = value { types[field.name] = "date" }
                 if case .data = value { types[field.name] = "data" }
                 object[field.name] = value
@@ -259,8 +266,14 @@ struct CoreDataReader {
     }
 
     /// The value of one field of a row; `nil` leaves the key out.
-    private mutating func value(of field: CoreDataEntityPlan.Field, in row: Row, plan: CoreDataEntityPlan) -> SnapshotValue? {
-        let stored: DatabaseValue = row[field.column]
+    private mutating func value(of field: CoreDataEntityPlan.Field, in row: Row, plan: CoreDataEntityPlan, pk: Int64) throws -> SnapshotValue? {
+        let stored: DatabaseValue
+        do {
+            stored = try row.importedValue(atIndex: field.column)
+        } catch let text as InvalidUTF8Text {
+            throw GraphStoreError.codingFailed(
+                path: path, entity: plan.entity.snapshotName, id: "Z_PK \(pk)", reason: text.reason(column: field.name, row: "Z_PK \(pk)"))
+        }
         switch field.role {
         case .attribute(let conversion):
             guard let attribute = field.attribute else { return Self.convert(stored, conversion) }
@@ -348,7 +361,9 @@ struct CoreDataReader {
             let entityColumns = Set(table.entityColumns.values)
             for (index, column) in table.columns.enumerated() {
                 let upper = column.name.uppercased()
-                guard upper.hasPrefix("Z"), !upper.hasPrefix("Z_"), !entityColumns.contains(index), !(used[name]?.contains(upper) ?? false) else { continue }
+                // Core Data's own columns (Z_PK, Z_ENT, Z_OPT, Z_FOK_…) are not the app's data; any
+                // other column is, whatever its spelling (one an app added with SQL, say).
+                guard !upper.hasPrefix("Z_"), !entityColumns.contains(index), !(used[name]?.contains(upper) ?? false) else { continue }
                 warnings.append("the store's column \(name).\(column.name) is not in the model: its values were not migrated")
             }
         }

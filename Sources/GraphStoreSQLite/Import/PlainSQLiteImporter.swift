@@ -138,6 +138,8 @@ private struct PlainTableReader {
         /// Whether a BLOB / another non-NULL value was seen, for the `data` hint.
         var sawBlob = false
         var sawOther = false
+        /// The rows (in key order) of the first BLOB and of the first other value.
+        var firstBlobRow = 0, firstOtherRow = 0
     }
 
     private func readTable(_ table: String, columns: [ColumnInfo], key: [String]) throws -> (objects: [SnapshotValue], imported: PlainSQLiteImportReport.ImportedTable, fieldTypes: [String: String]) {
@@ -171,9 +173,27 @@ private struct PlainTableReader {
             rowNumber += 1
             var object: [String: SnapshotValue] = [:]
             for index in columns.indices {
-                let stored: DatabaseValue = row[index]
+                let stored: DatabaseValue
+                do {
+                    stored = try row.importedValue(atIndex: index)
+                } catch let text as InvalidUTF8Text {
+                    throw GraphStoreError.codingFailed(path: path, entity: table, id: nil, reason: text.reason(column: "column \(columns[index].name)", row: "row \(rowNumber)"))
+                }
                 guard var value = SnapshotValue(stored: stored) else { continue }
-                if case .data = value { fields[index].sawBlob = true } else { fields[index].sawOther = true }
+                if case .data = value {
+                    if !fields[index].sawBlob { fields[index].firstBlobRow = rowNumber }
+                    fields[index].sawBlob = true
+                } else {
+                    if !fields[index].sawOther { fields[index].firstOtherRow = rowNumber }
+                    fields[index].sawOther = true
+                }
+                if fields[index].sawBlob, fields[index].sawOther {
+                    // A snapshot tells data from text (or numbers) by the column's type hint only:
+                    // a BLOB among them would read back as Base64 text.
+                    throw GraphStoreError.codingFailed(
+                        path: path, entity: table, id: nil,
+                        reason: "column \(columns[index].name) holds BLOBs (first at row \(fields[index].firstBlobRow)) and other values (first at row \(fields[index].firstOtherRow)); a snapshot keeps a column's BLOBs apart from text only when it holds nothing else, so they would arrive as Base64 text. Move the BLOBs to a column of their own first")
+                }
                 if fields[index].isBoolean, case .integer(let number) = value, number == 0 || number == 1 {
                     value = .bool(number == 1)
                 }
@@ -200,7 +220,13 @@ private struct PlainTableReader {
 
     /// The id of `row`: its one key column's value, or its key columns' text joined by `separator`.
     private func objectID(row: Row, keyIndexes: [Int], key: [String], separator: String?, table: String, rowNumber: Int) throws -> SnapshotValue {
-        let parts = keyIndexes.map { index -> DatabaseValue in row[index] }
+        let parts = try keyIndexes.map { index -> DatabaseValue in
+            do {
+                return try row.importedValue(atIndex: index)
+            } catch let text as InvalidUTF8Text {
+                throw GraphStoreError.codingFailed(path: path, entity: table, id: nil, reason: text.reason(column: "key column \(key[keyIndexes.firstIndex(of: index) ?? 0])", row: "row \(rowNumber)"))
+            }
+        }
         if let nullIndex = parts.firstIndex(where: \.isNull) {
             throw GraphStoreError.codingFailed(
                 path: path, entity: table, id: nil,
