@@ -115,6 +115,20 @@ import Testing
         #expect(report.warnings.contains { $0.hasPrefix("Event.startsAt") && $0.contains("took the model's default") })
     }
 
+    /// A NULL of a non-optional UUID without a default is left out, and the warning says so
+    /// rather than that it took a default.
+    @Test func aNullWithoutADefaultIsReportedLeftOut() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let extra = #"<attribute name="token" attributeType="UUID" usesScalarValueType="NO"/>"#
+        let (store, model) = try writeEventStore(in: directory, model: Self.eventModel(extra: extra))
+        try Kit.execute("ALTER TABLE ZEVENT ADD COLUMN ZTOKEN BLOB", on: store)
+        let (snapshot, report) = try CoreDataImporter.snapshot(from: store, options: CoreDataImportOptions(model: model))
+        #expect(try Kit.object(snapshot, "Event", id: .integer(1))["token"] == nil)
+        #expect(report.warnings.contains { $0.hasPrefix("Event.token: 1 NULL value(s)") && $0.contains("were left out") }, "\(report.warnings)")
+        #expect(!report.warnings.contains { $0.hasPrefix("Event.token") && $0.contains("took the model's default") }, "\(report.warnings)")
+    }
+
     @Test func aColumnOutsideTheModelIsNamedWhateverItsSpelling() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

@@ -20,6 +20,9 @@ struct CoreDataReader {
     private var warnings: [String] = []
     /// NULLs in non-optional attributes given the model's default, per "Entity.field".
     private var defaulted: [String: Int] = [:]
+    /// Per `Entity.attribute`, the NULLs of a non-optional attribute without a default (a
+    /// UUID's): left out, so the app's type refuses those objects until they get a value.
+    private var leftOut: [String: Int] = [:]
     /// External-storage values whose file is not beside the store, per "Entity.field".
     private var missingExternal: [String: Int] = [:]
 
@@ -75,6 +78,7 @@ struct CoreDataReader {
         report.skippedTables = model.skippedTables.map { SkippedTable(name: $0.key, reason: $0.value) }.sorted { $0.name < $1.name }
         report.warnings = warnings + dangling.keys.sorted().map { "\($0): \(dangling[$0]!) reference(s) to objects that do not exist were left out" }
             + defaulted.keys.sorted().map { "\($0): \(defaulted[$0]!) NULL value(s) of a non-optional attribute took the model's default" }
+            + leftOut.keys.sorted().map { "\($0): \(leftOut[$0]!) NULL value(s) of a non-optional attribute with no default were left out; give them a value before the app opens the store" }
             + missingExternal.keys.sorted().map { "\($0): \(missingExternal[$0]!) externally stored value(s) were kept as Core Data's reference: their files are not in the store's support folder beside it" }
         let header = SnapshotHeaderV1(
             modelVersion: options.modelVersion, savedAt: Date(), storeVersion: 0,
@@ -282,8 +286,13 @@ struct CoreDataReader {
             }
             if let value = Self.convert(stored, conversion) { return value }
             guard !attribute.isOptional else { return nil }
-            defaulted["\(plan.entity.snapshotName).\(field.name)", default: 0] += 1
-            return CoreDataPlanner.defaultValue(of: attribute)
+            let name = "\(plan.entity.snapshotName).\(field.name)"
+            guard let value = CoreDataPlanner.defaultValue(of: attribute) else {
+                leftOut[name, default: 0] += 1
+                return nil
+            }
+            defaulted[name, default: 0] += 1
+            return value
         case .toOne(let target, let entityColumn):
             guard case .int64(let targetPK) = stored.storage else { return SnapshotValue(stored: stored) }
             var targetTable = target.flatMap { model.entities[$0]?.table }
