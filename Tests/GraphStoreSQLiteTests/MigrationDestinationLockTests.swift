@@ -164,4 +164,29 @@ import Testing
         #expect(holder.terminationStatus == 0)
         try await expectKeptThenReplaced(url, kept: ["before"], by: snapshot)
     }
+
+    /// A destination given through a symbolic link is the store the link points to: an open
+    /// one is refused, and the link is never replaced by a file.
+    @Test func anOpenStoreIsNotReplacedThroughALink() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.json"), link = directory.file("link.json"), other = directory.file("other.sqlite")
+        try await makeSQLiteStore(other, tag: "other")
+        let container = try GraphContainer(for: SQLiteTestKit.model, store: .file(url, coalescingInterval: .seconds(3600)))
+        container.mainContext.insert(ExampleModel.Tag(name: "before"))
+        try container.mainContext.save()
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: url)
+        let snapshot = try Migration.readSQLite(from: other)
+
+        // Refused for the store's journal (its saves are there until the next snapshot), or its lock.
+        let error = SQLiteTestKit.storeError { try Migration.writeSnapshot(snapshot, to: link, options: MigrationOptions(overwrite: true)) }
+        #expect(error != nil)
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link.path)) != nil, "the link was replaced by a file")
+        try await container.close()
+        try Migration.writeSnapshot(snapshot, to: link, options: MigrationOptions(overwrite: true))
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link.path)) != nil, "the link was replaced by a file")
+        let replaced = try GraphContainer(for: SQLiteTestKit.model, store: .file(url))
+        #expect(try tagNames(replaced) == ["other"])
+        try await replaced.close()
+    }
 }

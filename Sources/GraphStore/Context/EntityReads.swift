@@ -83,16 +83,20 @@ struct EntityReads: Sendable {
     /// it wrote); `table` is the entity's table now (for pruning). `number` is the store version
     /// the reads saw, for a fetch that read without the context's lock: an id a save of this
     /// context settled after it keeps what the save left (see ``readAll(_:number:inherited:)``).
+    /// With `keepingSettled` (a fetch of this context is running), pruning keeps what its saves
+    /// settled, deletions included, for that fetch's recording to respect.
     ///
     /// - Complexity: O(k) amortized for k records.
-    mutating func read(_ records: some Sequence<(ObjectKey, Record)>, number: UInt64? = nil, table: TreeDictionary<ObjectKey, StoredObject>) {
+    mutating func read(
+        _ records: some Sequence<(ObjectKey, Record)>, number: UInt64? = nil, table: TreeDictionary<ObjectKey, StoredObject>, keepingSettled: Bool = false
+    ) {
         if let number, number < emptiedAt { return }
         for (key, record) in records {
             if case .settled(_, let settled) = record { latestSettled = max(latestSettled, settled) }
             if let number, latestSettled > number, byID[key]?.isSettled(after: number) ?? false { continue }
             byID[key] = record
         }
-        if byID.count > Self.limit(storedCount: table.count) { prune(keeping: table) }
+        if byID.count > Self.limit(storedCount: table.count) { prune(keeping: table, keepingSettled: keepingSettled) }
     }
 
     /// After a save of store version `number` dropped the whole table: the context saw it empty.
@@ -111,8 +115,10 @@ struct EntityReads: Sendable {
     /// id is based on the store as it is now (no object), not on a table read before its
     /// object went: re-inserting an object this context deleted itself is no conflict. What
     /// remains is at most `table.count` records, so pruning is amortized O(1) per read.
-    mutating func prune(keeping table: TreeDictionary<ObjectKey, StoredObject>) {
-        let gone = byID.keys.filter { table[$0] == nil }
+    mutating func prune(keeping table: TreeDictionary<ObjectKey, StoredObject>, keepingSettled: Bool = false) {
+        let gone = byID.filter { key, record in
+            table[key] == nil && !(keepingSettled && record.isSettled(after: 0))
+        }.keys
         for key in gone {
             byID[key] = nil
             whole?[key] = nil

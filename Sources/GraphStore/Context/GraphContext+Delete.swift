@@ -25,6 +25,8 @@ extension GraphContext {
         } else {
             // Every object this context sees, by key: no object is cast or copied. Deleting them
             // reads them: each deletion is based on the version seen here.
+            withState { $0.fetchesInFlight += 1 }
+            defer { withState { $0.fetchesInFlight -= 1 } }
             let overlay = overlay(entity: entity)
             let latest = core.latestTable(entity: entity)
             let table = latest.table

@@ -24,6 +24,10 @@ extension GraphContext {
     ///   Remembering what it read costs O(1) for a fetch of every object (no predicate, no
     ///   window), else O(r log n) for the r objects returned.
     public func fetch<E: Entity>(_ descriptor: FetchDescriptor<E>) throws -> [E] {
+        // Counted before the table is read: a save of this context meanwhile then settles what
+        // it wrote where the fetch's recording cannot replace it.
+        withState { $0.fetchesInFlight += 1 }
+        defer { withState { $0.fetchesInFlight -= 1 } }
         var source: FetchSource?
         let matched = try indexedMatches(descriptor, source: &source) ?? matches(descriptor, source: &source)
         let result = window(matched, descriptor)

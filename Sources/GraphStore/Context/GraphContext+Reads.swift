@@ -44,7 +44,7 @@ extension GraphContext {
             }
             // Kept from a save of this context that settled after the fetch read its table; pruned
             // against the latest table (an object the fetch did not see may have been saved since).
-            state.reads[source.entity].read(records, number: source.number, table: core.latestTable(entity: source.entity).table)
+            state.reads[source.entity].read(records, number: source.number, table: core.latestTable(entity: source.entity).table, keepingSettled: true)
         }
     }
 
@@ -73,9 +73,10 @@ extension GraphContext {
         // With children, every saved id settles for them: a child that read it through this
         // context's change bases its later changes on what this save wrote.
         let settlesAll = recordsForChildren(&state)
+        let fetching = state.fetchesInFlight > 0
         let entities = committed.entities.indices.filter { entity in
             committed.hasChanges(entity: entity)
-                && (settlesAll || !state.reads[entity].isEmpty || (rebasing && state.pending.hasChanges(entity: entity)))
+                && (settlesAll || fetching || !state.reads[entity].isEmpty || (rebasing && state.pending.hasChanges(entity: entity)))
         }
         // Nothing to do for a context that has not read what it saved and changed nothing
         // during the save: an import's log is never folded here.
@@ -87,8 +88,8 @@ extension GraphContext {
         if rebasing {
             state.pending.rebase(committed) { settled.object(entity: $0, key: $1) }
         }
-        for entity in entities where settlesAll || !state.reads[entity].isEmpty {
-            let isRead = !state.reads[entity].isEmpty
+        for entity in entities where settlesAll || fetching || !state.reads[entity].isEmpty {
+            let isRead = fetching || !state.reads[entity].isEmpty
             if settled.droppedTable(entity: entity) {
                 if isRead { state.reads[entity].settleEmptied(number: written.version) }
                 if settlesAll { state.childBases[entity].settleDropped(through: committed.cleared[entity]?.sequence ?? 0) }
@@ -97,7 +98,8 @@ extension GraphContext {
             var objects: [(ObjectKey, StoredObject?)] = []
             settled.forEach(entity: entity) { key, object in objects.append((key, object)) }
             if isRead {
-                state.reads[entity].read(objects.lazy.map { ($0, .settled($1, number: written.version)) }, table: latest.tables[entity])
+                state.reads[entity].read(
+                    objects.lazy.map { ($0, .settled($1, number: written.version)) }, table: latest.tables[entity], keepingSettled: fetching)
             }
             if settlesAll {
                 // Each with the sequence of the change it settles (a marker's, for an id the

@@ -27,6 +27,9 @@ struct MigrationFile {
     ///   would pair the new database with the old log, which SQLite would then apply to it), or
     ///   a GraphStore journal (saves of the store there that its file does not hold yet).
     init(destination url: URL, overwrite: Bool) throws {
+        // Through a symbolic link, the file it points to, as a container opens it: its lock,
+        // its journal and its write-ahead log are checked, and the file (not the link) replaced.
+        let url = StorePath.canonical(url)
         self.url = url
         let directory = url.deletingLastPathComponent()
         temporary = directory.appendingPathComponent(".\(url.lastPathComponent).migrating-\(String(UInt64.random(in: 0...UInt64.max), radix: 16))")

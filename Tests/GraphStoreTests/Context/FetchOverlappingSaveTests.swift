@@ -112,4 +112,41 @@ import Testing
         try context.save()
         #expect(container.newBackgroundContext().model(Ranked.self, id: 2)?.text == "v0")
     }
+
+    /// The context had not read the entity before its save: what the save wrote is settled all
+    /// the same while a fetch runs, and the fetch's older table does not stand for it.
+    @Test(arguments: [MergePolicy.error, .storeWins])
+    func aFetchDuringASaveOfAnUnreadEntity(policy: MergePolicy) async throws {
+        let (container, context) = try setUp(policy)
+        context.insert(Ranked(id: 1, rank: HeldKey(value: 1), text: "first"))
+        try await holdingAFetch({ _ = try context.fetch(FetchDescriptor<Ranked>(sortBy: [SortDescriptor(\.rank)])) }) {
+            try context.save()
+        }
+        context.insert(Ranked(id: 1, rank: HeldKey(value: 1), text: "second"))
+        try context.save()
+        #expect(container.newBackgroundContext().model(Ranked.self, id: 1)?.text == "second")
+    }
+
+    /// A save whose deletions pass the number of records a context keeps, while a fetch runs:
+    /// pruning keeps them until the fetch has recorded, so a re-insert is no conflict.
+    @Test(arguments: [MergePolicy.error, .storeWins, .mergeByProperty])
+    func aFetchDuringALargeOwnDelete(policy: MergePolicy) async throws {
+        let container = try GraphContainer(for: [Ranked.self], store: .inMemory)
+        let objects = (1...5_000).map { Ranked(id: $0, rank: HeldKey(value: $0), text: "v0") }
+        container.mainContext.insert(contentsOf: objects)
+        try container.mainContext.save()
+        let context = container.newBackgroundContext()
+        context.mergePolicy = policy
+        _ = try context.fetch(FetchDescriptor<Ranked>())
+        try await holdingAFetch({ _ = try context.fetch(FetchDescriptor<Ranked>(sortBy: [SortDescriptor(\.rank)])) }) {
+            for object in objects { context.delete(object) }
+            try context.save()
+        }
+        #expect(container.count(of: Ranked.self) == 0)
+        var again = objects[0]
+        again.text = "re-inserted"
+        context.insert(again)
+        try context.save()
+        #expect(container.newBackgroundContext().model(Ranked.self, id: 1)?.text == "re-inserted")
+    }
 }
