@@ -272,6 +272,10 @@ struct FastJSONScanner {
     /// one makes the object's keys slow. Keys are compared by a fingerprint (length, first and
     /// last two bytes) first, then byte for byte.
     @inline(__always) mutating func noteKey(offset: Int, length: Int) {
+        // An object already slow (an escaped or non-ASCII key among its earlier ones) is not
+        // checked further: that key left its slot unwritten, and an unwritten slot holds
+        // whatever the memory held, an offset anywhere.
+        guard !stack[depth - 1].slowKeys else { return }
         let member = stack[depth - 1].count - 1
         guard member < FastJSONParser.maxCheckedKeys else { return }  // such objects are slow anyway
         var fingerprint = UInt64(truncatingIfNeeded: length) << 32
