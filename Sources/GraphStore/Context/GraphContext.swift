@@ -46,11 +46,11 @@ public final class GraphContext: Sendable {
         /// Increases with every ``rollback()``: a save in flight then leaves `commitActions`
         /// (actions registered since) alone, the rollback having dropped the ones it took.
         var commitActionsEpoch: UInt64 = 0
-        /// Per entity index, what this context last read: the bases of its later changes.
         /// Fetches of this context that have read a table and not yet recorded what they read:
         /// while any runs, a save settles every id it wrote (read before or not) and keeps those
         /// records through pruning, so that the fetch's older reading cannot replace them.
         var fetchesInFlight = 0
+        /// Per entity index, what this context last read: the bases of its later changes.
         var reads: [EntityReads]
         /// Increases with every change to `pending`, so a save can tell whether anything was
         /// changed while it committed.
