@@ -141,8 +141,12 @@ struct MigrationFile {
     }
 
     private func failure(_ operation: String) -> GraphStoreError {
-        let code = errno
-        return .fileOperationFailed(path: url.path, operation: operation, reason: String(cString: strerror(code)) + " (errno \(code))")
+        Self.failure(path: url.path, operation: operation)
+    }
+
+    /// `operation` on `path` failed with `code` (by default the current `errno`).
+    static func failure(path: String, operation: String, code: Int32 = errno) -> GraphStoreError {
+        .fileOperationFailed(path: path, operation: operation, reason: String(cString: strerror(code)) + " (errno \(code))")
     }
 }
 
@@ -176,42 +180,45 @@ final class DestinationLock {
     ///   a lock cannot be taken for another reason.
     init(_ url: URL) throws {
         let path = url.path
-        self.path = path
         let claim = try OpenSQLiteStores.claim(path)
-        self.claim = claim
-        func releaseClaim() { OpenSQLiteStores.release(path, token: claim) }
         let exists = FileManager.default.fileExists(atPath: path)
         let isSQLite = exists && SQLiteStoreInfo.isSQLiteDatabase(at: url)
         let hasLockFile = FileManager.default.fileExists(atPath: StoreFileLock.lockFileURL(forStoreAt: url).path)
+        var snapshotLock: StoreFileLock?
+        let descriptor: Int32
         do {
             snapshotLock = (exists && !isSQLite) || hasLockFile ? try StoreFileLock.lockStore(at: url) : nil
+            descriptor = isSQLite ? try Self.lockSharedRange(path) : -1
         } catch {
-            releaseClaim()
+            snapshotLock?.unlock()
+            OpenSQLiteStores.release(path, token: claim)
             throw error
         }
-        descriptor = -1
-        guard isSQLite else { return }
-        let opened = open(path, O_RDONLY | O_CLOEXEC)
-        guard opened >= 0 else {
-            let code = errno
-            snapshotLock?.unlock()
-            releaseClaim()
-            throw GraphStoreError.fileOperationFailed(path: path, operation: "open the destination to lock it", reason: String(cString: strerror(code)) + " (errno \(code))")
-        }
+        self.path = path
+        self.claim = claim
+        self.snapshotLock = snapshotLock
+        self.descriptor = descriptor
+    }
+
+    /// A descriptor of the SQLite database at `path` holding a read lock on its shared range.
+    ///
+    /// - Throws: ``GraphStore/GraphStoreError/storeLocked(path:)`` when another process holds
+    ///   the database (the SQLite store's exclusive lock); else `fileOperationFailed`.
+    private static func lockSharedRange(_ path: String) throws -> Int32 {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw MigrationFile.failure(path: path, operation: "open the destination to lock it") }
         var range = flock()
         range.l_type = Int16(F_RDLCK)
         range.l_whence = Int16(SEEK_SET)
-        range.l_start = off_t(Self.sharedRange.start)
-        range.l_len = off_t(Self.sharedRange.length)
-        guard fcntl(opened, F_SETLK, &range) == 0 else {
+        range.l_start = off_t(sharedRange.start)
+        range.l_len = off_t(sharedRange.length)
+        guard fcntl(descriptor, F_SETLK, &range) == 0 else {
             let code = errno
-            close(opened)
-            snapshotLock?.unlock()
-            releaseClaim()
+            close(descriptor)
             if code == EAGAIN || code == EACCES { throw GraphStoreError.storeLocked(path: path) }
-            throw GraphStoreError.fileOperationFailed(path: path, operation: "lock the destination", reason: String(cString: strerror(code)) + " (errno \(code))")
+            throw MigrationFile.failure(path: path, operation: "lock the destination", code: code)
         }
-        descriptor = opened
+        return descriptor
     }
 
     /// Releases the locks. Calling it again does nothing.
