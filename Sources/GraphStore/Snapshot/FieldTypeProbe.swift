@@ -50,6 +50,11 @@ enum FieldTypeProbe {
             types[path] = "string"
         }
 
+        /// Whether `type` is `String` or `String?`, the declared types named `string`.
+        static func isString<T>(_ type: T.Type) -> Bool {
+            type == String.self || type == String?.self
+        }
+
         /// Notes a floating-point number at the nested place `path`.
         func recordNumber(at path: String) {
             numberPaths.insert(path)
@@ -136,7 +141,7 @@ enum FieldTypeProbe {
 
         mutating func encodeNil(forKey key: Key) throws {}
         mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
-            if T.self == String.self || T.self == String?.self {
+            if Recorder.isString(T.self) {
                 // JSON writes a non-finite double as the string `"NaN"`, so only a field
                 // declared `String` tells that such a string is one.
                 recorder.recordString(at: child(key))
@@ -182,7 +187,7 @@ enum FieldTypeProbe {
         mutating func encodeNil() throws { count += 1 }
         mutating func encode<T: Encodable>(_ value: T) throws {
             count += 1
-            if T.self == String.self || T.self == String?.self {
+            if Recorder.isString(T.self) {
                 recorder.recordString(at: path)
                 return
             }
@@ -300,7 +305,7 @@ protocol ProbedArray: Sequence {
 
 extension ProbedArray {
     static func recordElements(recorder: FieldTypeProbe.Recorder, path: String) {
-        if Element.self == String.self || Element.self == String?.self {
+        if FieldTypeProbe.Recorder.isString(Element.self) {
             recorder.recordString(at: path + "[]")
             return
         }
