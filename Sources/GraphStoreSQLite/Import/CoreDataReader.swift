@@ -200,13 +200,8 @@ struct CoreDataReader {
         while let row = try rows.next() {
             let primaryKeyValue: DatabaseValue = row[0]
             guard case .int64(let pk) = primaryKeyValue.storage else { throw nonIntegerPrimaryKey(primaryKeyValue, plan) }
-            let idValue: DatabaseValue
-            do {
-                idValue = try row.importedValue(atIndex: 1)
-            } catch let text as InvalidUTF8Text {
-                throw GraphStoreError.codingFailed(
-                    path: path, entity: plan.entity.snapshotName, id: "Z_PK \(pk)", reason: text.reason(column: "the id column", row: "Z_PK \(pk)"))
-            }
+            let idValue = try row.importedValue(
+                atIndex: 1, path: path, entity: plan.entity.snapshotName, id: "Z_PK \(pk)", column: "the id column", row: "Z_PK \(pk)")
             guard let id = Self.convert(idValue, plan.idConversion) else {
                 throw GraphStoreError.codingFailed(
                     path: path, entity: plan.entity.snapshotName, id: "Z_PK \(pk)",
@@ -271,13 +266,8 @@ struct CoreDataReader {
 
     /// The value of one field of a row; `nil` leaves the key out.
     private mutating func value(of field: CoreDataEntityPlan.Field, in row: Row, plan: CoreDataEntityPlan, pk: Int64) throws -> SnapshotValue? {
-        let stored: DatabaseValue
-        do {
-            stored = try row.importedValue(atIndex: field.column)
-        } catch let text as InvalidUTF8Text {
-            throw GraphStoreError.codingFailed(
-                path: path, entity: plan.entity.snapshotName, id: "Z_PK \(pk)", reason: text.reason(column: field.name, row: "Z_PK \(pk)"))
-        }
+        let stored = try row.importedValue(
+            atIndex: field.column, path: path, entity: plan.entity.snapshotName, id: "Z_PK \(pk)", column: field.name, row: "Z_PK \(pk)")
         switch field.role {
         case .attribute(let conversion):
             guard let attribute = field.attribute else { return Self.convert(stored, conversion) }

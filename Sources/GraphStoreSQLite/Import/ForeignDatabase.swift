@@ -168,32 +168,26 @@ struct ForeignDatabase {
 
 // MARK: - Values
 
-/// A TEXT value whose bytes are not UTF-8: it cannot be a `String` as it is.
-struct InvalidUTF8Text: Error {
-    /// The first bytes, in hex.
-    let prefix: String
-
-    /// What to tell the user about the value in `column` of `row`.
-    func reason(column: String, row: String) -> String {
-        "\(column) of \(row) holds text that is not UTF-8 (bytes \(prefix)); it was not imported as a wrong string. Convert the column to UTF-8 text (or to a BLOB) first"
-    }
-}
-
 extension Row {
     /// The value at `index` as SQLite stores it, with TEXT read whole from its bytes: GRDB's
     /// `DatabaseValue` reads text through `sqlite3_column_text`, which ends it at a NUL
     /// character and replaces bytes that are not UTF-8, so `"milk\0honey"` would arrive as
     /// `"milk"`.
     ///
-    /// - Throws: ``InvalidUTF8Text`` for TEXT whose bytes are not UTF-8.
+    /// - Parameters: `path`, `entity`, `id`, `column` and `row` name the value in the error.
+    /// - Throws: ``GraphStore/GraphStoreError/codingFailed(path:entity:id:reason:)`` for TEXT
+    ///   whose bytes are not UTF-8, naming its first bytes.
     /// - Complexity: O(length of the value).
-    func importedValue(atIndex index: Int) throws -> DatabaseValue {
+    func importedValue(atIndex index: Int, path: String, entity: String, id: String?, column: String, row: String) throws -> DatabaseValue {
         let value: DatabaseValue = self[index]
         guard case .string = value.storage else { return value }
         return try withUnsafeData(atIndex: index) { data -> DatabaseValue in
             let bytes = data ?? Data()
             guard let text = String(validating: bytes, as: UTF8.self) else {
-                throw InvalidUTF8Text(prefix: bytes.prefix(16).map { String(format: "%02x", $0) }.joined(separator: " "))
+                let prefix = bytes.prefix(16).map { String(format: "%02x", $0) }.joined(separator: " ")
+                throw GraphStoreError.codingFailed(
+                    path: path, entity: entity, id: id,
+                    reason: "\(column) of \(row) holds text that is not UTF-8 (bytes \(prefix)); it was not imported as a wrong string. Convert the column to UTF-8 text (or to a BLOB) first")
             }
             return text.databaseValue
         }

@@ -173,12 +173,8 @@ private struct PlainTableReader {
             rowNumber += 1
             var object: [String: SnapshotValue] = [:]
             for index in columns.indices {
-                let stored: DatabaseValue
-                do {
-                    stored = try row.importedValue(atIndex: index)
-                } catch let text as InvalidUTF8Text {
-                    throw GraphStoreError.codingFailed(path: path, entity: table, id: nil, reason: text.reason(column: "column \(columns[index].name)", row: "row \(rowNumber)"))
-                }
+                let stored = try row.importedValue(
+                    atIndex: index, path: path, entity: table, id: nil, column: "column \(columns[index].name)", row: "row \(rowNumber)")
                 guard var value = SnapshotValue(stored: stored) else { continue }
                 if case .data = value {
                     if !fields[index].sawBlob { fields[index].firstBlobRow = rowNumber }
@@ -220,12 +216,8 @@ private struct PlainTableReader {
 
     /// The id of `row`: its one key column's value, or its key columns' text joined by `separator`.
     private func objectID(row: Row, keyIndexes: [Int], key: [String], separator: String?, table: String, rowNumber: Int) throws -> SnapshotValue {
-        let parts = try keyIndexes.map { index -> DatabaseValue in
-            do {
-                return try row.importedValue(atIndex: index)
-            } catch let text as InvalidUTF8Text {
-                throw GraphStoreError.codingFailed(path: path, entity: table, id: nil, reason: text.reason(column: "key column \(key[keyIndexes.firstIndex(of: index) ?? 0])", row: "row \(rowNumber)"))
-            }
+        let parts = try zip(keyIndexes, key).map { index, column in
+            try row.importedValue(atIndex: index, path: path, entity: table, id: nil, column: "key column \(column)", row: "row \(rowNumber)")
         }
         if let nullIndex = parts.firstIndex(where: \.isNull) {
             throw GraphStoreError.codingFailed(
