@@ -63,7 +63,8 @@ package final class StoreJournal: Sendable {
     private init(
         path: String, durability: Durability, interval: Duration, clock: any WriterClock,
         beforeFirstRecord: (@Sendable () throws(GraphStoreError) -> Void)?, file: JournalFile?,
-        header: JournalFormatV1.Header, end: Int, records: [RecordMark], createsOnFirstAppend: Bool = false
+        header: JournalFormatV1.Header, end: Int, records: [RecordMark], createsOnFirstAppend: Bool = false,
+        synced: Bool = true
     ) {
         self.path = path
         self.durability = durability
@@ -73,7 +74,12 @@ package final class StoreJournal: Sendable {
         state = Guarded(State(
             file: file, header: header, end: end, records: records, lastVersion: records.last?.version ?? header.baseVersion,
             createsOnFirstAppend: createsOnFirstAppend))
-        gate.markSynced(generation: 0, end: end, version: records.last?.version ?? header.baseVersion)
+        if synced {
+            gate.markSynced(generation: 0, end: end, version: records.last?.version ?? header.baseVersion)
+        } else {
+            // Records another run appended: only its header is known to be on the device.
+            gate.markSynced(generation: 0, end: records.first?.start ?? end, version: header.baseVersion)
+        }
     }
 
     /// Starts journaling at `path` for a store opened at `version` of `lineage`: continues the
@@ -92,7 +98,9 @@ package final class StoreJournal: Sendable {
     /// - Throws: ``GraphStoreError/fileOperationFailed(path:operation:reason:)`` when the file
     ///   cannot be replaced or cut (a read-only directory, a full disk).
     /// - Complexity: one file creation (two fsyncs) when a journal found there must be
-    ///   replaced; otherwise no I/O beyond cutting a torn tail.
+    ///   replaced; otherwise no I/O beyond cutting a torn tail. Records found there count as
+    ///   durable once fsynced again (in the background within `interval`, or by ``flush()``):
+    ///   the run that appended them may have died before its fsync.
     package static func start(
         path: String, durability: Durability, interval: Duration, clock: any WriterClock,
         lineage: UUID, openedAt version: UInt64, existing: JournalContents?,
@@ -106,9 +114,16 @@ package final class StoreJournal: Sendable {
                     try file.sync()
                 }
                 let records = existing.scan.records.map { RecordMark(version: $0.version, start: $0.start) }
-                return StoreJournal(
+                // The run that appended these records may have been killed before it fsynced
+                // them: they reached the page cache, not necessarily the device. They count as
+                // durable once this run fsyncs them (in the background within the interval, or
+                // in a flush), not merely because they were read back.
+                let synced = records.isEmpty || existing.scan.hasTornTail
+                let journal = StoreJournal(
                     path: path, durability: durability, interval: interval, clock: clock, beforeFirstRecord: beforeFirstRecord,
-                    file: file, header: header, end: existing.scan.validEnd, records: records)
+                    file: file, header: header, end: existing.scan.validEnd, records: records, synced: synced)
+                if !synced { journal.armBackgroundSync() }
+                return journal
             }
             let header = JournalFormatV1.Header(lineage: lineage, baseVersion: version)
             // A file there that is not continued (one a migration set aside, say) is replaced
@@ -286,6 +301,17 @@ package final class StoreJournal: Sendable {
             throw Self.failure(path, "fsync the journal", error)
         }
         return mark
+    }
+
+    /// Schedules a background fsync within the interval, unless one is armed already.
+    private func armBackgroundSync() {
+        let arm = state.withLock { state in
+            defer { state.backgroundSyncArmed = true }
+            return !state.backgroundSyncArmed
+        }
+        if arm {
+            clock.schedule(at: clock.now + interval) { [weak self] in self?.backgroundSync() }
+        }
     }
 
     private func backgroundSync() {
