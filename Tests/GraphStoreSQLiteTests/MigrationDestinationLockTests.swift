@@ -189,4 +189,68 @@ import Testing
         #expect(try tagNames(replaced) == ["other"])
         try await replaced.close()
     }
+
+    /// A new snapshot store is locked as a container locks one, although no file is there yet:
+    /// an app that opened the empty store meanwhile would write its first snapshot over the
+    /// migrated one.
+    @Test func aNewSnapshotStoreDoesNotOpenWhileItIsBuilt() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("new.json.gz"), other = directory.file("other.sqlite")
+        try await makeSQLiteStore(other, tag: "migrated")
+        let openedDuringTheMigration = Guarded<Result<GraphContainer, GraphStoreError>?>(nil)
+        var options = MigrationOptions()
+        options.beforeRename = { _ in
+            do {
+                let container = try GraphContainer(for: SQLiteTestKit.model, store: .file(url))
+                openedDuringTheMigration.withLock { $0 = .success(container) }
+            } catch let error as GraphStoreError {
+                openedDuringTheMigration.withLock { $0 = .failure(error) }
+            }
+        }
+        try Migration.writeSnapshot(try Migration.readSQLite(from: other), to: url, options: options)
+        switch openedDuringTheMigration.withLock({ $0 }) {
+        case .failure(let error)?:
+            #expect(error == .storeLocked(path: url.path + ".lock"))
+        case .success(let container)?:
+            Issue.record("an empty store opened where the migration was building one")
+            try await container.close()
+        case nil:
+            Issue.record("the hook did not run")
+        }
+        let migrated = try GraphContainer(for: SQLiteTestKit.model, store: .file(url))
+        #expect(try tagNames(migrated) == ["migrated"])
+        try await migrated.close()
+    }
+
+    /// A file another program creates at a destination that was free when the migration began
+    /// (a SQLite app creating its database there) is never replaced, even with `overwrite`:
+    /// the migration throws and removes its own file.
+    @Test(arguments: ["new.sqlite", "new.json.gz"], [false, true])
+    func aFileThatAppearsAtANewDestinationIsKept(name: String, overwrite: Bool) async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file(name), other = directory.file("other.sqlite")
+        try await makeSQLiteStore(other, tag: "migrated")
+        let theirs = Data("another program's file".utf8)
+        var options = MigrationOptions(overwrite: overwrite)
+        options.beforeRename = { _ in try theirs.write(to: url) }
+        let snapshot = try Migration.readSQLite(from: other)
+        let error = SQLiteTestKit.storeError {
+            if name.hasSuffix(".sqlite") {
+                try Migration.writeSQLite(snapshot, to: url, options: options)
+            } else {
+                try Migration.writeSnapshot(snapshot, to: url, options: options)
+            }
+        }
+        guard case .fileOperationFailed(let path, _, let reason)? = error else {
+            Issue.record("expected the appeared file to be refused, got \(String(describing: error))")
+            return
+        }
+        #expect(path == url.path)
+        #expect(reason.contains("appeared"))
+        #expect(try Data(contentsOf: url) == theirs, "the other program's file was replaced")
+        let left = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.contains("migrating") }
+        #expect(left.isEmpty, "the migration's temporary file stayed: \(left)")
+    }
 }

@@ -185,7 +185,7 @@ public enum Migration {
     ) throws -> MigrationSummary {
         var snapshot = snapshot
         if let modelVersion = options.modelVersion { snapshot.header.modelVersion = modelVersion }
-        try file.build(beforeRename: options.beforeRename) { temporary in
+        try file.build(writesSnapshot: true, beforeRename: options.beforeRename) { temporary in
             do {
                 try snapshot.write(to: temporary, format: format, compression: compression)
             } catch let error as GraphStoreError {
@@ -203,7 +203,7 @@ public enum Migration {
         // A property list's URLs and decimals become the JSON the typed store keeps them as.
         let snapshot = snapshot.withURLsAndDecimalsInJSONShape()
         let tables = try SQLiteTablePlan.plans(for: snapshot, path: file.url.path)
-        try file.build(beforeRename: options.beforeRename) { temporary in
+        try file.build(writesSnapshot: false, beforeRename: options.beforeRename) { temporary in
             try SQLiteTablePlan.build(
                 tables, snapshot: snapshot, at: temporary, destination: file.url,
                 modelVersion: options.modelVersion ?? snapshot.header.modelVersion, progress: progress)

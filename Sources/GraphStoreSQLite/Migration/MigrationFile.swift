@@ -14,6 +14,8 @@ struct MigrationFile {
     let url: URL
     /// The temporary file beside it: `.<name>.migrating-<random>`.
     let temporary: URL
+    /// Whether a file at the destination may be replaced.
+    private let overwrite: Bool
 
     /// The SQLite files that may appear beside a database.
     static let sqliteSiblingSuffixes = ["-journal", "-wal", "-shm"]
@@ -31,6 +33,7 @@ struct MigrationFile {
         // its journal and its write-ahead log are checked, and the file (not the link) replaced.
         let url = StorePath.canonical(url)
         self.url = url
+        self.overwrite = overwrite
         let directory = url.deletingLastPathComponent()
         temporary = directory.appendingPathComponent(".\(url.lastPathComponent).migrating-\(String(UInt64.random(in: 0...UInt64.max), radix: 16))")
         var isDirectory: ObjCBool = false
@@ -80,15 +83,23 @@ struct MigrationFile {
     /// and stays locked until the new file is in place: a container that has it open makes this
     /// throw ``GraphStore/GraphStoreError/storeLocked(path:)`` before anything is written, and
     /// none can open it meanwhile, so no app goes on saving into a file this replaces.
-    func build(beforeRename: ((URL) throws -> Void)?, _ make: (URL) throws -> Void) throws {
-        let lock = try DestinationLock(url)
+    ///
+    /// `writesSnapshot` says the new file is a snapshot store: its lock file is then taken even
+    /// where no store exists yet, as a container opening a new store there takes it, so that
+    /// none can open the empty store meanwhile and later write its first snapshot over the new
+    /// file. A destination that did not exist when it was locked is never replaced: a file that
+    /// appeared there meanwhile (a SQLite app that created its database) makes this throw and
+    /// is left as it is.
+    func build(writesSnapshot: Bool, beforeRename: ((URL) throws -> Void)?, _ make: (URL) throws -> Void) throws {
+        let lock = try DestinationLock(url, snapshotStore: writesSnapshot)
         defer { lock.release() }
         // Again, now that no store there can be opened: it may have been since the first check.
         try Self.checkSiblings(of: url)
         do {
             try make(temporary)
             try beforeRename?(temporary)
-            try commit()
+            // A file that appeared since the first check is replaced only when overwriting.
+            try commit(replacing: overwrite && lock.destinationExisted)
         } catch {
             removeTemporary()
             throw error
@@ -106,14 +117,39 @@ struct MigrationFile {
     /// the rename durable. Leftover empty `-journal` / `-wal` / `-shm` files of a replaced database are
     /// removed first, so the new database does not meet them.
     ///
-    /// - Throws: ``GraphStore/GraphStoreError/fileOperationFailed(path:operation:reason:)``.
-    func commit() throws {
+    /// Unless `replacing`, the new file takes the destination's name only while no file has it:
+    /// a hard link (which fails where the name exists), then the temporary name removed.
+    ///
+    /// - Throws: ``GraphStore/GraphStoreError/fileOperationFailed(path:operation:reason:)``;
+    ///   with reason naming the file that appeared when `replacing` is false and the
+    ///   destination exists.
+    func commit(replacing: Bool) throws {
         try sync(temporary.path, operation: "fsync the migrated file")
         for suffix in Self.sqliteSiblingSuffixes where Self.size(of: url.path + suffix) == 0 {
             unlink(url.path + suffix)
         }
-        guard rename(temporary.path, url.path) == 0 else {
-            throw failure("rename the migrated file into place")
+        if replacing {
+            guard rename(temporary.path, url.path) == 0 else {
+                throw failure("rename the migrated file into place")
+            }
+        } else {
+            let appeared = GraphStoreError.fileOperationFailed(
+                path: url.path, operation: "migrate",
+                reason: "a file appeared at the destination while migrating (another program created it); it was left untouched")
+            if link(temporary.path, url.path) == 0 {
+                // The destination has the new file now; the temporary name goes.
+                unlink(temporary.path)
+            } else {
+                let code = errno
+                guard code == EPERM || code == ENOTSUP || code == EOPNOTSUPP else {
+                    throw code == EEXIST ? appeared : Self.failure(path: url.path, operation: "link the migrated file into place", code: code)
+                }
+                // A file system without hard links: checked, then renamed (a narrow race left).
+                guard access(url.path, F_OK) != 0 else { throw appeared }
+                guard rename(temporary.path, url.path) == 0 else {
+                    throw failure("rename the migrated file into place")
+                }
+            }
         }
         // A file system that cannot sync a directory (EINVAL) is accepted.
         let directory = url.deletingLastPathComponent().path
@@ -169,16 +205,19 @@ final class DestinationLock {
     private var claim: UInt64?
     private let snapshotLock: StoreFileLock?
     private var descriptor: Int32
+    /// Whether a file was at the destination when it was locked.
+    let destinationExisted: Bool
 
     /// The first byte and the length of SQLite's shared lock range (`SHARED_FIRST`, `SHARED_SIZE`).
     private static let sharedRange: (start: Int, length: Int) = (0x4000_0002, 510)
 
-    /// Locks the store at `url`.
+    /// Locks the store at `url`; `snapshotStore` takes its lock file even where there is no
+    /// store yet (the migration writes a snapshot store there).
     ///
     /// - Throws: ``GraphStore/GraphStoreError/storeLocked(path:)`` while a container has it
     ///   open; ``GraphStore/GraphStoreError/fileOperationFailed(path:operation:reason:)`` when
     ///   a lock cannot be taken for another reason.
-    init(_ url: URL) throws {
+    init(_ url: URL, snapshotStore: Bool) throws {
         let path = url.path
         let claim = try OpenSQLiteStores.claim(path)
         let exists = FileManager.default.fileExists(atPath: path)
@@ -187,7 +226,7 @@ final class DestinationLock {
         var snapshotLock: StoreFileLock?
         let descriptor: Int32
         do {
-            snapshotLock = (exists && !isSQLite) || hasLockFile ? try StoreFileLock.lockStore(at: url) : nil
+            snapshotLock = (exists && !isSQLite) || hasLockFile || snapshotStore ? try StoreFileLock.lockStore(at: url) : nil
             descriptor = isSQLite ? try Self.lockSharedRange(path) : -1
         } catch {
             snapshotLock?.unlock()
@@ -198,6 +237,7 @@ final class DestinationLock {
         self.claim = claim
         self.snapshotLock = snapshotLock
         self.descriptor = descriptor
+        destinationExisted = exists
     }
 
     /// A descriptor of the SQLite database at `path` holding a read lock on its shared range.
