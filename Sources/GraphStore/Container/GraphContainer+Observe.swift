@@ -46,6 +46,9 @@ public struct FetchedResultsSequence<E: Entity>: AsyncSequence, Sendable {
         var signals: AsyncStream<UInt64>.Iterator
         /// Ids and versions of the last results yielded; `nil` before the first.
         var last: [Signature]?
+        /// The latest fetch threw: the next results are yielded even when they equal `last`,
+        /// so that a consumer that showed the error learns that fetching works again.
+        var failed = false
 
         struct Signature: Equatable {
             let key: ObjectKey
@@ -77,11 +80,18 @@ public struct FetchedResultsSequence<E: Entity>: AsyncSequence, Sendable {
         }
 
         private mutating func fetchIfChanged() throws -> [E]? {
-            let (results, source) = try reader.unrecordedFetch(descriptor)
-            let signature = Self.signature(of: results, in: source)
-            guard signature != last else { return nil }
+            let fetched: (results: [E], source: FetchSource?)
+            do {
+                fetched = try reader.unrecordedFetch(descriptor)
+            } catch {
+                failed = true
+                throw error
+            }
+            let signature = Self.signature(of: fetched.results, in: fetched.source)
+            guard signature != last || failed else { return nil }
             last = signature
-            return results
+            failed = false
+            return fetched.results
         }
 
         private static func signature(of results: [E], in source: FetchSource?) -> [Signature] {
