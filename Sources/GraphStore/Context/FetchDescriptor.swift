@@ -30,4 +30,14 @@ public struct FetchDescriptor<E: Entity>: Sendable {
         self.fetchLimit = fetchLimit
         self.fetchOffset = fetchOffset
     }
+
+    /// How many matches, in order, hold the window: `fetchLimit + fetchOffset` (negative
+    /// values as 0), saturating at `Int.max` so that `fetchLimit: .max` means "all"; `nil`
+    /// without a limit.
+    var windowEnd: Int? {
+        fetchLimit.map { limit in
+            let (sum, overflow) = max(0, limit).addingReportingOverflow(max(0, fetchOffset ?? 0))
+            return overflow ? .max : sum
+        }
+    }
 }

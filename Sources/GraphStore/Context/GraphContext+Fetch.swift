@@ -137,7 +137,7 @@ extension GraphContext {
         let scan = scanSource(E.self)
         source = scan
         let (table, overlay) = (scan.table, scan.overlay)
-        let bound = descriptor.fetchLimit.map { max(0, $0) + max(0, descriptor.fetchOffset ?? 0) }
+        let bound = descriptor.windowEnd
         let predicate = descriptor.predicate
         if !descriptor.sortBy.isEmpty, let bound {
             var topK = TopK<E>(capacity: bound, sortBy: descriptor.sortBy)
@@ -249,7 +249,7 @@ extension GraphContext {
     func window<E: Entity>(_ sorted: [E], _ descriptor: FetchDescriptor<E>) -> [E] {
         if (descriptor.fetchOffset ?? 0) <= 0, descriptor.fetchLimit.map({ $0 >= sorted.count }) ?? true { return sorted }
         let start = min(max(0, descriptor.fetchOffset ?? 0), sorted.count)
-        let end = descriptor.fetchLimit.map { min(sorted.count, start + max(0, $0)) } ?? sorted.count
+        let end = descriptor.fetchLimit.map { start + min(sorted.count - start, max(0, $0)) } ?? sorted.count
         return Array(sorted[start..<end])
     }
 }
@@ -264,7 +264,9 @@ struct TopK<E: Entity> {
     init(capacity: Int, sortBy: [SortDescriptor<E>]) {
         self.capacity = max(0, capacity)
         order = FetchOrder(sortBy)
-        elements.reserveCapacity(self.capacity)
+        // A limit may be far more than there are objects (`fetchLimit: .max` for "all"): the
+        // array grows as elements come beyond a modest start.
+        elements.reserveCapacity(min(self.capacity, 1024))
     }
 
     mutating func offer(_ element: E) {

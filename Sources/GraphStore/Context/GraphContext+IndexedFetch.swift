@@ -19,7 +19,7 @@ extension GraphContext {
         let overlay = overlay(entity: entity)
         let (table, tree, number) = core.latestIndex(entity: entity, index: plan.index)
         source = FetchSource(entity: entity, overlay: overlay, table: table, number: number)
-        let bound = descriptor.fetchLimit.map { max(0, $0) + max(0, descriptor.fetchOffset ?? 0) }
+        let bound = descriptor.windowEnd
         let stopsAt = plan.isOrdered ? bound : nil
         var walked: [E] = []
         if stopsAt != 0 {
