@@ -16,7 +16,8 @@ extension GraphContext {
     /// deleted or changed away is not. The context remembers the version it read, as
     /// ``model(_:id:)`` does.
     ///
-    /// - Complexity: O(log n + p), p pending changes of `type` in this context and its ancestors.
+    /// - Complexity: O(log n + p), p pending changes of `type` in this context and its
+    ///   ancestors; again for each commit that changes the holder while it is read.
     public func model<E: Entity, V: Hashable & Sendable>(_ type: E.Type, unique keyPath: KeyPath<E, V> & Sendable, _ value: V) -> E? {
         let schema = core.schema
         let entity = schema.index(of: E.self)
@@ -26,14 +27,20 @@ extension GraphContext {
         if let optional = value as? any OptionalValue, optional.isNil { return nil }
         let constraint = schema.entities[entity].constraints[position]
         let wanted = ObjectKey(value)
-        let overlay = overlay(entity: entity)
-        for (key, change) in overlay {
-            if let object = change.upserted, constraint.key(object) == wanted { return modelSeen(key, E.self) }
+        // The index names the holder in one version; the object is read from the newest table
+        // (or an ancestor's pending change), which may have changed in between: the holder
+        // renamed or deleted by a commit. Then the pending changes and the index of that newer
+        // version are asked again.
+        while true {
+            let overlay = overlay(entity: entity)
+            for (key, change) in overlay {
+                if let object = change.upserted, constraint.key(object) == wanted { return modelSeen(key, E.self) }
+            }
+            guard let holder = core.currentVersion.unique[entity][position][wanted], overlay[holder] == nil,
+                  let id = holder.value(as: E.ID.self)
+            else { return nil }
+            if let object = model(E.self, id: id), constraint.key(object) == wanted { return object }
         }
-        guard let holder = core.currentVersion.unique[entity][position][wanted], overlay[holder] == nil,
-              let id = holder.value(as: E.ID.self)
-        else { return nil }
-        return model(E.self, id: id)
     }
 
     /// The object `key` as this context sees it (through `model(_:id:)`, which records the read).
