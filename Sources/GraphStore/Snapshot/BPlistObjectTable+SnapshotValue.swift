@@ -28,4 +28,40 @@ extension BPlistObjectTable {
             return dictionary(keys: keys, values: values)
         }
     }
+
+    /// Adds `value` (an object, or one of its values) as ``add(_:)`` does, but each double
+    /// that `numbers` (the object's) hold an integer for as that integer: a 16-byte integer
+    /// object, as ``BPlistEncoder`` writes an `Int128` or `UInt128` beyond 64 bits (a negative
+    /// one read from 16 bytes, as its 16 bytes: the bits of a `UInt128` above `Int128.max`).
+    ///
+    /// - Throws: `EncodingError.invalidValue` when two different numbers of the object rounded
+    ///   to one of its doubles (see ``ExactNumbers/Bag/exact(for:codingPath:)``).
+    /// - Complexity: O(size of `value`).
+    func add(_ value: SnapshotValue, numbers: ExactNumbers.Bag?) throws -> UInt32 {
+        guard let numbers else { return add(value) }
+        switch value {
+        case .double(let double):
+            if let exact = try numbers.exact(for: double, codingPath: []) {
+                // A long decimal stays the double it reads as: a property list holds decimals
+                // as their parts, into which the field types' conversion has turned them.
+                let text = exact.description
+                if let integer = Int128(text) { return unsigned128(UInt128(truncatingIfNeeded: integer)) }
+                if let integer = UInt128(text) { return unsigned128(integer) }
+            }
+            return self.double(double)
+        case .array(let values):
+            return array(try values.map { try add($0, numbers: numbers) })
+        case .object(let fields):
+            var keys: [UInt32] = [], values: [UInt32] = []
+            keys.reserveCapacity(fields.count)
+            values.reserveCapacity(fields.count)
+            for (key, value) in fields {
+                keys.append(string(key))
+                values.append(try add(value, numbers: numbers))
+            }
+            return dictionary(keys: keys, values: values)
+        default:
+            return add(value)
+        }
+    }
 }

@@ -1,13 +1,15 @@
 import Foundation
 
-/// The JSON numbers of a store's objects that a `Double` holds only rounded, with their exact
+/// The numbers of a store's objects that a `Double` holds only rounded, with their exact
 /// values, so that generic values (``SnapshotValue/double(_:)``) carry every digit through a
 /// migration or a conversion.
 ///
 /// A `Decimal` of more than 15 significant digits (`12345678901234567890.12`) or an `Int128` /
-/// `UInt128` beyond 64 bits is a JSON number that reads as a rounded ``SnapshotValue/double(_:)``.
-/// Reading records the number under the object that holds it (by id) and the double it rounds
-/// to; writing JSON writes the recorded number wherever that double still stands in that object,
+/// `UInt128` beyond 64 bits is a JSON number that reads as a rounded ``SnapshotValue/double(_:)``;
+/// so is an `Int128` beyond 64 bits in a property list (a 16-byte integer object, read as
+/// signed). Reading records the number under the object that holds it (by id) and the double it
+/// rounds to; writing JSON writes the recorded number wherever that double still stands in that
+/// object (a property list, a recorded integer as a 16-byte integer object),
 /// so a field left alone, renamed or copied within the object keeps its digits, and an object
 /// that a later journal record replaced leaves no numbers behind. A double a step computed that
 /// happens to equal one its object held is written with the recorded digits, which read back
@@ -50,6 +52,24 @@ package struct ExactNumbers: Sendable {
                   ExactNumbers.significantDigits(Array(exact.description.utf8)) == ExactNumbers.significantDigits(text),
                   Decimal(string: "\(double)", locale: posix) != exact
             else { return }
+            add(exact, as: double)
+        }
+
+        /// Records `value`, a property list's 16-byte integer beyond 64 bits (or negative),
+        /// read as `double`. Always, even when the double's shortest text reads back as `value`:
+        /// a property list writes a double as a real, whose binary value is what an integer type
+        /// reads from it.
+        ///
+        /// - Complexity: O(1).
+        mutating func record(integer value: Int128, as double: Double) {
+            let text = String(value)
+            // A Decimal's 128-bit mantissa holds every Int128.
+            guard let exact = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")), exact.description == text else { return }
+            add(exact, as: double)
+        }
+
+        /// Adds `exact`, a number read as the double `double` that rounds it.
+        private mutating func add(_ exact: Decimal, as double: Double) {
             let key = double.bitPattern
             longCounts[key, default: 0] += 1
             if let held = values[key] {

@@ -100,17 +100,24 @@ extension GenericSnapshot {
         return buffer.takeData()
     }
 
-    /// `{header: …, entities: {…}}` as a binary property list, the entities in the order given.
+    /// `{header: …, entities: {…}}` as a binary property list, the entities in the order given,
+    /// each object's doubles that `numbers` (by object id, ``ExactNumbers/byID``) hold an
+    /// integer beyond 64 bits for written as that integer.
     ///
-    /// - Complexity: as ``jsonDocument(header:entities:)``.
-    static func propertyListDocument(header: SnapshotValue, entities: [(name: String, objects: [SnapshotValue])]) -> Data {
+    /// - Throws: ``GraphStoreError/codingFailed(path:entity:id:reason:)`` (without a path) for
+    ///   an object with two numbers that read as one double.
+    /// - Complexity: as ``jsonDocument(header:entities:numbers:)``.
+    static func propertyListDocument(
+        header: SnapshotValue, entities: [(name: String, objects: [SnapshotValue])], numbers byID: [SnapshotValue: ExactNumbers.Bag] = [:]
+    ) throws -> Data {
         let table = BPlistObjectTable(expectedObjects: 1_024)
         let headerReference = table.add(header)
         var names: [UInt32] = [], arrays: [UInt32] = []
         for entity in entities {
             var elements: [UInt32] = []
             elements.reserveCapacity(entity.objects.count)
-            for part in propertyListParts(entity.objects, parts: partCount(entity.objects.count)) {
+            let parts = try propertyListParts(entity.objects, entity: entity.name, parts: partCount(entity.objects.count), numbers: byID)
+            for part in parts {
                 let base = table.append(part.table)
                 elements.append(contentsOf: part.elements.lazy.map { $0 + base })
             }
@@ -163,18 +170,37 @@ extension GenericSnapshot {
 
     /// `objects` in `parts` consecutive runs, each added to an object table of its own (on its
     /// own thread when there are several).
-    private static func propertyListParts(_ objects: [SnapshotValue], parts: Int) -> [TablePart] {
+    private static func propertyListParts(
+        _ objects: [SnapshotValue], entity: String, parts: Int, numbers: [SnapshotValue: ExactNumbers.Bag]
+    ) throws(GraphStoreError) -> [TablePart] {
         let count = objects.count
-        if parts <= 1 { return [propertyListRun(objects[...])] }
+        if parts <= 1 { return [try propertyListRun(objects[...], entity: entity, numbers: numbers)] }
         // Each run's table is made, filled and handed back by one thread; the lock orders the
         // hand-over.
-        return inConsecutiveParts(count: count, parts: parts) { (_, range) -> TablePart in propertyListRun(objects[range]) }
+        return try inConsecutiveParts(count: count, parts: parts) { (_, range) throws(GraphStoreError) -> TablePart in
+            try propertyListRun(objects[range], entity: entity, numbers: numbers)
+        }
     }
 
-    /// `objects` added to an object table of their own.
-    private static func propertyListRun(_ objects: ArraySlice<SnapshotValue>) -> TablePart {
+    /// `objects` of `entity` added to an object table of their own.
+    private static func propertyListRun(
+        _ objects: ArraySlice<SnapshotValue>, entity: String, numbers: [SnapshotValue: ExactNumbers.Bag]
+    ) throws(GraphStoreError) -> TablePart {
         let table = BPlistObjectTable(expectedObjects: objects.count * 16)
-        return TablePart(table: table, elements: objects.map(table.add))
+        guard !numbers.isEmpty else { return TablePart(table: table, elements: objects.map(table.add)) }
+        var elements: [UInt32] = []
+        elements.reserveCapacity(objects.count)
+        for object in objects {
+            let id = object["id"]
+            do {
+                elements.append(try table.add(object, numbers: id.flatMap { numbers[$0] }))
+            } catch let EncodingError.invalidValue(_, context) {
+                throw .codingFailed(path: nil, entity: entity, id: id.map(ModelMigrator.idText), reason: context.debugDescription)
+            } catch {
+                throw .codingFailed(path: nil, entity: entity, id: id.map(ModelMigrator.idText), reason: "\(error)")
+            }
+        }
+        return TablePart(table: table, elements: elements)
     }
 }
 

@@ -19,8 +19,8 @@ public struct GenericSnapshot: Sendable {
     public var format: SnapshotFormat
     /// The compression the file was read with.
     public var compression: Compression
-    /// The JSON numbers read that a double holds only rounded: JSON writing gives them back
-    /// with every digit.
+    /// The numbers read that a double holds only rounded (JSON's long numbers, a property
+    /// list's integers beyond 64 bits): writing gives them back with every digit.
     package var exactNumbers = ExactNumbers()
     /// Whether the objects' URLs and decimals are in their JSON shapes whatever ``format``
     /// says: set when they were read from a SQLite store, which keeps them as JSON.
@@ -75,7 +75,8 @@ public struct GenericSnapshot: Sendable {
             // The parsers that open a store, so that `verify` refuses what an app refuses.
             switch format {
             case .json: root = try SnapshotValue.readJSON(document, objectsIn: .snapshot, numbers: &numbers)
-            case .binaryPropertyList: root = try SnapshotValue.readPropertyList(document, expansionLimit: limit)
+            case .binaryPropertyList:
+                root = try SnapshotValue.readPropertyList(document, objectsIn: .snapshot, numbers: &numbers, expansionLimit: limit)
             }
         } catch is BPlistExpansionExceeded {
             throw GraphStoreError.decompressedSizeLimitExceeded(path: path, limit: limit)
@@ -187,10 +188,12 @@ public struct GenericSnapshot: Sendable {
             // binary property list.
             switch format {
             case .json: return try Self.jsonDocument(header: .object(headerFields), entities: entities, numbers: byID)
-            case .binaryPropertyList: return Self.propertyListDocument(header: .object(headerFields), entities: entities)
+            case .binaryPropertyList: return try Self.propertyListDocument(header: .object(headerFields), entities: entities, numbers: byID)
             }
         } catch let error as EncodingError {
             throw Self.describe(error, entities: entities)
+        } catch let error as GraphStoreError {
+            throw error
         } catch {
             throw GraphStoreError.codingFailed(path: nil, entity: "document", id: nil, reason: "\(error)")
         }

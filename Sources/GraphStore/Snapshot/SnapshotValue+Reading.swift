@@ -88,11 +88,27 @@ extension SnapshotValue {
     /// - Throws: ``ReadingFailure``; ``BPlistExpansionExceeded`` past the limit.
     /// - Complexity: O(size of the document).
     static func readPropertyList(_ data: Data, expansionLimit: Int = .max) throws -> SnapshotValue {
+        var numbers = ExactNumbers()
+        return try readPropertyList(data, objectsIn: .none, numbers: &numbers, expansionLimit: expansionLimit)
+    }
+
+    /// The root of a binary-plist document whose objects stand in `arrays`, with each object's
+    /// integers beyond 64 bits (16-byte integers, which a ``SnapshotValue`` holds only as a
+    /// rounded ``double(_:)``) set in `numbers`, as ``readJSON(_:objectsIn:numbers:)`` sets a
+    /// JSON document's long numbers.
+    ///
+    /// - Throws: ``ReadingFailure``; ``BPlistExpansionExceeded`` past the limit.
+    /// - Complexity: O(size of the document).
+    static func readPropertyList(
+        _ data: Data, objectsIn arrays: ObjectArrays, numbers: inout ExactNumbers, expansionLimit: Int = .max
+    ) throws -> SnapshotValue {
         do {
             let document = try BPlistDocument(data)
             let expansion = BPlistExpansion(limit: BPlistExpansion.budget(limit: expansionLimit, documentBytes: data.count))
-            var reader = try PropertyListReader(document: document, expansion: BPlistSpending(expansion))
-            return try reader.value(document.topObject, depth: 0)
+            var reader = try PropertyListReader(document: document, expansion: BPlistSpending(expansion), arrays: arrays, numbers: numbers)
+            let root = try reader.value(document.topObject, depth: 0)
+            numbers = reader.numbers
+            return root
         } catch let error as BPlistSyntaxError {
             throw ReadingFailure(offset: error.offset, description: error.description)
         }
@@ -234,12 +250,22 @@ private struct PropertyListReader {
     /// What the values read take (see ``BPlistExpansion``): also the bytes of strings, data and
     /// keys, which the element count misses (a 1 MiB string held a million times).
     private let expansion: BPlistSpending
+    /// Where the document's objects stand.
+    private let arrays: SnapshotValue.ObjectArrays
+    /// The integers beyond 64 bits of the objects read so far.
+    private(set) var numbers: ExactNumbers
+    /// Those of the object being read, when inside one.
+    private var current: ExactNumbers.Bag?
+    /// The keys of the members being read, from the root.
+    private var keys: [String] = []
 
     /// - Throws: ``BPlistSyntaxError`` for an object the file's table points outside of.
     /// - Complexity: O(objects), a look at each.
-    init(document: BPlistDocument, expansion: BPlistSpending) throws {
+    init(document: BPlistDocument, expansion: BPlistSpending, arrays: SnapshotValue.ObjectArrays, numbers: ExactNumbers) throws {
         self.document = document
         self.expansion = expansion
+        self.arrays = arrays
+        self.numbers = numbers
         var elements = 0
         for reference in 0..<document.objectCount {
             let object = try document.object(reference)
@@ -257,6 +283,18 @@ private struct PropertyListReader {
         case .null: return .null
         case .false: return .bool(false)
         case .true: return .bool(true)
+        case .integer where object.count == 16:
+            // Read as signed, as CoreFoundation and Python read it. From 0 to `UInt64.max`,
+            // the value a shorter integer object would hold (what CoreFoundation writes).
+            let value = document.integer128(object)
+            if let unsigned = UInt64(exactly: value) { return Int64(exactly: unsigned).map(SnapshotValue.integer) ?? .unsigned(unsigned) }
+            // Beyond 64 bits, or negative (which only a `UInt128` above `Int128.max` is written
+            // as in 16 bytes, see `BPlistObjectTable.unsigned128(_:)`): a rounded double, whose
+            // exact value the object's numbers keep, so that writing the object as a property
+            // list gives the same 16 bytes back.
+            let double = Double(value)
+            current?.record(integer: value, as: double)
+            return .double(double)
         case .integer:
             let value = try document.integer(object)
             if let signed = value.signed { return .integer(signed) }
@@ -283,8 +321,22 @@ private struct PropertyListReader {
             try spend(object.count, at: object)
             var values: [SnapshotValue] = []
             values.reserveCapacity(object.count)
+            let entity = current == nil ? entityOfArray(depth: depth) : nil
             for index in 0..<object.count {
-                values.append(try value(document.reference(at: object.payload, index: index), depth: depth + 1))
+                let reference = document.reference(at: object.payload, index: index)
+                guard let entity else {
+                    values.append(try value(reference, depth: depth + 1))
+                    continue
+                }
+                // One of the document's objects: its numbers are its own.
+                current = ExactNumbers.Bag()
+                let element = try value(reference, depth: depth + 1)
+                if var bag = current, !bag.isEmpty, let id = element["id"] {
+                    bag.settle(with: element)
+                    numbers.set(bag, entity: entity, id: id)
+                }
+                current = nil
+                values.append(element)
             }
             return .array(values)
         case .dictionary:
@@ -298,13 +350,32 @@ private struct PropertyListReader {
                     throw BPlistSyntaxError(offset: key.payload - 1, reason: "a dictionary key is \(key.kind.debugDescription), not a string")
                 }
                 let valueReference = document.reference(at: object.payload, index: object.count + index)
-                let field = try value(valueReference, depth: depth + 1)
-                // A repeated key: the first one counts, as in the app's typed decoding.
                 try expansion.spend(key, elements: false)
                 let name = try document.string(key)
-                if fields[name] == nil { fields[name] = field }
+                keys.append(name)
+                defer { keys.removeLast() }
+                // A repeated key: the first one counts, as in the app's typed decoding. A later
+                // value is still read, so a damaged one is refused, but its numbers are not kept.
+                if fields[name] == nil {
+                    fields[name] = try value(valueReference, depth: depth + 1)
+                } else {
+                    let kept = (numbers, current)
+                    _ = try value(valueReference, depth: depth + 1)
+                    (numbers, current) = kept
+                }
             }
             return .object(fields)
+        }
+    }
+
+    /// The entity whose objects the array being read at `depth` holds, if it is one of the
+    /// document's object arrays.
+    private func entityOfArray(depth: Int) -> String? {
+        guard depth == 2, keys.count == 2 else { return nil }
+        switch arrays {
+        case .none: return nil
+        case .snapshot: return keys[0] == "entities" ? keys[1] : nil
+        case .journalRecord: return keys[1] == "upsert" ? keys[0] : nil
         }
     }
 

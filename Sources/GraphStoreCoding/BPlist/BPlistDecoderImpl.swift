@@ -160,6 +160,7 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer, MovingCode
     func double<Key: CodingKey>(_ object: BPlistObject, path: CodingPath, key: Key) throws -> Double {
         switch object.kind {
         case .real: return document.real(object)
+        case .integer where object.count == 16: return Double(document.integer128(object))
         case .integer:
             let value = try integerParts(object, path: path, key: key)
             if let signed = value.signed { return Double(signed) }
@@ -189,6 +190,11 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer, MovingCode
     func integer<T: FixedWidthInteger, Key: CodingKey>(_ object: BPlistObject, as type: T.Type, path: CodingPath, key: Key) throws -> T {
         var result: T?
         switch object.kind {
+        case .integer where object.count == 16:
+            let value = document.integer128(object)
+            // A `UInt128` above `Int128.max` is written as its bits (see
+            // ``BPlistObjectTable/unsigned128(_:)``), which read as a negative `Int128`.
+            result = T.self == UInt128.self ? T(truncatingIfNeeded: value) : T(exactly: value)
         case .integer:
             let value = try integerParts(object, path: path, key: key)
             if let signed = value.signed { result = T(exactly: signed) } else if let unsigned = value.unsigned { result = T(exactly: unsigned) }
@@ -341,6 +347,8 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer, MovingCode
     func decode(_ type: UInt16.Type) throws -> UInt16 { try singleInteger() }
     func decode(_ type: UInt32.Type) throws -> UInt32 { try singleInteger() }
     func decode(_ type: UInt64.Type) throws -> UInt64 { try singleInteger() }
+    func decode(_ type: Int128.Type) throws -> Int128 { try singleInteger() }
+    func decode(_ type: UInt128.Type) throws -> UInt128 { try singleInteger() }
 
     private func singleInteger<T: FixedWidthInteger>() throws -> T {
         try integer(try currentObject, as: T.self, path: path, key: NoCodingKey())

@@ -205,6 +205,9 @@ package final class BPlistDocument: Sendable {
     }
 
     /// An integer object's value: `Int64`, or `UInt64` above `Int64.max` (16-byte integers).
+    ///
+    /// - Throws: ``BPlistSyntaxError`` for a 16-byte integer beyond 64 bits: read it with
+    ///   ``integer128(_:)``.
     package func integer(_ object: BPlistObject) throws -> (signed: Int64?, unsigned: UInt64?) {
         switch object.count {
         case 1, 2, 4:
@@ -218,6 +221,18 @@ package final class BPlistDocument: Sendable {
             if high == 0 { return (low <= UInt64(Int64.max) ? Int64(low) : nil, low) }
             if high == UInt64.max, Int64(bitPattern: low) < 0 { return (Int64(bitPattern: low), nil) }
             throw BPlistSyntaxError(offset: object.payload - 1, reason: "a 128-bit integer beyond 64 bits")
+        }
+    }
+
+    /// An integer object's value, whatever its size: 1-, 2- and 4-byte integers are unsigned,
+    /// 8- and 16-byte ones two's complement, as CoreFoundation and Python's `plistlib` read them.
+    package func integer128(_ object: BPlistObject) -> Int128 {
+        switch object.count {
+        case 1, 2, 4: return Int128(unsigned(at: object.payload, size: object.count))
+        case 8: return Int128(Int64(bitPattern: unsigned(at: object.payload, size: 8)))
+        default:
+            let high = unsigned(at: object.payload, size: 8), low = unsigned(at: object.payload + 8, size: 8)
+            return Int128(truncatingIfNeeded: UInt128(high) << 64 | UInt128(low))
         }
     }
 

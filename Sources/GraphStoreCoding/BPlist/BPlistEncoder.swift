@@ -206,6 +206,8 @@ final class BPlistEncoderImpl: Encoder, SingleValueEncodingContainer {
     func encode(_ value: UInt16) throws { set(table.integer(Int64(value))) }
     func encode(_ value: UInt32) throws { set(table.integer(Int64(value))) }
     func encode(_ value: UInt64) throws { set(table.unsigned(value)) }
+    func encode(_ value: Int128) throws { set(table.integer128(value)) }
+    func encode(_ value: UInt128) throws { set(table.unsigned128(value)) }
     func encode<T: Encodable>(_ value: T) throws {
         precondition(!isEncoded, "GraphStore: a single value container encoded twice")
         let reference = try encode(value, path: path)
@@ -242,6 +244,8 @@ struct BPlistKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
     mutating func encode(_ value: UInt16, forKey key: Key) throws { add(encoder.table.integer(Int64(value)), forKey: key) }
     mutating func encode(_ value: UInt32, forKey key: Key) throws { add(encoder.table.integer(Int64(value)), forKey: key) }
     mutating func encode(_ value: UInt64, forKey key: Key) throws { add(encoder.table.unsigned(value), forKey: key) }
+    mutating func encode(_ value: Int128, forKey key: Key) throws { add(encoder.table.integer128(value), forKey: key) }
+    mutating func encode(_ value: UInt128, forKey key: Key) throws { add(encoder.table.unsigned128(value), forKey: key) }
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
         let path = self.path
@@ -299,6 +303,8 @@ struct BPlistUnkeyedEncodingContainer: UnkeyedEncodingContainer {
     mutating func encode(_ value: UInt16) throws { add(encoder.table.integer(Int64(value))) }
     mutating func encode(_ value: UInt32) throws { add(encoder.table.integer(Int64(value))) }
     mutating func encode(_ value: UInt64) throws { add(encoder.table.unsigned(value)) }
+    mutating func encode(_ value: Int128) throws { add(encoder.table.integer128(value)) }
+    mutating func encode(_ value: UInt128) throws { add(encoder.table.unsigned128(value)) }
 
     mutating func encode<T: Encodable>(_ value: T) throws {
         let path = self.path, index = box.count

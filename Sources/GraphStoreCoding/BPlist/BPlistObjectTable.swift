@@ -82,12 +82,26 @@ package final class BPlistObjectTable {
     /// An unsigned integer; above `Int64.max`, a 16-byte integer, as CoreFoundation writes it.
     package func unsigned(_ value: UInt64) -> UInt32 {
         if value <= UInt64(Int64.max) { return integer(Int64(value)) }
-        let reference = startScalar()
-        bytes.append(0x14)
-        bytes.append(contentsOf: repeatElement(0, count: 8))
-        appendBigEndian(value, size: 8)
-        endScalar(reference)
-        return reference
+        return sixteenByteInteger(UInt128(value))
+    }
+
+    /// A 128-bit integer: within 64 bits as ``integer(_:)`` writes it, beyond as a 16-byte
+    /// integer object holding its two's complement, which CoreFoundation's reader and Python's
+    /// `plistlib` take as a signed number (Python reads the value exactly; CoreFoundation keeps
+    /// only its low 64 bits, as it does for any 16-byte integer).
+    package func integer128(_ value: Int128) -> UInt32 {
+        if let small = Int64(exactly: value) { return integer(small) }
+        return sixteenByteInteger(UInt128(truncatingIfNeeded: value))
+    }
+
+    /// An unsigned 128-bit integer: within 64 bits as ``unsigned(_:)`` writes it, beyond as a
+    /// 16-byte integer object. Up to `Int128.max` that is the value's two's complement, read
+    /// exactly by every reader that reads 16-byte integers as signed (Python's `plistlib`); above,
+    /// the 16 bytes are the value's bits, which only a reader that asks for a `UInt128`
+    /// (``BPlistDecoder``) takes as this value: a signed reader sees `value - 2^128`.
+    package func unsigned128(_ value: UInt128) -> UInt32 {
+        if let small = UInt64(exactly: value) { return unsigned(small) }
+        return sixteenByteInteger(value)
     }
 
     package func double(_ value: Double) -> UInt32 {
@@ -313,6 +327,16 @@ package final class BPlistObjectTable {
         let size = value < 0 ? 8 : Self.byteSize(for: UInt64(value))
         bytes.append(0x10 | UInt8(size.trailingZeroBitCount))
         appendBigEndian(UInt64(bitPattern: value), size: size)
+    }
+
+    /// A 16-byte integer object holding `bits`, big-endian.
+    private func sixteenByteInteger(_ bits: UInt128) -> UInt32 {
+        let reference = startScalar()
+        bytes.append(0x14)
+        appendBigEndian(UInt64(truncatingIfNeeded: bits >> 64), size: 8)
+        appendBigEndian(UInt64(truncatingIfNeeded: bits), size: 8)
+        endScalar(reference)
+        return reference
     }
 
     @inline(__always) private func appendBigEndian(_ value: UInt64, size: Int) {

@@ -65,6 +65,8 @@ final class BPlistUnkeyedContainer: UnkeyedDecodingContainer {
     func decode(_ type: UInt16.Type) throws -> UInt16 { try integer() }
     func decode(_ type: UInt32.Type) throws -> UInt32 { try integer() }
     func decode(_ type: UInt64.Type) throws -> UInt64 { try integer() }
+    func decode(_ type: Int128.Type) throws -> Int128 { try integer() }
+    func decode(_ type: UInt128.Type) throws -> UInt128 { try integer() }
 
     private func integer<T: FixedWidthInteger>() throws -> T {
         try element(T.self) { try impl.integer($0, as: T.self, path: path, key: indexKey) }

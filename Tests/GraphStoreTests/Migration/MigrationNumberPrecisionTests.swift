@@ -87,8 +87,9 @@ import Testing
         try await reopened.close()
     }
 
-    /// A property list holds a decimal as its parts (and no 128-bit integer at all): a model
-    /// migration reads the parts as the JSON number they stand for, with every digit.
+    /// A property list holds a decimal as its parts: a model migration reads the parts as the
+    /// JSON number they stand for, with every digit. (Its 128-bit integers: see
+    /// `BPlistWideIntegerTests`.)
     @Test func aPropertyListModelMigrationKeepsEveryDigit() async throws {
         struct Old: Entity, Equatable {
             var id: Int
