@@ -31,7 +31,7 @@ extension JournalRecord {
                 if !part.deletes.isEmpty {
                     json.append(contentsOf: separator)
                     json.append(contentsOf: "\"delete\":")
-                    try Self.encodeIDs(part.deletes, schema.entities[part.entity].type, into: &json)
+                    try Self.encodeIDs(part.deletes, schema.entities[part.entity].type, entity: name, into: &json)
                     separator = ","
                 }
                 if !part.upserts.isEmpty {
@@ -50,8 +50,11 @@ extension JournalRecord {
         return json
     }
 
-    private static func encodeIDs<E: Entity>(_ keys: [ObjectKey], _ type: E.Type, into json: inout FastJSONBuffer) throws {
-        try FastJSONEncoder.encode(keys.compactMap { $0.value(as: E.ID.self) }, into: &json)
+    /// Appends the ids as the entity's `delete` array (at that path, so that their nesting
+    /// counts from the record's root).
+    private static func encodeIDs<E: Entity>(_ keys: [ObjectKey], _ type: E.Type, entity: String, into json: inout FastJSONBuffer) throws {
+        let path = CodingPath.root.appending(.key(EntityNameKey(entity))).appending(.key(PartKey.delete))
+        try FastJSONEncoder.encode(keys.compactMap { $0.value(as: E.ID.self) }, into: &json, userInfo: [:], path: path)
     }
 
     /// Appends the objects as the elements of the entity's `upsert` array.
@@ -86,7 +89,7 @@ extension JournalRecord {
         let codingPath = context.codingPath
         let index = codingPath.count > 2 && codingPath[1].stringValue == PartKey.upsert.stringValue ? codingPath[2].intValue : nil
         let id = index.flatMap { part.upserts.indices.contains($0) ? entity.key(part.upserts[$0]).description : nil }
-        let at = codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+        let at = codingPath.abbreviatedForMessages.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
         return .codingFailed(
             path: path, entity: entity.name, id: id,
             reason: "a saved object does not encode for the journal: \(context.debugDescription) (at \(at)); nothing was saved")

@@ -236,7 +236,7 @@ package enum SnapshotCodec {
     }
 
     private static func pathText(_ path: [any CodingKey]) -> String {
-        path.map { key in key.intValue.map { "[\($0)]" } ?? ".\(key.stringValue)" }.joined().trimmingPrefix(".").description
+        path.abbreviatedForMessages.map { key in key.intValue.map { "[\($0)]" } ?? ".\(key.stringValue)" }.joined().trimmingPrefix(".").description
     }
 }
 

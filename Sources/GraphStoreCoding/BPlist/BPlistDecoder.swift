@@ -12,7 +12,10 @@ import Foundation
 /// `dataCorrupted` error's underlying error).
 package enum BPlistDecoder {
     /// Deeper nesting is refused: a property list can hold cycles, which a recursive
-    /// `Decodable` type would follow for ever.
+    /// `Decodable` type would follow for ever. The typed decoder counts the members and
+    /// elements it descends into below the value it decodes; the generic reader counts the
+    /// arrays and dictionaries from the document's root, as ``FastJSONParser`` does and as the
+    /// encoders limit what they write.
     package static let maximumDepth = 512
 
     /// Decodes a `T` from the binary property list in `data`.

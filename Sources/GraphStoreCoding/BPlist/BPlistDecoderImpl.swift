@@ -116,7 +116,7 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer, MovingCode
         if T.self == [UUID].self, object.kind == .array, expansion.spend(elements: object.count), let uuids = canonicalUUIDs(object) {
             return unsafeBitCast(uuids, to: T.self)
         }
-        return try decodeNested(T.self, at: reference, path: path.appending(codingKey: key))
+        return try decodeNested(T.self, at: reference, path: path.appending(codingKey: key), descends: Key.self != NoCodingKey.self)
     }
 
     /// An array of UUIDs all in canonical ASCII form, read without making strings; `nil` for
@@ -132,8 +132,16 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer, MovingCode
         return uuids
     }
 
-    /// Decodes `T` through its `init(from:)` with this decoder moved to `reference`.
-    func decodeNested<T: Decodable>(_ type: T.Type, at reference: Int, path nestedPath: CodingPath) throws -> T {
+    /// Decodes `T` through its `init(from:)` with this decoder moved to `reference`, a member
+    /// or element of the current value when `descends`.
+    ///
+    /// Only members and elements count toward ``BPlistDecoder/maximumDepth``, as the document
+    /// nests them: a value decoded through a single-value container (an `Optional`, a wrapper)
+    /// stands where its container's value does, and a cycle is only followed by descending.
+    /// So what the encoder writes (nested at most as deep as ``BPlistEncoderImpl/maximumDepth``
+    /// allows) reads back whatever wrappers the types add.
+    func decodeNested<T: Decodable>(_ type: T.Type, at reference: Int, path nestedPath: CodingPath, descends: Bool) throws -> T {
+        guard descends else { return try moved(to: reference, path: nestedPath) { try T(from: self) } }
         guard depth < BPlistDecoder.maximumDepth else {
             throw DecodingError.dataCorrupted(DecodingError.Context(
                 codingPath: nestedPath.codingPath, debugDescription: "The property list nests deeper than \(BPlistDecoder.maximumDepth) levels (a cycle?)."))

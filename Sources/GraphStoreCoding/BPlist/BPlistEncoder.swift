@@ -91,6 +91,13 @@ final class BPlistContainerBox {
     }
 }
 
+/// The first array or dictionary of an encoding that would nest deeper than the readers take
+/// (see ``BPlistEncoderImpl/admitsContainer(at:)``), shared by the encoders of one encoding
+/// (its `superEncoder()`s'), since containers are made where nothing can be thrown.
+final class BPlistDepthFailure {
+    var error: EncodingError?
+}
+
 /// The encoder and its single-value container. One instance serves a whole value: encoding a
 /// nested value saves what the outer one produced so far and restores it.
 final class BPlistEncoderImpl: Encoder, SingleValueEncodingContainer {
@@ -99,11 +106,18 @@ final class BPlistEncoderImpl: Encoder, SingleValueEncodingContainer {
     var path: CodingPath
     /// What the value being encoded has produced.
     var result: BPlistSlot = .none
+    let depthFailure: BPlistDepthFailure
 
-    init(table: BPlistObjectTable, userInfo: [CodingUserInfoKey: Any], path: CodingPath) {
+    /// The deepest nesting of arrays and dictionaries written, counted from the document's
+    /// root: what the generic reader (``BPlistDecoder/maximumDepth``) and JSON's parser take,
+    /// so that a value a property-list store holds is one its JSON journal holds too.
+    static let maximumDepth = BPlistDecoder.maximumDepth
+
+    init(table: BPlistObjectTable, userInfo: [CodingUserInfoKey: Any], path: CodingPath, depthFailure: BPlistDepthFailure = BPlistDepthFailure()) {
         self.table = table
         self.userInfo = userInfo
         self.path = path
+        self.depthFailure = depthFailure
     }
 
     var codingPath: [any CodingKey] { path.codingPath }
@@ -112,8 +126,14 @@ final class BPlistEncoderImpl: Encoder, SingleValueEncodingContainer {
 
     /// `value`'s object: property-list types and common primitives directly, anything else
     /// through its `encode(to:)` at `valuePath`.
+    ///
+    /// - Throws: What `value`'s `encode(to:)` throws; `EncodingError.invalidValue` once a
+    ///   container nests deeper than ``maximumDepth`` (also when that `encode(to:)` drops the
+    ///   error).
     func encode<T: Encodable>(_ value: T, path valuePath: @autoclosure () -> CodingPath) throws -> UInt32 {
         if let reference = scalar(value) { return reference }
+        // Nothing more is encoded past a container nested too deep: a recursive value stops there.
+        if let error = depthFailure.error { throw error }
         let outerResult = result
         var outerPath = valuePath()
         swap(&outerPath, &path)
@@ -123,7 +143,25 @@ final class BPlistEncoderImpl: Encoder, SingleValueEncodingContainer {
             swap(&outerPath, &path)
         }
         try value.encode(to: self)
+        if let error = depthFailure.error { throw error }
         return finish(result)
+    }
+
+    /// Whether an array or dictionary may be made at `containerPath` (from the document's
+    /// root): nested at most ``maximumDepth`` deep. When it may not, the error is kept (the
+    /// first one only), to be thrown by the encoding of any value from then on.
+    ///
+    /// - Complexity: O(1).
+    @inline(__always)
+    func admitsContainer(at containerPath: CodingPath) -> Bool {
+        // A container at a path of n components is the (n + 1)th one down.
+        if _fastPath(containerPath.count < Self.maximumDepth) { return true }
+        if depthFailure.error == nil {
+            depthFailure.error = EncodingError.invalidValue([String: Any](), EncodingError.Context(
+                codingPath: containerPath.codingPath,
+                debugDescription: "The value nests arrays and dictionaries deeper than \(Self.maximumDepth) levels (counted from the document's root), which no reader of the store accepts: it would be written but could never be read back."))
+        }
+        return false
     }
 
     /// The object of a value of a type the table holds natively, else `nil`.
@@ -162,6 +200,8 @@ final class BPlistEncoderImpl: Encoder, SingleValueEncodingContainer {
             return box
         }
         precondition(!isEncoded, "GraphStore: a value asked for a container after encoding a single value")
+        // Made anyway (nothing can be thrown here): the encoding throws when this value's ends.
+        _ = admitsContainer(at: path)
         let box = BPlistContainerBox(isDictionary: isDictionary)
         result = .container(box)
         return box
@@ -253,17 +293,19 @@ struct BPlistKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
-        let nested = BPlistContainerBox(isDictionary: true)
+        let nested = BPlistContainerBox(isDictionary: true), nestedPath = path.appending(codingKey: key)
+        _ = encoder.admitsContainer(at: nestedPath)
         box.keys.append(encoder.table.string(key.stringValue))
         box.append(deferred: .container(nested))
-        return KeyedEncodingContainer(BPlistKeyedEncodingContainer<NestedKey>(encoder: encoder, box: nested, path: path.appending(codingKey: key)))
+        return KeyedEncodingContainer(BPlistKeyedEncodingContainer<NestedKey>(encoder: encoder, box: nested, path: nestedPath))
     }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
-        let nested = BPlistContainerBox(isDictionary: false)
+        let nested = BPlistContainerBox(isDictionary: false), nestedPath = path.appending(codingKey: key)
+        _ = encoder.admitsContainer(at: nestedPath)
         box.keys.append(encoder.table.string(key.stringValue))
         box.append(deferred: .container(nested))
-        return BPlistUnkeyedEncodingContainer(encoder: encoder, box: nested, path: path.appending(codingKey: key))
+        return BPlistUnkeyedEncodingContainer(encoder: encoder, box: nested, path: nestedPath)
     }
 
     mutating func superEncoder() -> any Encoder { superEncoder(named: StringCodingKey.super) }
@@ -271,7 +313,8 @@ struct BPlistKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
     mutating func superEncoder(forKey key: Key) -> any Encoder { superEncoder(named: key) }
 
     private func superEncoder<K: CodingKey>(named key: K) -> any Encoder {
-        let nested = BPlistEncoderImpl(table: encoder.table, userInfo: encoder.userInfo, path: path.appending(codingKey: key))
+        let nested = BPlistEncoderImpl(
+            table: encoder.table, userInfo: encoder.userInfo, path: path.appending(codingKey: key), depthFailure: encoder.depthFailure)
         box.keys.append(encoder.table.string(key.stringValue))
         box.append(deferred: .encoder(nested))
         return nested
@@ -314,6 +357,7 @@ struct BPlistUnkeyedEncodingContainer: UnkeyedEncodingContainer {
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
         let nested = BPlistContainerBox(isDictionary: true)
         let nestedPath = path.appending(.index(box.count))
+        _ = encoder.admitsContainer(at: nestedPath)
         box.append(deferred: .container(nested))
         return KeyedEncodingContainer(BPlistKeyedEncodingContainer<NestedKey>(encoder: encoder, box: nested, path: nestedPath))
     }
@@ -321,12 +365,14 @@ struct BPlistUnkeyedEncodingContainer: UnkeyedEncodingContainer {
     mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
         let nested = BPlistContainerBox(isDictionary: false)
         let nestedPath = path.appending(.index(box.count))
+        _ = encoder.admitsContainer(at: nestedPath)
         box.append(deferred: .container(nested))
         return BPlistUnkeyedEncodingContainer(encoder: encoder, box: nested, path: nestedPath)
     }
 
     mutating func superEncoder() -> any Encoder {
-        let nested = BPlistEncoderImpl(table: encoder.table, userInfo: encoder.userInfo, path: path.appending(.index(box.count)))
+        let nested = BPlistEncoderImpl(
+            table: encoder.table, userInfo: encoder.userInfo, path: path.appending(.index(box.count)), depthFailure: encoder.depthFailure)
         box.append(deferred: .encoder(nested))
         return nested
     }

@@ -21,6 +21,15 @@ final class FastJSONEncoderImpl: Encoder, SingleValueEncodingContainer, MovingCo
         didSet { hasDeferredError = deferredError != nil }
     }
     private var hasDeferredError = false
+    /// The first container that would have nested deeper than ``maximumDepth``: thrown by
+    /// every later use of the encoder and when the encoding ends, whatever the value's
+    /// `encode(to:)` makes of the errors it is given.
+    private(set) var depthError: EncodingError?
+
+    /// The deepest nesting of arrays and objects written, counted from the document's root:
+    /// what ``FastJSONParser`` reads, and the journal and snapshot readers with it. A value
+    /// nested deeper could be written but never read back.
+    static let maximumDepth = FastJSONParser.defaultMaxDepth
 
     init(output: FastJSONOutput, userInfo: [CodingUserInfoKey: any Sendable], floats: FastJSONDecoder.NonConformingFloatStrings, path: CodingPath) {
         out = output
@@ -42,12 +51,17 @@ final class FastJSONEncoderImpl: Encoder, SingleValueEncodingContainer, MovingCo
     ///   of containers this encoder cannot write in order; whatever `value` throws.
     func encodeRoot<T: Encodable>(_ value: T) throws {
         current = frames.push(.pending)
-        if try writeSpecial(value, path: path, key: NoCodingKey()) {
-            frames[0].kind = .done
-        } else {
-            try value.encode(to: self)
+        do {
+            if try writeSpecial(value, path: path, key: NoCodingKey()) {
+                frames[0].kind = .done
+            } else {
+                try value.encode(to: self)
+            }
+        } catch {
+            throw depthError ?? error
         }
         closeFrames(from: 1)
+        if let depthError { throw depthError }
         if hasDeferredError, let deferredError { throw deferredError }
         guard frames[0].kind != .pending else {
             throw EncodingError.invalidValue(value, EncodingError.Context(
@@ -62,11 +76,16 @@ final class FastJSONEncoderImpl: Encoder, SingleValueEncodingContainer, MovingCo
     /// - Throws: Whatever `body` throws; a misuse of containers met where no error could be
     ///   thrown.
     func encodeElements(startIndex: Int, _ body: (inout FastJSONUnkeyedEncodingContainer) throws -> Void) throws {
-        let array = frames.push(.array)
-        frames[array.level].count = startIndex
+        let array = admitsContainer(at: path) ? frames.push(.array) : .closed
+        if array != .closed { frames[array.level].count = startIndex }
         var container = FastJSONUnkeyedEncodingContainer(impl: self, frame: array, path: path)
-        try body(&container)
+        do {
+            try body(&container)
+        } catch {
+            throw depthError ?? error
+        }
         closeFrames(from: array.level + 1)
+        if let depthError { throw depthError }
         if hasDeferredError, let deferredError { throw deferredError }
         frames.discard(from: array.level)
     }
@@ -102,10 +121,30 @@ final class FastJSONEncoderImpl: Encoder, SingleValueEncodingContainer, MovingCo
         if frames.isOpen(container) { frames[container.level].count -= 1 }
     }
 
+    /// The error for a container used after a value outside it was written; after a
+    /// container nested too deep (whose use is refused the same way), that container's error.
     func outOfOrder(_ value: Any, at codingPath: [any CodingKey]) -> EncodingError {
-        EncodingError.invalidValue(value, EncodingError.Context(
+        if let depthError { return depthError }
+        return EncodingError.invalidValue(value, EncodingError.Context(
             codingPath: codingPath,
             debugDescription: "A container was used after a value outside it was written; FastJSONEncoder writes values in the order they are encoded, containers nested."))
+    }
+
+    /// Whether an array or object may be opened at `containerPath` (from the document's root):
+    /// nested at most ``maximumDepth`` deep. When it may not, the error is kept (the first one
+    /// only) and the caller writes nothing: it hands out a closed container, whose use throws.
+    ///
+    /// - Complexity: O(1).
+    @inline(__always)
+    func admitsContainer(at containerPath: CodingPath) -> Bool {
+        // A container at a path of n components is the (n + 1)th one down.
+        if _fastPath(containerPath.count < Self.maximumDepth) { return true }
+        if depthError == nil {
+            depthError = EncodingError.invalidValue([String: Any](), EncodingError.Context(
+                codingPath: containerPath.codingPath,
+                debugDescription: "The value nests arrays and objects deeper than \(Self.maximumDepth) levels (counted from the document's root), which no reader of the store accepts: it would be written but could never be read back."))
+        }
+        return false
     }
 
     // MARK: - Members and elements
@@ -152,6 +191,9 @@ final class FastJSONEncoderImpl: Encoder, SingleValueEncodingContainer, MovingCo
         }
         switch frames[id.level].kind {
         case .pending:
+            guard admitsContainer(at: path) else {
+                return KeyedEncodingContainer(FastJSONKeyedEncodingContainer<Key>(impl: self, frame: .closed, path: path))
+            }
             out.append(UInt8(ascii: "{"))
             frames[id.level].kind = .object
         case .object:
@@ -169,6 +211,7 @@ final class FastJSONEncoderImpl: Encoder, SingleValueEncodingContainer, MovingCo
         }
         switch frames[id.level].kind {
         case .pending:
+            guard admitsContainer(at: path) else { return FastJSONUnkeyedEncodingContainer(impl: self, frame: .closed, path: path) }
             out.append(UInt8(ascii: "["))
             frames[id.level].kind = .array
         case .array:

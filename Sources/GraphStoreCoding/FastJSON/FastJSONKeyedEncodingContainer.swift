@@ -85,6 +85,7 @@ struct FastJSONKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerPro
             if impl.deferredError == nil { impl.deferredError = impl.outOfOrder((), at: path.codingPath(appending: key)) }
             return .closed
         }
+        guard impl.admitsContainer(at: path.appending(.key(key))) else { return .closed }
         impl.out.append(kind == .object ? UInt8(ascii: "{") : UInt8(ascii: "["))
         return impl.frames.push(kind)
     }

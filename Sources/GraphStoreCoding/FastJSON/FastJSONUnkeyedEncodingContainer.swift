@@ -83,7 +83,9 @@ package struct FastJSONUnkeyedEncodingContainer: UnkeyedEncodingContainer {
             if impl.deferredError == nil { impl.deferredError = impl.outOfOrder((), at: nestedPath.codingPath) }
             return (.closed, nestedPath)
         }
+        let nestedPath = path.appending(.index(index))
+        guard impl.admitsContainer(at: nestedPath) else { return (.closed, nestedPath) }
         impl.out.append(kind == .object ? UInt8(ascii: "{") : UInt8(ascii: "["))
-        return (impl.frames.push(kind), path.appending(.index(index)))
+        return (impl.frames.push(kind), nestedPath)
     }
 }

@@ -37,11 +37,14 @@ package final class CodingPathNode {
     let parent: CodingPathNode?
     let first: CodingPathComponent
     let second: CodingPathComponent?
+    /// The components from the root to this run's last one.
+    let count: Int
 
     init(parent: CodingPathNode?, first: CodingPathComponent, second: CodingPathComponent?) {
         self.parent = parent
         self.first = first
         self.second = second
+        count = (parent?.count ?? 0) + (second == nil ? 1 : 2)
     }
 
     var codingPath: [any CodingKey] {
@@ -115,6 +118,12 @@ package struct CodingPath {
     var compacted: CodingPath {
         inline < 2 ? self : CodingPath(node: materialized)
     }
+
+    /// The number of components: how many arrays and dictionaries a document nests the value
+    /// at this path in, when the path starts at the document's root.
+    ///
+    /// - Complexity: O(1).
+    package var count: Int { (node?.count ?? 0) + inline }
 
     package var codingPath: [any CodingKey] {
         var path = node?.codingPath ?? []
