@@ -8,7 +8,9 @@ import Foundation
 /// JSON writes `3.0` as `3`: tools give it a floating-point column. A `URL` is recorded as `url`
 /// and a `Decimal` as `decimal`: JSON writes them as a string and a number, a property list as
 /// dictionaries (`{"relative": …}`, and the decimal's parts), so a conversion between the two
-/// formats needs to know them. An optional field that is `nil` is recorded by its declared type
+/// formats needs to know them. (A URL with a base is `{"relative": …, "base": …}` in both, its
+/// base a string in JSON: the path names the URL, never its members, so neither `relative`
+/// nor `base` is taken for a field of its own.) An optional field that is `nil` is recorded by its declared type
 /// when the type's encoding names it (`encodeIfPresent`, as synthesized `Codable` does), so a
 /// field that is rarely set is found too (an optional encoded as a value, `nil` included, counts
 /// by its wrapped type), and an array or set names its elements' declared type even when it is
@@ -219,10 +221,10 @@ enum FieldTypeProbe {
 
 extension SnapshotValue {
     /// The value with the numbers at `date` paths turned into dates, the Base64 strings at
-    /// `data` paths into data, and the strings at `url` paths and numbers at `decimal` paths
-    /// into their property-list shapes, following ``SnapshotHeaderV1/fieldTypes`` (a decimal a
-    /// double rounds takes its exact value from `numbers`). Used when a JSON document becomes a
-    /// property list.
+    /// `data` paths into data, and the URLs at `url` paths (strings, or for a URL with a base
+    /// `{"relative": …, "base": …}`) and numbers at `decimal` paths into their property-list
+    /// shapes, following ``SnapshotHeaderV1/fieldTypes`` (a decimal a double rounds takes its
+    /// exact value from `numbers`). Used when a JSON document becomes a property list.
     ///
     /// - Parameter paths: An entity's field types as ``typedPaths(_:)`` prepares them, once for
     ///   all its objects.
@@ -272,7 +274,7 @@ extension SnapshotValue {
             case (.string(let text), "data"): return Data(base64Encoded: text).map(SnapshotValue.data) ?? self
             case (.integer(let number), "real"): return .double(Double(number))
             case (.unsigned(let number), "real"): return .double(Double(number))
-            case (.string(let text), "url"): return .object(["relative": .string(text)])
+            case (.string, "url"), (.object, "url"): return jsonURLInPropertyListShape ?? self
             case (.integer, "decimal"), (.unsigned, "decimal"), (.double, "decimal"):
                 return try decimalInJSONShape(numbers: numbers).flatMap(Self.propertyListShape(of:)) ?? self
             default: return self

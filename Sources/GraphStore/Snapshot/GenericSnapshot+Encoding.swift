@@ -6,8 +6,9 @@ internal import GraphStoreCoding
 /// parts on several threads, joined in order.
 extension GenericSnapshot {
     /// The snapshot with the URLs and decimals of a property list in the shapes JSON (and the
-    /// SQLite store's `json` columns) holds them, a string and a number (a long decimal's exact
-    /// value recorded in ``exactNumbers``); dates and data stay native. Where the header's field
+    /// SQLite store's `json` columns) holds them, a string and a number (a URL with a base keeps
+    /// its dictionary, its base a string: see ``SnapshotValue/propertyListURLInJSONShape``; a
+    /// long decimal's exact value is recorded in ``exactNumbers``); dates and data stay native. Where the header's field
     /// types name them (``SnapshotHeaderV1/fieldTypesVersion`` 2), only the fields they name are
     /// converted; in an older snapshot, every dictionary of their shape is, and a top-level field
     /// that held one is then named in the field types. A JSON snapshot is returned as it is.
@@ -53,7 +54,7 @@ extension GenericSnapshot {
                     var converted: [String: SnapshotValue] = [:]
                     converted.reserveCapacity(fields.count)
                     for (key, value) in fields {
-                        if value.urlInPropertyListShape != nil {
+                        if value.propertyListURLInJSONShape != nil {
                             types[entity.name, default: [:]][key] = "url"
                         } else if value.decimalInPropertyListShape != nil {
                             types[entity.name, default: [:]][key] = "decimal"

@@ -152,9 +152,10 @@ public struct GenericSnapshot: Sendable {
     ///
     /// - Throws: ``GraphStoreError/codingFailed(path:entity:id:reason:)``.
     public func encoded(as format: SnapshotFormat) throws -> Data {
-        // A JSON document's dates are numbers, its data strings, its URLs strings and its
-        // decimals numbers: a property list holds dates and data natively and URLs and decimals
-        // as dictionaries, where the header says they are. The other way, the property list's
+        // A JSON document's dates are numbers, its data strings, its URLs strings (a URL with a
+        // base a dictionary whose base is a string) and its decimals numbers: a property list
+        // holds dates and data natively and URLs and decimals as dictionaries, where the header
+        // says they are. The other way, the property list's
         // shapes become JSON's (and the header then names the fields that held them).
         let source = format == .json ? withURLsAndDecimalsInJSONShape() : self
         var header = source.header

@@ -56,7 +56,8 @@ public struct SnapshotHeaderV1: Codable, Sendable, Equatable {
     /// Per entity, where its objects hold dates and data (`"createdAt": "date"`,
     /// `"attachments[].bytes": "data"`), URLs and decimals (`"link": "url"`,
     /// `"price": "decimal"`, which JSON writes as a string and a number and a property list as
-    /// dictionaries), and which top-level values are doubles (`"rating": "real"`, since JSON
+    /// dictionaries; a URL with a base is a dictionary in both, `{"relative": …, "base": …}`,
+    /// its base a string in JSON), and which top-level values are doubles (`"rating": "real"`, since JSON
     /// writes `3.0` as `3`), which fields are declared `String` (`"label": "string"`,
     /// since JSON writes a non-finite double as the string `"NaN"`), found on a sample of
     /// objects when the snapshot is written (an

@@ -6,6 +6,13 @@ import Foundation
 /// (with `"base"` for a relative URL) and the decimal's parts (`exponent`, `length`,
 /// `isNegative`, `isCompact`, `mantissa`).
 ///
+/// A URL with a base is the exception: its absolute string would read back without the base,
+/// a different URL (not `==`), so a JSON snapshot, a journal and a SQLite `json` column hold
+/// it in its `Codable` form too, `{"relative": …, "base": …}`, with the base in JSON's shape (a
+/// string, or that form again): what `URL.encode(to:)` writes through `JSONEncoder`. Between
+/// the formats only the base's shape changes. A URL without a base stays a string in JSON, byte
+/// for byte as `JSONEncoder` writes it.
+///
 /// Going from a property list to the JSON conventions, the shapes are recognised wherever they
 /// stand (a dictionary with exactly those keys and value types). Going from JSON to a property
 /// list needs the header's type hints (``FieldTypeProbe``): a string or a number says nothing
@@ -14,15 +21,68 @@ extension SnapshotValue {
     /// The keys of a `Decimal`'s parts.
     private static let decimalPartKeys: Set<String> = ["exponent", "length", "isNegative", "isCompact", "mantissa"]
 
-    /// The absolute string of a URL in its property-list shape, or `nil` for another value.
-    var urlInPropertyListShape: String? {
+    /// This value, a URL in its property-list shape (`{"relative": …}`, with `"base"`, in that
+    /// shape too, for a URL with a base), in the shape JSON holds it: the string for a URL
+    /// without a base, `{"relative": …, "base": …}` with the base in JSON's shape for one with a
+    /// base; `nil` for another value.
+    ///
+    /// ```swift
+    /// // {"relative": "https://a.com/"}                                → "https://a.com/"
+    /// // {"relative": "b.txt", "base": {"relative": "https://a.com/"}} → {"relative": "b.txt", "base": "https://a.com/"}
+    /// ```
+    ///
+    /// - Complexity: O(depth of the bases).
+    var propertyListURLInJSONShape: SnapshotValue? {
         guard case .object(let fields) = self, case .string(let relative)? = fields["relative"] else { return nil }
         switch fields.count {
         case 1:
-            return relative
+            // Without a base, the relative string is the absolute one.
+            return .string(relative)
         case 2:
-            guard let base = fields["base"]?.urlInPropertyListShape, let url = URL(string: relative, relativeTo: URL(string: base)) else { return nil }
-            return url.absoluteString
+            guard let base = fields["base"]?.propertyListURLInJSONShape, URL(string: relative, relativeTo: base.urlInJSONShape) != nil else {
+                return nil
+            }
+            return .object(["relative": .string(relative), "base": base])
+        default:
+            return nil
+        }
+    }
+
+    /// This value, a URL in JSON's shape (a string; or `{"relative": …}`, with a `"base"` in
+    /// JSON's shape, for a URL with a base), in the shape a property list holds it:
+    /// `{"relative": …}`, with the base in that shape too; `nil` for another value.
+    ///
+    /// - Complexity: O(depth of the bases).
+    var jsonURLInPropertyListShape: SnapshotValue? {
+        switch self {
+        case .string(let text):
+            return .object(["relative": .string(text)])
+        case .object(let fields):
+            guard case .string(let relative)? = fields["relative"] else { return nil }
+            switch fields.count {
+            case 1:
+                return self
+            case 2:
+                guard let base = fields["base"]?.jsonURLInPropertyListShape else { return nil }
+                return .object(["relative": .string(relative), "base": base])
+            default:
+                return nil
+            }
+        default:
+            return nil
+        }
+    }
+
+    /// The URL this value, in JSON's shape, stands for, or `nil`.
+    private var urlInJSONShape: URL? {
+        switch self {
+        case .string(let text):
+            return URL(string: text)
+        case .object(let fields):
+            guard case .string(let relative)? = fields["relative"] else { return nil }
+            guard let base = fields["base"] else { return fields.count == 1 ? URL(string: relative) : nil }
+            guard fields.count == 2, let baseURL = base.urlInJSONShape else { return nil }
+            return URL(string: relative, relativeTo: baseURL)
         default:
             return nil
         }
@@ -55,7 +115,7 @@ extension SnapshotValue {
     /// - Complexity: O(size of the values on the path).
     func jsonShaped(at path: ArraySlice<String>, numbers: inout ExactNumbers.Bag) -> SnapshotValue {
         guard let first = path.first else {
-            if let url = urlInPropertyListShape { return .string(url) }
+            if let url = propertyListURLInJSONShape { return url }
             if let decimal = decimalInPropertyListShape { return Self.jsonNumber(decimal, numbers: &numbers) }
             return self
         }

@@ -253,9 +253,9 @@ extension SnapshotValue {
         }
     }
 
-    /// URLs and decimals in their property-list shapes as JSON holds them (a string and a
-    /// number, the exact values of decimals a double rounds added to `numbers`), and dates and
-    /// data too unless `keepingDatesAndData`.
+    /// URLs and decimals in their property-list shapes as JSON holds them (a string, or for a
+    /// URL with a base `{"relative": …, "base": …}`, and a number, the exact values of decimals a
+    /// double rounds added to `numbers`), and dates and data too unless `keepingDatesAndData`.
     ///
     /// - Complexity: O(size of the value).
     package func jsonShaped(numbers: inout ExactNumbers.Bag, keepingDatesAndData: Bool, convertingURLs: Bool = true) -> SnapshotValue {
@@ -265,7 +265,7 @@ extension SnapshotValue {
         case .array(let values):
             return .array(values.map { $0.jsonShaped(numbers: &numbers, keepingDatesAndData: keepingDatesAndData, convertingURLs: convertingURLs) })
         case .object(let fields):
-            if convertingURLs, let url = urlInPropertyListShape { return .string(url) }
+            if convertingURLs, let url = propertyListURLInJSONShape { return url }
             if let decimal = decimalInPropertyListShape { return Self.jsonNumber(decimal, numbers: &numbers) }
             return .object(fields.mapValues { $0.jsonShaped(numbers: &numbers, keepingDatesAndData: keepingDatesAndData, convertingURLs: convertingURLs) })
         default: return self

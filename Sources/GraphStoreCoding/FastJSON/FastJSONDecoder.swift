@@ -12,6 +12,9 @@ import Foundation
 /// - A number read as an integer must denote an integer exactly (`1.0` and `1e3` do;
 ///   `1.0000000000000001` does not), and one that does not fit its type is a
 ///   `dataCorrupted` error at its coding path rather than "not valid JSON".
+/// - A `URL` is read from a string, as `JSONDecoder` reads it, or from an object, its own
+///   `Codable` form (`{"relative":…,"base":…}`, which ``FastJSONEncoder`` writes for a URL
+///   with a base): `JSONDecoder` refuses the object.
 package enum FastJSONDecoder {
     /// The strings that stand for non-finite floating-point values.
     package struct NonConformingFloatStrings: Sendable {

@@ -188,8 +188,14 @@ extension FastJSONDecoderImpl {
         return data
     }
 
+    /// A string `URL(string:)` accepts (the absolute string `JSONEncoder` writes), or an object:
+    /// the URL's own `Codable` form, `{"relative": …, "base": …}`, in which ``FastJSONEncoder``
+    /// writes a URL with a base (the base a string or that form again), read by `URL(from:)`.
     func unwrapURL<Key: CodingKey>(_ value: Int, path: CodingPath, key: Key) throws -> URL {
         try checkNotNull(value, URL.self, path: path, key: key)
+        if kind(value) == .object {
+            return try decodeNested(URL.self, at: value, path: path.appending(codingKey: key))
+        }
         let text = try unwrapString(value, path: path, key: key)
         guard let url = URL(string: text) else {
             throw DecodingError.dataCorrupted(DecodingError.Context(

@@ -28,6 +28,12 @@ import Foundation
 ///   value, while JSON readers (ours and Foundation's) keep the first.
 /// - A NaN `Decimal` is an `EncodingError.invalidValue`; `JSONEncoder` writes `NaN`, which
 ///   no JSON reader accepts.
+/// - A `URL` with a base (`URL(string: "b.txt", relativeTo: base)`, a file URL made from a
+///   relative path) is written in its own `Codable` form, `{"relative":"b.txt","base":…}`
+///   (the base as any URL: a string, or this form again), as `URL.encode(to:)` writes it
+///   through `JSONEncoder`. `JSONEncoder` writes its absolute string, which reads back as
+///   a URL without a base, not `==` to the one saved. A URL without a base is its absolute
+///   string, as in `JSONEncoder`; ``FastJSONDecoder`` reads either shape.
 ///
 /// Errors and `codingPath`s are those `JSONEncoder` gives, except that ours stay complete
 /// inside an unkeyed container's `nestedContainer(keyedBy:)`, `nestedUnkeyedContainer()` and

@@ -23,7 +23,8 @@ extension FastJSONEncoderImpl {
     /// Writes `value` directly if its type is one `JSONEncoder` writes by itself (`Date`,
     /// `Data`, `URL`, `Decimal`) or one whose `encode(to:)` only asks a single-value
     /// container for a primitive (`UUID`, `[UUID]` and the common primitives); `false` for
-    /// every other type, which goes through its `encode(to:)`.
+    /// every other type, which goes through its `encode(to:)`, and for a `URL` with a base
+    /// (see ``FastJSONEncoder``).
     ///
     /// - Throws: `EncodingError.invalidValue` at `path` + `key` for a NaN `Decimal`, which
     ///   JSON cannot hold (`JSONEncoder` writes the invalid text `NaN`).
@@ -49,7 +50,11 @@ extension FastJSONEncoderImpl {
         } else if T.self == Data.self {
             out.appendBase64(unsafeBitCast(value, to: Data.self))
         } else if T.self == URL.self {
-            out.appendString(unsafeBitCast(value, to: URL.self).absoluteString)
+            // A relative URL goes through its own `encode(to:)`, `{"relative":…,"base":…}`:
+            // its absolute string would read back without its base, not `==` to it.
+            let url = unsafeBitCast(value, to: URL.self)
+            guard url.baseURL == nil else { return false }
+            out.appendString(url.absoluteString)
         } else if T.self == Decimal.self {
             try writeDecimal(unsafeBitCast(value, to: Decimal.self), path: path, key: key)
         } else {

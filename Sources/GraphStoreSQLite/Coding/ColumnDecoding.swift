@@ -7,7 +7,7 @@ enum ColumnDecoding {
     ///
     /// - Throws: `DecodingError` when the stored value does not fit `T`.
     /// - Complexity: O(size of the value).
-    static func decode<T: Decodable>(_ type: T.Type, from value: DatabaseValue, kind: ColumnKind, codingPath: [any CodingKey], json: JSONDecoder) throws -> T {
+    static func decode<T: Decodable>(_ type: T.Type, from value: DatabaseValue, kind: ColumnKind, codingPath: [any CodingKey], json: SQLiteJSON.Reader) throws -> T {
         if kind == .json, case .string(let text) = value.storage {
             do {
                 return try json.decode(T.self, from: Data(text.utf8))
@@ -113,7 +113,7 @@ struct ColumnValueDecoder: Decoder, SingleValueDecodingContainer {
     let value: DatabaseValue
     let kind: ColumnKind
     let codingPath: [any CodingKey]
-    let json: JSONDecoder
+    let json: SQLiteJSON.Reader
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {

@@ -13,7 +13,7 @@ enum ColumnEncoding {
     /// - Throws: `EncodingError.invalidValue` for a value that encodes nothing; the JSON
     ///   encoder's errors.
     /// - Complexity: O(size of the value).
-    static func encode<T: Encodable>(_ value: T, codingPath: [any CodingKey], json: JSONEncoder) throws -> ColumnValue {
+    static func encode<T: Encodable>(_ value: T, codingPath: [any CodingKey], json: SQLiteJSON.Writer) throws -> ColumnValue {
         if T.self == Date.self { return .real((value as! Date).timeIntervalSinceReferenceDate, kind: .date) }
         if T.self == Data.self { return .blob(value as! Data) }
         if T.self == UUID.self { return .text((value as! UUID).uuidString) }
@@ -28,7 +28,7 @@ enum ColumnEncoding {
     }
 
     /// `value` as JSON text in a `json` column.
-    static func jsonValue<T: Encodable>(_ value: T, json: JSONEncoder) throws -> ColumnValue {
+    static func jsonValue<T: Encodable>(_ value: T, json: SQLiteJSON.Writer) throws -> ColumnValue {
         ColumnValue(value: String(decoding: try json.encode(value), as: UTF8.self).databaseValue, kind: .json)
     }
 
@@ -69,11 +69,11 @@ enum ColumnEncoding {
 private final class ValueProbe: Encoder, SingleValueEncodingContainer {
     let codingPath: [any CodingKey]
     var userInfo: [CodingUserInfoKey: Any] { [:] }
-    private let json: JSONEncoder
+    private let json: SQLiteJSON.Writer
     private(set) var captured: ColumnValue?
     private(set) var needsJSON = false
 
-    init(codingPath: [any CodingKey], json: JSONEncoder) {
+    init(codingPath: [any CodingKey], json: SQLiteJSON.Writer) {
         self.codingPath = codingPath
         self.json = json
     }

@@ -10,7 +10,7 @@ struct RowDecoder: Decoder {
     let table: TableLayout
     /// The row's values, in ``TableLayout/columns`` order.
     let values: [DatabaseValue]
-    let json: JSONDecoder
+    let json: SQLiteJSON.Reader
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
@@ -18,7 +18,7 @@ struct RowDecoder: Decoder {
     ///
     /// - Throws: `DecodingError` when a value does not fit the entity.
     /// - Complexity: O(size of the row).
-    static func decode(_ type: any Entity.Type, table: TableLayout, values: [DatabaseValue], json: JSONDecoder) throws -> any Entity {
+    static func decode(_ type: any Entity.Type, table: TableLayout, values: [DatabaseValue], json: SQLiteJSON.Reader) throws -> any Entity {
         try type.init(from: RowDecoder(table: table, values: values, json: json))
     }
 

@@ -13,14 +13,14 @@ struct EncodedField: Sendable {
 final class RowEncoder: Encoder {
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
-    fileprivate let json: JSONEncoder
+    fileprivate let json: SQLiteJSON.Writer
     /// The kinds of the table's existing columns: a value for a `json` column is written as JSON
     /// whatever its own kind, so a column keeps one kind.
     fileprivate let existingKinds: [String: ColumnKind]
     fileprivate var fields: [EncodedField] = []
     private var refusal: String?
 
-    private init(existingKinds: [String: ColumnKind], json: JSONEncoder) {
+    private init(existingKinds: [String: ColumnKind], json: SQLiteJSON.Writer) {
         self.existingKinds = existingKinds
         self.json = json
     }
@@ -30,7 +30,7 @@ final class RowEncoder: Encoder {
     /// - Throws: `EncodingError` when the object does not encode a keyed container, uses
     ///   nested containers at the top level, or holds a value ``ColumnEncoding`` refuses.
     /// - Complexity: O(size of the object).
-    static func encode(_ object: any Entity, existingKinds: [String: ColumnKind], json: JSONEncoder) throws -> [EncodedField] {
+    static func encode(_ object: any Entity, existingKinds: [String: ColumnKind], json: SQLiteJSON.Writer) throws -> [EncodedField] {
         let encoder = RowEncoder(existingKinds: existingKinds, json: json)
         try object.encode(to: encoder)
         if let refusal = encoder.refusal {

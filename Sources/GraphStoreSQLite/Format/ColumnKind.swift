@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import GraphStore
+import GraphStoreCoding
 
 /// How the values of one column are stored, as recorded in `graphstore_columns`: enough for a
 /// tool without the app's types to turn a row back into the snapshot document's JSON values.
@@ -77,9 +78,47 @@ struct ColumnValue: Sendable {
     }
 }
 
-/// The JSON coding of nested values: the snapshot codec's own strategies, so a `json` column holds
-/// exactly what the snapshot document holds for the same value.
+/// The JSON coding of nested values: the snapshot document's own coders, ``FastJSONEncoder`` and
+/// ``FastJSONDecoder``, so a `json` column holds exactly what the snapshot document holds for the
+/// same value.
+///
+/// Stores written before used Foundation's `JSONEncoder` with the snapshot's strategies, whose
+/// text is the same but for a `URL` with a base: `JSONEncoder` writes its absolute string, which
+/// reads back as another URL (no base, not `==`), where ours writes the URL's own `Codable` form,
+/// `{"relative": …, "base": …}`. Ours reads both, so those stores open as they are.
 enum SQLiteJSON {
-    static func makeEncoder() -> JSONEncoder { SnapshotCodec.makeJSONEncoder() }
-    static func makeDecoder() -> JSONDecoder { SnapshotCodec.makeJSONDecoder() }
+    /// Writes a `json` column's text (``FastJSONEncoder``).
+    struct Writer {
+        /// The JSON text of `value`.
+        ///
+        /// `FastJSONEncoder` refuses a few things `JSONEncoder` writes (containers used out of
+        /// order): such a value is written by `JSONEncoder`, as the snapshot codec does and as
+        /// stores did before, provided the text is JSON (`JSONEncoder` writes a NaN `Decimal` as a
+        /// bare `NaN`). A URL with a base inside such a value then loses its base, as it always
+        /// did there.
+        ///
+        /// - Throws: `EncodingError` as ``FastJSONEncoder/encode(_:userInfo:)`` throws it.
+        /// - Complexity: O(size of the text).
+        func encode<T: Encodable>(_ value: T) throws -> Data {
+            do {
+                return try FastJSONEncoder.encode(value)
+            } catch {
+                if let data = try? SnapshotCodec.makeJSONEncoder().encode(value), (try? SnapshotValue.readJSON(data)) != nil { return data }
+                throw error
+            }
+        }
+    }
+
+    /// Reads a `json` column's text (``FastJSONDecoder``).
+    struct Reader {
+        /// A `T` from the JSON text `data`.
+        ///
+        /// - Throws: `DecodingError` as ``FastJSONDecoder/decode(_:from:userInfo:nonConformingFloats:maxDepth:parallel:)``
+        ///   throws it.
+        /// - Complexity: O(size of the text), plus the decoding.
+        func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T { try FastJSONDecoder.decode(type, from: data) }
+    }
+
+    static func makeEncoder() -> Writer { Writer() }
+    static func makeDecoder() -> Reader { Reader() }
 }

@@ -63,7 +63,8 @@ struct ColumnKindInference {
         case "date": return .date
         case "data": return .blob
         case "real": return .real
-        // The typed store keeps a URL and a decimal as JSON (a string, a number).
+        // The typed store keeps a URL and a decimal as JSON (a string, or a URL with a base as
+        // `{"relative": …, "base": …}`, and a number).
         case "url", "decimal": return .json
         default: break
         }
@@ -94,8 +95,8 @@ enum GenericColumnEncoding {
 
     /// The column value for `value` in a column of `kind`.
     ///
-    /// A `json` column's text is what the snapshot's `JSONEncoder` writes with sorted keys,
-    /// written by ``FastJSONEncoder``.
+    /// A `json` column's text is what the snapshot document holds (``SQLiteJSON``) with sorted
+    /// keys, written by ``FastJSONEncoder``.
     ///
     /// - Throws: ``Mismatch`` when the value cannot be stored as `kind` (a string that is not
     ///   Base64 in a `blob` column, text in a `date` column); the JSON encoder's errors.

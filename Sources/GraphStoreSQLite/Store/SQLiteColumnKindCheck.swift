@@ -66,7 +66,7 @@ enum SQLiteColumnKindCheck {
     ///
     /// - Complexity: one query per column, at most a scan of the table each.
     private static func checkRows(
-        holding columns: Set<String>, of entity: EntityDescription, table: TableLayout, db: Database, json: JSONEncoder, path: String
+        holding columns: Set<String>, of entity: EntityDescription, table: TableLayout, db: Database, json: SQLiteJSON.Writer, path: String
     ) throws {
         let decoder = SQLiteJSON.makeDecoder()
         for column in columns.sorted() {

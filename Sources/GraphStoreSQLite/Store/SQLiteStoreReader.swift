@@ -102,7 +102,7 @@ enum SQLiteStoreReader {
 
     // MARK: - Private
 
-    private static func readObjects(of entity: EntityDescription, table: TableLayout, db: Database, path: String, json: JSONDecoder) throws -> [any Entity] {
+    private static func readObjects(of entity: EntityDescription, table: TableLayout, db: Database, path: String, json: SQLiteJSON.Reader) throws -> [any Entity] {
         var objects: [any Entity] = []
         let rows = try Row.fetchCursor(db, sql: table.selectSQL)
         while let row = try rows.next() {
@@ -116,7 +116,7 @@ enum SQLiteStoreReader {
     /// - Throws: ``GraphStore/GraphStoreError`` (`sqliteCoding`) naming the file, the entity and
     ///   the row's id.
     /// - Complexity: O(columns).
-    static func decode(_ row: Row, of entity: EntityDescription, table: TableLayout, json: JSONDecoder, path: String) throws -> any Entity {
+    static func decode(_ row: Row, of entity: EntityDescription, table: TableLayout, json: SQLiteJSON.Reader, path: String) throws -> any Entity {
         let values = (0..<table.columns.count).map { index -> DatabaseValue in row[index] }
         do {
             return try RowDecoder.decode(entity.type, table: table, values: values, json: json)

@@ -47,7 +47,7 @@ enum SQLiteUnkeptColumnCheck {
     /// The row `values` decoded as the entity and encoded again: the field names, and a
     /// description of the fields to compare.
     private static func fields(
-        of values: [DatabaseValue], entity: EntityDescription, table: TableLayout, decoder: JSONDecoder, encoder: JSONEncoder
+        of values: [DatabaseValue], entity: EntityDescription, table: TableLayout, decoder: SQLiteJSON.Reader, encoder: SQLiteJSON.Writer
     ) throws -> (names: Set<String>, description: String) {
         let object = try RowDecoder.decode(entity.type, table: table, values: values, json: decoder)
         let fields = try RowEncoder.encode(object, existingKinds: table.kindByName, json: encoder)

@@ -217,7 +217,7 @@ struct SQLiteWritePlan {
     }
 
     /// The stored form of a deleted object's id: what its row's `id` column holds.
-    private static func idValue(_ key: ObjectKey, table: TableLayout, json: JSONEncoder) throws -> DatabaseValue {
+    private static func idValue(_ key: ObjectKey, table: TableLayout, json: SQLiteJSON.Writer) throws -> DatabaseValue {
         guard let id = key.base as? any Encodable else {
             throw EncodingError.invalidValue(key.description, EncodingError.Context(codingPath: [], debugDescription: "its id is not Encodable"))
         }

@@ -51,7 +51,8 @@ import Testing
         var singleDouble = -0.0, singleFloat = Float.nan, bools = [true, false]
         var strings: [String] = FastJSONDecoderTests.edgeStrings + [String(repeating: "é/\"\\\u{1}", count: 50)]
         var decimals: [Decimal] = [Decimal(string: "3.14")!, Decimal(string: "-0.000000000000000000000000000001")!, Decimal(Int64.max), .greatestFiniteMagnitude]
-        var urls = [URL(string: "https://example.com/a?b=c#d")!, URL(string: "file:///tmp/x%20y")!, URL(string: "rel", relativeTo: URL(string: "https://h.example/dir/"))!]
+        // Without a base: one with a base is the deliberate difference (`RelativeURLCodingTests`).
+        var urls = [URL(string: "https://example.com/a?b=c#d")!, URL(string: "file:///tmp/x%20y")!, URL(string: "rel")!]
         var datas = [Data(), Data([0]), Data([0, 1]), Data((0...255).map { UInt8($0) }), Data(repeating: 0xFF, count: 100)]
         var dates = [Date(timeIntervalSinceReferenceDate: 785_000_000.123_456_7), .distantPast, .distantFuture, Date(timeIntervalSinceReferenceDate: .infinity)]
         var uuids = [UUID(uuid: (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 0xFF)), UUID()]
