@@ -40,7 +40,7 @@ public enum RelativeURLModels {
     /// `sub/file.txt` relative to ``base``: its absolute string is `https://a.example/dir/sub/file.txt`.
     public static let relative = URL(string: "sub/file.txt", relativeTo: base)!
 
-    /// URLs with a base and without: the first few have one.
+    /// URLs with a base and without.
     public static let urls: [URL] = [
         relative,
         URL(string: "../up.html?q=1#top", relativeTo: base)!,
@@ -49,10 +49,13 @@ public enum RelativeURLModels {
         URL(string: "file:///tmp/a%20b")!,
         // A relative string without a base: its absolute string is itself.
         URL(string: "just/relative")!,
+        // Strings JSON readers take for non-finite doubles, with a base and without.
+        URL(string: "NaN", relativeTo: base)!,
+        URL(string: "Infinity")!,
     ]
 
     /// Every URL of ``urls`` in every place, and a few objects holding only URLs without a base.
-    public static let links: [V1] = (0..<12).map(link)
+    public static let links: [V1] = (0..<16).map(link)
 
     public static func link(_ n: Int) -> V1 {
         let url = urls[n % urls.count]

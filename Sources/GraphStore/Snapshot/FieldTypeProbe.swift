@@ -274,7 +274,7 @@ extension SnapshotValue {
             case (.string(let text), "data"): return Data(base64Encoded: text).map(SnapshotValue.data) ?? self
             case (.integer(let number), "real"): return .double(Double(number))
             case (.unsigned(let number), "real"): return .double(Double(number))
-            case (.string, "url"), (.object, "url"): return jsonURLInPropertyListShape ?? self
+            case (.string, "url"), (.object, "url"), (.double, "url"): return jsonURLInPropertyListShape ?? self
             case (.integer, "decimal"), (.unsigned, "decimal"), (.double, "decimal"):
                 return try decimalInJSONShape(numbers: numbers).flatMap(Self.propertyListShape(of:)) ?? self
             default: return self

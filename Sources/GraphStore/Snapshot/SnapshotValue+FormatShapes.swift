@@ -52,16 +52,19 @@ extension SnapshotValue {
     /// JSON's shape, for a URL with a base), in the shape a property list holds it:
     /// `{"relative": …}`, with the base in that shape too; `nil` for another value.
     ///
+    /// A URL's string that reads from JSON as a non-finite double (`"NaN"`, `"Infinity"`,
+    /// `"-Infinity"`, which JSON's readers take for one) is that string again: no URL is a number.
+    ///
     /// - Complexity: O(depth of the bases).
     var jsonURLInPropertyListShape: SnapshotValue? {
         switch self {
-        case .string(let text):
-            return .object(["relative": .string(text)])
+        case .string, .double:
+            return urlText.map { .object(["relative": .string($0)]) }
         case .object(let fields):
-            guard case .string(let relative)? = fields["relative"] else { return nil }
+            guard let relative = fields["relative"]?.urlText else { return nil }
             switch fields.count {
             case 1:
-                return self
+                return .object(["relative": .string(relative)])
             case 2:
                 guard let base = fields["base"]?.jsonURLInPropertyListShape else { return nil }
                 return .object(["relative": .string(relative), "base": base])
@@ -70,6 +73,15 @@ extension SnapshotValue {
             }
         default:
             return nil
+        }
+    }
+
+    /// A URL's string in JSON: a string, or the name of a non-finite double read from one.
+    private var urlText: String? {
+        switch self {
+        case .string(let text): text
+        case .double(let number) where !number.isFinite: Self.nonFiniteName(number)
+        default: nil
         }
     }
 

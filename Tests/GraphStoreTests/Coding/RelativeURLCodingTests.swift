@@ -85,6 +85,10 @@ import Testing
         #expect(json.jsonURLInPropertyListShape == propertyList)
         #expect(SnapshotValue.object(["relative": .string("https://a.example/")]).propertyListURLInJSONShape == .string("https://a.example/"))
         #expect(SnapshotValue.string("https://a.example/").jsonURLInPropertyListShape == .object(["relative": .string("https://a.example/")]))
+        // JSON's readers take the string "NaN" for a double: as a URL it is the string again.
+        #expect(SnapshotValue.double(.nan).jsonURLInPropertyListShape == .object(["relative": .string("NaN")]))
+        #expect(SnapshotValue.object(["relative": .double(-.infinity), "base": .string("https://a.example/")]).jsonURLInPropertyListShape
+            == .object(["relative": .string("-Infinity"), "base": .object(["relative": .string("https://a.example/")])]))
         // Not a URL: another key, or a base that is none.
         #expect(SnapshotValue.object(["relative": .string("x"), "other": .string("y")]).propertyListURLInJSONShape == nil)
         #expect(SnapshotValue.object(["relative": .string("x"), "base": .integer(1)]).jsonURLInPropertyListShape == nil)
