@@ -14,15 +14,6 @@ import Testing
     typealias V1 = RelativeURLModels.V1
     typealias V2 = RelativeURLModels.V2
 
-    static func fetch<E: Entity>(_ type: E.Type, _ store: StoreConfiguration, version: Int = 1, migrations: [SchemaMigration] = [])
-        async throws -> [E] where E.ID == Int
-    {
-        let container = try GraphContainer(for: [type], store: store, version: version, migrations: migrations)
-        let objects = try container.mainContext.fetch(FetchDescriptor<E>()).sorted { $0.id < $1.id }
-        try await container.close()
-        return objects
-    }
-
     /// A closed version-1 SQLite store holding ``RelativeURLModels/links``.
     static func write(_ url: URL) async throws {
         let container = try GraphContainer(for: [V1.self], store: .sqlite(url), version: 1)
@@ -36,7 +27,7 @@ import Testing
         defer { directory.remove() }
         let url = directory.file("links.sqlite")
         try await Self.write(url)
-        #expect(try await Self.fetch(V1.self, .sqlite(url)) == Models.links)
+        #expect(try await Models.fetch(V1.self, .sqlite(url)) == Models.links)
 
         // The column text: a URL without a base as `JSONEncoder` writes it, as before.
         let texts = try await DatabaseQueue(path: url.path).read { db in
@@ -75,8 +66,8 @@ import Testing
         gate.open()
         try await live.close()
 
-        #expect(try await Self.fetch(V1.self, .sqlite(crashed)) == Models.links + [Models.link(100)])
-        #expect(try await Self.fetch(V1.self, .sqlite(crashed)) == Models.links + [Models.link(100)])
+        #expect(try await Models.fetch(V1.self, .sqlite(crashed)) == Models.links + [Models.link(100)])
+        #expect(try await Models.fetch(V1.self, .sqlite(crashed)) == Models.links + [Models.link(100)])
     }
 
     /// `migrate` from a snapshot file of either format to SQLite, and back to JSON. (Back to a
@@ -94,10 +85,10 @@ import Testing
 
         let sqlite = directory.file("links.sqlite")
         try Migration.snapshotToSQLite(from: snapshot, to: sqlite)
-        #expect(try await Self.fetch(V1.self, .sqlite(sqlite)) == Models.links)
+        #expect(try await Models.fetch(V1.self, .sqlite(sqlite)) == Models.links)
         let back = directory.file("back.json.gz")
         try Migration.sqliteToSnapshot(from: sqlite, to: back, format: .json)
-        #expect(try await Self.fetch(V1.self, .file(back)) == Models.links)
+        #expect(try await Models.fetch(V1.self, .file(back)) == Models.links)
     }
 
     @Test func aModelMigrationKeepsEveryURL() async throws {
@@ -106,8 +97,8 @@ import Testing
         let url = directory.file("links.sqlite")
         try await Self.write(url)
         let expected = Models.links.map(Models.migrated)
-        #expect(try await Self.fetch(V2.self, .sqlite(url), version: 2, migrations: Models.migrations) == expected)
-        #expect(try await Self.fetch(V2.self, .sqlite(url), version: 2, migrations: Models.migrations) == expected)
+        #expect(try await Models.fetch(V2.self, .sqlite(url), version: 2, migrations: Models.migrations) == expected)
+        #expect(try await Models.fetch(V2.self, .sqlite(url), version: 2, migrations: Models.migrations) == expected)
     }
 
     /// `origin` renamed without a new model version: the check decodes a row holding URLs with
@@ -133,6 +124,6 @@ import Testing
         }
         #expect(entity == "Link")
         #expect(reason.contains("Link.origin"))
-        #expect(try await Self.fetch(V1.self, .sqlite(url)) == Models.links)
+        #expect(try await Models.fetch(V1.self, .sqlite(url)) == Models.links)
     }
 }

@@ -7,6 +7,16 @@ import GraphStore
 /// the same relative string and base, so one read back from its absolute string is another URL.
 /// Version 2 adds a field.
 public enum RelativeURLModels {
+    /// The objects of `type` in the store, by id: opened at `version`, read, closed.
+    public static func fetch<E: Entity>(_ type: E.Type, _ store: StoreConfiguration, version: Int = 1, migrations: [SchemaMigration] = [])
+        async throws -> [E] where E.ID == Int
+    {
+        let container = try GraphContainer(for: [type], store: store, version: version, migrations: migrations)
+        let objects = try container.mainContext.fetch(FetchDescriptor<E>()).sorted { $0.id < $1.id }
+        try await container.close()
+        return objects
+    }
+
     public struct Place: Codable, Sendable, Equatable {
         public var home: URL
         public var mirror: URL?

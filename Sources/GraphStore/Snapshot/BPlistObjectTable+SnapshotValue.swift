@@ -18,15 +18,20 @@ extension BPlistObjectTable {
         case .date(let date): return self.date(date)
         case .array(let values): return array(values.map(add))
         case .object(let fields):
-            var keys: [UInt32] = [], values: [UInt32] = []
-            keys.reserveCapacity(fields.count)
-            values.reserveCapacity(fields.count)
-            for (key, value) in fields {
-                keys.append(string(key))
-                values.append(add(value))
-            }
-            return dictionary(keys: keys, values: values)
+            return dictionary(of: fields) { add($0) }
         }
+    }
+
+    /// A dictionary of `fields`, each value added by `add`.
+    private func dictionary(of fields: [String: SnapshotValue], _ add: (SnapshotValue) throws -> UInt32) rethrows -> UInt32 {
+        var keys: [UInt32] = [], values: [UInt32] = []
+        keys.reserveCapacity(fields.count)
+        values.reserveCapacity(fields.count)
+        for (key, value) in fields {
+            keys.append(string(key))
+            values.append(try add(value))
+        }
+        return dictionary(keys: keys, values: values)
     }
 
     /// Adds `value` (an object, or one of its values) as ``add(_:)`` does, but each double
@@ -52,14 +57,7 @@ extension BPlistObjectTable {
         case .array(let values):
             return array(try values.map { try add($0, numbers: numbers) })
         case .object(let fields):
-            var keys: [UInt32] = [], values: [UInt32] = []
-            keys.reserveCapacity(fields.count)
-            values.reserveCapacity(fields.count)
-            for (key, value) in fields {
-                keys.append(string(key))
-                values.append(try add(value, numbers: numbers))
-            }
-            return dictionary(keys: keys, values: values)
+            return try dictionary(of: fields) { try add($0, numbers: numbers) }
         default:
             return add(value)
         }

@@ -35,6 +35,17 @@ extension SnapshotValue {
     /// journal record.
     package enum ObjectArrays: Sendable {
         case none, snapshot, journalRecord
+
+        /// The entity whose objects the array being read at `depth`, under the member names
+        /// `keys` from the root, holds, if it is one of the document's object arrays.
+        func entity(ofArrayAt depth: Int, keys: [String]) -> String? {
+            guard depth == 2, keys.count == 2 else { return nil }
+            switch self {
+            case .none: return nil
+            case .snapshot: return keys[0] == "entities" ? keys[1] : nil
+            case .journalRecord: return keys[1] == "upsert" ? keys[0] : nil
+            }
+        }
     }
 
     /// The root of a JSON document whose objects stand in `arrays`, with the numbers of each
@@ -139,17 +150,6 @@ private struct JSONReader {
         tokens = document.tokens
     }
 
-    /// The entity whose objects the array being read at `depth` holds, if it is one of the
-    /// document's object arrays.
-    private func entityOfArray(depth: Int) -> String? {
-        guard depth == 2, keys.count == 2 else { return nil }
-        switch arrays {
-        case .none: return nil
-        case .snapshot: return keys[0] == "entities" ? keys[1] : nil
-        case .journalRecord: return keys[1] == "upsert" ? keys[0] : nil
-        }
-    }
-
     /// The value whose token is at `index`, `depth` containers down; the parser has checked
     /// the syntax and depth.
     mutating func value(at index: Int, depth: Int) throws -> SnapshotValue {
@@ -172,7 +172,7 @@ private struct JSONReader {
             var values: [SnapshotValue] = []
             values.reserveCapacity(token.count)
             var element = index + 1
-            let entity = current == nil ? entityOfArray(depth: depth) : nil
+            let entity = current == nil ? arrays.entity(ofArrayAt: depth, keys: keys) : nil
             for _ in 0..<token.count {
                 if let entity {
                     // One of the document's objects: its numbers are its own.
@@ -321,7 +321,7 @@ private struct PropertyListReader {
             try spend(object.count, at: object)
             var values: [SnapshotValue] = []
             values.reserveCapacity(object.count)
-            let entity = current == nil ? entityOfArray(depth: depth) : nil
+            let entity = current == nil ? arrays.entity(ofArrayAt: depth, keys: keys) : nil
             for index in 0..<object.count {
                 let reference = document.reference(at: object.payload, index: index)
                 guard let entity else {
@@ -365,17 +365,6 @@ private struct PropertyListReader {
                 }
             }
             return .object(fields)
-        }
-    }
-
-    /// The entity whose objects the array being read at `depth` holds, if it is one of the
-    /// document's object arrays.
-    private func entityOfArray(depth: Int) -> String? {
-        guard depth == 2, keys.count == 2 else { return nil }
-        switch arrays {
-        case .none: return nil
-        case .snapshot: return keys[0] == "entities" ? keys[1] : nil
-        case .journalRecord: return keys[1] == "upsert" ? keys[0] : nil
         }
     }
 

@@ -12,15 +12,6 @@ import Testing
     typealias V1 = RelativeURLModels.V1
     typealias V2 = RelativeURLModels.V2
 
-    static func fetch<E: Entity>(_ type: E.Type, _ store: StoreConfiguration, version: Int = 1, migrations: [SchemaMigration] = [])
-        async throws -> [E] where E.ID == Int
-    {
-        let container = try GraphContainer(for: [type], store: store, version: version, migrations: migrations)
-        let objects = try container.mainContext.fetch(FetchDescriptor<E>()).sorted { $0.id < $1.id }
-        try await container.close()
-        return objects
-    }
-
     /// A closed version-1 store holding ``RelativeURLModels/links``.
     static func write(_ url: URL, format: SnapshotFormat, compression: Compression = .gzip) async throws {
         let container = try GraphContainer(for: [V1.self], store: .file(url, format: format, compression: compression), version: 1)
@@ -55,7 +46,7 @@ import Testing
         defer { directory.remove() }
         let url = directory.file("links.\(format.fileExtension).gz")
         try await Self.write(url, format: format)
-        #expect(try await Self.fetch(V1.self, .file(url, format: format)) == Models.links)
+        #expect(try await Models.fetch(V1.self, .file(url, format: format)) == Models.links)
     }
 
     /// After a crash the journal is replayed: the same values as the snapshot gives, and the
@@ -65,9 +56,9 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let url = try await Self.crashedStore(format: format, in: directory)
-        #expect(try await Self.fetch(V1.self, .file(url, format: format)) == Models.links)
+        #expect(try await Models.fetch(V1.self, .file(url, format: format)) == Models.links)
         #expect(FileManager.default.fileExists(atPath: url.path + ".journal") == false)
-        #expect(try await Self.fetch(V1.self, .file(url, format: format)) == Models.links)
+        #expect(try await Models.fetch(V1.self, .file(url, format: format)) == Models.links)
     }
 
     @Test(arguments: SnapshotFormat.allCases)
@@ -79,11 +70,11 @@ import Testing
         let other: SnapshotFormat = format == .json ? .binaryPropertyList : .json
         let converted = directory.file("converted.\(other.fileExtension).gz")
         try GenericSnapshot.read(from: source).write(to: converted, format: other, compression: .gzip)
-        #expect(try await Self.fetch(V1.self, .file(converted, format: other)) == Models.links)
+        #expect(try await Models.fetch(V1.self, .file(converted, format: other)) == Models.links)
         // And back.
         let back = directory.file("back.\(format.fileExtension).gz")
         try GenericSnapshot.read(from: converted).write(to: back, format: format, compression: .gzip)
-        #expect(try await Self.fetch(V1.self, .file(back, format: format)) == Models.links)
+        #expect(try await Models.fetch(V1.self, .file(back, format: format)) == Models.links)
     }
 
     /// Migration steps see the URLs as generic values; the migrated store holds them as saved,
@@ -101,8 +92,8 @@ import Testing
         }
         let expected = Models.links.map(Models.migrated)
         let store = StoreConfiguration.file(url, format: format)
-        #expect(try await Self.fetch(V2.self, store, version: 2, migrations: Models.migrations) == expected)
-        #expect(try await Self.fetch(V2.self, store, version: 2, migrations: Models.migrations) == expected)
+        #expect(try await Models.fetch(V2.self, store, version: 2, migrations: Models.migrations) == expected)
+        #expect(try await Models.fetch(V2.self, store, version: 2, migrations: Models.migrations) == expected)
     }
 
     /// A URL without a base is the string `JSONEncoder` writes, as before, for `zcat | jq` and
@@ -161,6 +152,6 @@ import Testing
         }
         #expect(entity == "Link")
         #expect(reason.contains("Link.origin"))
-        #expect(try await Self.fetch(V1.self, store) == Models.links)
+        #expect(try await Models.fetch(V1.self, store) == Models.links)
     }
 }
