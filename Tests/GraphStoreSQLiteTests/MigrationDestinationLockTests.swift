@@ -234,7 +234,11 @@ import Testing
         try await makeSQLiteStore(other, tag: "migrated")
         let theirs = Data("another program's file".utf8)
         var options = MigrationOptions(overwrite: overwrite)
-        options.beforeRename = { _ in try theirs.write(to: url) }
+        // With the empty log and shared memory an open SQLite database has beside it.
+        options.beforeRename = { _ in
+            try theirs.write(to: url)
+            for suffix in ["-wal", "-shm"] { try Data().write(to: URL(fileURLWithPath: url.path + suffix)) }
+        }
         let snapshot = try Migration.readSQLite(from: other)
         let error = SQLiteTestKit.storeError {
             if name.hasSuffix(".sqlite") {
@@ -250,6 +254,9 @@ import Testing
         #expect(path == url.path)
         #expect(reason.contains("appeared"))
         #expect(try Data(contentsOf: url) == theirs, "the other program's file was replaced")
+        for suffix in ["-wal", "-shm"] {
+            #expect(FileManager.default.fileExists(atPath: url.path + suffix), "its \(suffix) file was removed from under it")
+        }
         let left = try FileManager.default.contentsOfDirectory(atPath: directory.url.path).filter { $0.contains("migrating") }
         #expect(left.isEmpty, "the migration's temporary file stayed: \(left)")
     }

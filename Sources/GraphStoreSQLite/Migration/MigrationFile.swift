@@ -125,6 +125,12 @@ struct MigrationFile {
     ///   destination exists.
     func commit(replacing: Bool) throws {
         try sync(temporary.path, operation: "fsync the migrated file")
+        let appeared = GraphStoreError.fileOperationFailed(
+            path: url.path, operation: "migrate",
+            reason: "a file appeared at the destination while migrating (another program created it); it was left untouched")
+        // A database that appeared there may be open, with its empty log and shared memory
+        // beside it: those are not removed from under it.
+        if !replacing, access(url.path, F_OK) == 0 { throw appeared }
         for suffix in Self.sqliteSiblingSuffixes where Self.size(of: url.path + suffix) == 0 {
             unlink(url.path + suffix)
         }
@@ -133,9 +139,6 @@ struct MigrationFile {
                 throw failure("rename the migrated file into place")
             }
         } else {
-            let appeared = GraphStoreError.fileOperationFailed(
-                path: url.path, operation: "migrate",
-                reason: "a file appeared at the destination while migrating (another program created it); it was left untouched")
             if link(temporary.path, url.path) == 0 {
                 // The destination has the new file now; the temporary name goes.
                 unlink(temporary.path)
