@@ -89,7 +89,7 @@ extension JournalRecord {
         let codingPath = context.codingPath
         let index = codingPath.count > 2 && codingPath[1].stringValue == PartKey.upsert.stringValue ? codingPath[2].intValue : nil
         let id = index.flatMap { part.upserts.indices.contains($0) ? entity.key(part.upserts[$0]).description : nil }
-        let at = codingPath.abbreviatedForMessages.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+        let at = codingPath.abbreviatedForMessages.dotted
         return .codingFailed(
             path: path, entity: entity.name, id: id,
             reason: "a saved object does not encode for the journal: \(context.debugDescription) (at \(at)); nothing was saved")

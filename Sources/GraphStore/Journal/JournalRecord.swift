@@ -114,7 +114,7 @@ struct JournalRecord: Sendable {
             }
             throw GraphStoreError.codingFailed(
                 path: path, entity: entity, id: nil,
-                reason: "the journal record of store version \(version) (byte \(offset)) does not decode: \(context.debugDescription) (at \(context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")))")
+                reason: "the journal record of store version \(version) (byte \(offset)) does not decode: \(context.debugDescription) (at \(context.codingPath.dotted))")
         }
     }
 

@@ -210,7 +210,7 @@ public struct GenericSnapshot: Sendable {
         }
         let name = context.codingPath[1].stringValue
         let id = entities.first { $0.name == name }.flatMap { $0.objects.indices.contains(index) ? $0.objects[index]["id"] : nil }
-        let field = Array(context.codingPath.dropFirst(3)).abbreviatedForMessages.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+        let field = Array(context.codingPath.dropFirst(3)).abbreviatedForMessages.dotted
         return .codingFailed(
             path: nil, entity: name, id: id.map(ModelMigrator.idText),
             reason: "\(field.isEmpty ? "" : field + ": ")\(context.debugDescription)")

@@ -8,4 +8,10 @@ extension Array where Element == any CodingKey {
         guard count > 32 else { return self }
         return Array(prefix(16)) + [AnyKey("…(\(count - 24) more)…")] + Array(suffix(8))
     }
+
+    /// The path as error messages write it: keys by name, indexes in brackets, joined by dots
+    /// (`upsert.[3].tags`).
+    var dotted: String {
+        map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+    }
 }

@@ -217,9 +217,9 @@ package final class BPlistDocument: Sendable {
             let value = Int64(bitPattern: unsigned(at: object.payload, size: 8))
             return (value, value >= 0 ? UInt64(value) : nil)
         default:
-            let high = unsigned(at: object.payload, size: 8), low = unsigned(at: object.payload + 8, size: 8)
-            if high == 0 { return (low <= UInt64(Int64.max) ? Int64(low) : nil, low) }
-            if high == UInt64.max, Int64(bitPattern: low) < 0 { return (Int64(bitPattern: low), nil) }
+            let value = integer128(object)
+            if let unsigned = UInt64(exactly: value) { return (Int64(exactly: unsigned), unsigned) }
+            if let signed = Int64(exactly: value) { return (signed, nil) }
             throw BPlistSyntaxError(offset: object.payload - 1, reason: "a 128-bit integer beyond 64 bits")
         }
     }

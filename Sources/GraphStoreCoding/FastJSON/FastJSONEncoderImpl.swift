@@ -137,13 +137,8 @@ final class FastJSONEncoderImpl: Encoder, SingleValueEncodingContainer, MovingCo
     /// - Complexity: O(1).
     @inline(__always)
     func admitsContainer(at containerPath: CodingPath) -> Bool {
-        // A container at a path of n components is the (n + 1)th one down.
-        if _fastPath(containerPath.count < Self.maximumDepth) { return true }
-        if depthError == nil {
-            depthError = EncodingError.invalidValue([String: Any](), EncodingError.Context(
-                codingPath: containerPath.codingPath,
-                debugDescription: "The value nests arrays and objects deeper than \(Self.maximumDepth) levels (counted from the document's root), which no reader of the store accepts: it would be written but could never be read back."))
-        }
+        guard let error = containerPath.nestingError(maximumDepth: Self.maximumDepth, containers: "objects") else { return true }
+        if depthError == nil { depthError = error }
         return false
     }
 

@@ -125,6 +125,20 @@ package struct CodingPath {
     /// - Complexity: O(1).
     package var count: Int { (node?.count ?? 0) + inline }
 
+    /// For an encoder about to open an array or a `containers` (objects, dictionaries) at this
+    /// path, from the document's root: `nil` when it nests at most `maximumDepth` deep (a
+    /// container at a path of n components is the (n + 1)th one down), else the error that
+    /// refuses it.
+    ///
+    /// - Complexity: O(1) when it fits.
+    @inline(__always)
+    func nestingError(maximumDepth: Int, containers: String) -> EncodingError? {
+        if _fastPath(count < maximumDepth) { return nil }
+        return EncodingError.invalidValue([String: Any](), EncodingError.Context(
+            codingPath: codingPath,
+            debugDescription: "The value nests arrays and \(containers) deeper than \(maximumDepth) levels (counted from the document's root), which no reader of the store accepts: it would be written but could never be read back."))
+    }
+
     package var codingPath: [any CodingKey] {
         var path = node?.codingPath ?? []
         if inline > 0 { path.append(first.codingKey) }
