@@ -104,20 +104,11 @@ import Testing
     /// `origin` renamed without a new model version: the check decodes a row holding URLs with
     /// a base as the store does, and refuses the store rather than letting the row pass.
     @Test func aColumnRenamedBesideAURLWithABaseIsRefused() async throws {
-        struct Renamed: Entity {
-            var id: Int
-            var link: URL
-            var source: URL?
-            var links: [URL]
-            var place: RelativeURLModels.Place
-            var byName: [String: URL]
-            static var entityName: String { "Link" }
-        }
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let url = directory.file("links.sqlite")
         try await Self.write(url)
-        let error = SQLiteTestKit.storeError { _ = try GraphContainer(for: [Renamed.self], store: .sqlite(url), version: 1) }
+        let error = SQLiteTestKit.storeError { _ = try GraphContainer(for: [Models.Renamed.self], store: .sqlite(url), version: 1) }
         guard case .codingFailed(_, let entity, _, let reason)? = error else {
             Issue.record("expected codingFailed, got \(String(describing: error))")
             return

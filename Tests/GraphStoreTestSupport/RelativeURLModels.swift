@@ -32,6 +32,18 @@ public enum RelativeURLModels {
         public static var entityName: String { "Link" }
     }
 
+    /// Version 1 with `origin` renamed to `source` and no new model version: a store of
+    /// version 1 must be refused, not opened with every `origin` dropped.
+    public struct Renamed: Entity {
+        public var id: Int
+        public var link: URL
+        public var source: URL?
+        public var links: [URL]
+        public var place: Place
+        public var byName: [String: URL]
+        public static var entityName: String { "Link" }
+    }
+
     public struct V2: Entity, Equatable {
         public var id: Int
         public var link: URL

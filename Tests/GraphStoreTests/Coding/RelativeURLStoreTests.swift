@@ -126,15 +126,6 @@ import Testing
     /// app's types do, rather than letting the object pass unchecked and the field be dropped.
     @Test(arguments: SnapshotFormat.allCases, [false, true])
     func aFieldRenamedBesideAURLWithABaseIsRefused(format: SnapshotFormat, crashed: Bool) async throws {
-        struct Renamed: Entity {
-            var id: Int
-            var link: URL
-            var source: URL?
-            var links: [URL]
-            var place: RelativeURLModels.Place
-            var byName: [String: URL]
-            static var entityName: String { "Link" }
-        }
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let url: URL
@@ -145,7 +136,7 @@ import Testing
             try await Self.write(url, format: format)
         }
         let store = StoreConfiguration.file(url, format: format)
-        let error = #expect(throws: GraphStoreError.self) { _ = try GraphContainer(for: [Renamed.self], store: store, version: 1) }
+        let error = #expect(throws: GraphStoreError.self) { _ = try GraphContainer(for: [Models.Renamed.self], store: store, version: 1) }
         guard case .codingFailed(_, let entity, _, let reason)? = error else {
             Issue.record("expected codingFailed, got \(String(describing: error))")
             return
