@@ -57,14 +57,21 @@ import Testing
     }
 
     /// Runs `fetch` on another thread, holds it inside its sort, runs `meanwhile`, then lets it
-    /// finish.
+    /// finish. A thread of its own, not a task: this test blocks while it waits, and with the
+    /// task pool full of tests doing the same, a task might never start.
     private func holdingAFetch(_ fetch: @escaping @Sendable () throws -> Void, meanwhile: () throws -> Void) async throws {
         SortGate.shared.arm()
-        let fetching = Task.detached { try fetch() }
+        let outcome = Guarded<Result<Void, any Error>?>(nil)
+        let finished = DispatchSemaphore(value: 0)
+        Thread {
+            outcome.withLock { $0 = Result { try fetch() } }
+            finished.signal()
+        }.start()
         #expect(SortGate.shared.entered.wait(timeout: .now() + 60) == .success)
         try meanwhile()
         SortGate.shared.release.signal()
-        try await fetching.value
+        finished.wait()
+        try outcome.withLock { $0 }?.get()
     }
 
     @Test(arguments: [MergePolicy.error, .storeWins])
