@@ -65,10 +65,13 @@ extension StoreConfiguration {
     /// integer extremes, Unicode.
     ///
     /// Limits: an entity must encode its properties with `encode(_:forKey:)` in a keyed
-    /// container, including a top-level `id` (synthesized `Codable` does), and a column keeps
-    /// the kind of its first value. A field whose type changed kind (`Int` to `Double`) is
-    /// refused when the store opens; a violation found by a write fails it with
-    /// ``GraphStoreError/codingFailed(path:entity:id:reason:)``, and later saves throw that error.
+    /// container, including a top-level `id` (synthesized `Codable` does). A column takes the
+    /// kind of its first value; a field whose values encode as different kinds (an enum with an
+    /// `Int` case and a `String` case) turns it into a JSON column, writing the entity's table
+    /// again once. A field whose type changed kind (`Int` to `Double`) while its column holds
+    /// values is refused when the store opens. An object that cannot be stored at all fails its
+    /// write with ``GraphStoreError/codingFailed(path:entity:id:reason:)``, and later saves
+    /// throw that error.
     ///
     /// - Parameters:
     ///   - url: The database file, such as `store.sqlite`. SQLite keeps `<file>-wal` beside it

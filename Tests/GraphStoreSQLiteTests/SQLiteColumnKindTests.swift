@@ -1,5 +1,6 @@
 import ExampleModel
 import Foundation
+import GRDB
 import GraphStore
 import GraphStoreSQLite
 import GraphStoreTestSupport
@@ -97,9 +98,10 @@ import Testing
         #expect(SQLiteJournalTestKit.snapshot(of: directory.url) == before)
     }
 
-    /// An empty table has no value to compare: the first write of the changed field finds the
-    /// mismatch, and from then on saves throw instead of piling up what cannot be written.
-    @Test func anEmptyTableIsCheckedByTheFirstWriteAndSavesThenThrow() async throws {
+    /// An empty table has no value to compare at open: the first write of the changed field
+    /// finds its column holding another kind, and writes the table again with the kind the
+    /// objects now write. The saves are kept, and the store opens again.
+    @Test func anEmptyTableTakesTheNewKindAtTheFirstWrite() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let url = directory.file("store.sqlite")
@@ -112,34 +114,124 @@ import Testing
         try await first.close()
 
         let container = try SQLiteTestKit.open(url, model: [ReadingV2.self])
-        var events = container.storeEvents.makeAsyncIterator()
-        container.mainContext.insert(ReadingV2(label: "new", value: 1.5))
+        let new = ReadingV2(label: "new", value: 1.5)
+        container.mainContext.insert(new)
         try container.mainContext.save()
-        let announced = await SQLiteJournalTestKit.nextFailure(&events)
-        guard let announced, case .codingFailed(_, "Reading", _, let reason) = announced.error else {
-            Issue.record("expected codingFailed for Reading, got \(String(describing: announced))")
-            return
-        }
-        let failure = announced.error
-        #expect(reason.contains("\"value\""))
-        // Only a new model can fix it, so the event announces no retry.
-        #expect(announced.retryIn == .zero)
-        // The next save throws the same error and commits nothing.
-        container.mainContext.insert(ReadingV2(label: "refused", value: 2.5))
-        #expect(throws: failure) { try container.mainContext.save() }
-        #expect(container.count(of: ReadingV2.self) == 1)
-        await #expect(throws: failure) { try await container.flush() }
-        await #expect(throws: failure) { try await container.close() }
+        try await container.flush()
+        let later = ReadingV2(label: "later", value: 2.5)
+        container.mainContext.insert(later)
+        try container.mainContext.save()
+        try await container.close()
 
-        // The journal keeps the save that returned; the next open reports the field again.
-        #expect(FileManager.default.fileExists(atPath: SQLiteJournalTestKit.journal(of: url).path))
-        let before = SQLiteJournalTestKit.snapshot(of: directory.url)
-        let error = SQLiteTestKit.storeError { _ = try SQLiteTestKit.open(url, model: [ReadingV2.self]) }
-        guard case .codingFailed(_, "Reading", _, let again)? = error else {
-            Issue.record("expected codingFailed for Reading, got \(String(describing: error))")
-            return
+        #expect(try Self.kinds(of: "Reading", in: url)["value"] == "real")
+        let reopened = try SQLiteTestKit.open(url, model: [ReadingV2.self])
+        let values = try SQLiteTestKit.fetchAll(ReadingV2.self, from: reopened) { $0.label }.map(\.value)
+        #expect(values == [2.5, 1.5])
+        try await reopened.close()
+    }
+
+    /// A setting whose value is a number for one object and text for another: one field,
+    /// two column kinds.
+    struct Setting: Entity, Equatable {
+        enum Value: Codable, Equatable {
+            case number(Int)
+            case text(String)
+
+            init(from decoder: any Decoder) throws {
+                let container = try decoder.singleValueContainer()
+                if let number = try? container.decode(Int.self) {
+                    self = .number(number)
+                } else {
+                    self = .text(try container.decode(String.self))
+                }
+            }
+
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.singleValueContainer()
+                switch self {
+                case .number(let number): try container.encode(number)
+                case .text(let text): try container.encode(text)
+                }
+            }
         }
-        #expect(again.contains("\"value\""))
-        #expect(SQLiteJournalTestKit.snapshot(of: directory.url) == before)
+
+        var id: Int
+        var name: String
+        var value: Value
+    }
+
+    /// A save of a value of another kind than its column's returned, so it must be written
+    /// and the store must open again: the column turns to JSON, which holds either kind, and
+    /// the table is written again once. Before, the write failed, later saves threw, and the
+    /// journal replay at the next open failed the same way, so the store no longer opened.
+    @Test func aFieldOfTwoKindsTurnsItsColumnToJSON() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.sqlite")
+        let container = try SQLiteTestKit.open(url, model: [Setting.self])
+        let settings = [
+            Setting(id: 1, name: "volume", value: .number(3)), Setting(id: 2, name: "quiet hours", value: .number(22)),
+        ]
+        for setting in settings { container.mainContext.insert(setting) }
+        try container.mainContext.save()
+        try await container.flush()
+        let theme = Setting(id: 3, name: "theme", value: .text("dark"))
+        container.mainContext.insert(theme)
+        try container.mainContext.save()
+        try await container.flush()
+        container.mainContext.insert(Setting(id: 4, name: "font", value: .text("serif")))
+        try container.mainContext.save()
+        try await container.close()
+
+        #expect(try Self.kinds(of: "Setting", in: url) == ["id": "integer", "name": "text", "value": "json"])
+        let expected = settings + [theme, Setting(id: 4, name: "font", value: .text("serif"))]
+        let reopened = try SQLiteTestKit.open(url, model: [Setting.self])
+        #expect(try SQLiteTestKit.fetchAll(Setting.self, from: reopened) { $0.id } == expected)
+        try reopened.checkInvariants()
+        try await reopened.close()
+        // An outside reader sees each value as its JSON.
+        let rows = try await SQLiteTestKit.pythonJSON(
+            "import json, sqlite3, sys\nrows = sqlite3.connect(sys.argv[1]).execute('SELECT id, value FROM Setting ORDER BY id').fetchall()\nprint(json.dumps([[i, json.loads(v)] for i, v in rows]))",
+            [url.path])
+        #expect(String(describing: rows) == String(describing: [[1, 3], [2, 22], [3, "dark"], [4, "serif"]] as [[Any]]))
+    }
+
+    /// A store whose journal holds a save of the second kind, not yet written (the process was
+    /// killed before the write): the replay at open writes the table again, and every save is
+    /// there.
+    @Test func aJournaledSaveOfTheSecondKindIsWrittenAtOpen() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.sqlite")
+        let container = try SQLiteTestKit.open(url, model: [Setting.self])
+        container.mainContext.insert(Setting(id: 1, name: "volume", value: .number(3)))
+        try container.mainContext.save()
+        try await container.close()
+        // Keep the database as closed, save the second kind, and put the database back beside
+        // the journal that save left: as a process killed before its write.
+        let database = try Data(contentsOf: url)
+        let second = try SQLiteTestKit.open(url, model: [Setting.self])
+        second.mainContext.insert(Setting(id: 2, name: "theme", value: .text("dark")))
+        try second.mainContext.save()
+        let journal = SQLiteJournalTestKit.journal(of: url)
+        let journalBytes = try Data(contentsOf: journal)
+        try await second.close()
+        try database.write(to: url)
+        try journalBytes.write(to: journal)
+
+        let reopened = try SQLiteTestKit.open(url, model: [Setting.self])
+        #expect(try SQLiteTestKit.fetchAll(Setting.self, from: reopened) { $0.id }.map(\.value) == [.number(3), .text("dark")])
+        try await reopened.close()
+        #expect(try Self.kinds(of: "Setting", in: url)["value"] == "json")
+    }
+
+    /// The kinds `graphstore_columns` records for `entity`'s columns.
+    static func kinds(of entity: String, in url: URL) throws -> [String: String] {
+        let queue = try DatabaseQueue(path: url.path)
+        defer { try? queue.close() }
+        return try queue.read { db in
+            Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT \"column\", kind FROM graphstore_columns WHERE entity = ?", arguments: [entity])
+                .map { (row: Row) -> (String, String) in (row[0], row[1]) })
+        }
     }
 }

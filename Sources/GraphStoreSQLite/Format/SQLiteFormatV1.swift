@@ -74,6 +74,11 @@ enum SQLiteFormatV1 {
             .execute(arguments: [entity, column, kind.rawValue])
     }
 
+    /// Forgets the recorded columns of `entity`'s table, which is being created again.
+    static func forgetColumns(of entity: String, in db: Database) throws {
+        try db.execute(sql: "DELETE FROM \(columnsTable) WHERE entity = ?", arguments: [entity])
+    }
+
     // MARK: - Reading
 
     /// The names of the tables in `db`.

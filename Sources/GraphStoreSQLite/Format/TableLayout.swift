@@ -77,6 +77,11 @@ struct TableLayout: Sendable {
         "DELETE FROM \(quotedName) WHERE \(SQLiteFormatV1.idColumn.quotedDatabaseIdentifier) = ?"
     }
 
+    /// Drops the table.
+    var dropSQL: String {
+        "DROP TABLE \(quotedName)"
+    }
+
     /// Deletes every row (SQLite's truncate optimization applies: no row is visited).
     var deleteAllSQL: String {
         "DELETE FROM \(quotedName)"

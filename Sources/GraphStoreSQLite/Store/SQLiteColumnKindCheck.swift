@@ -4,17 +4,19 @@ import GraphStore
 
 /// Finds, when a store opens, the columns whose recorded kind no longer matches what the app's
 /// Swift types encode: a field changed from `Int` to `Double` reads back (an INTEGER converts to
-/// a `Double`), but every later write of the entity would fail, since a column keeps the kind
-/// of its first value.
+/// a `Double`), but the values written from then on would be of another kind than the ones
+/// stored. A type that writes the recorded kind for some objects and another for others (an
+/// enum with an `Int` case and a `String` case) did not change; the writer turns its column
+/// into JSON (see ``SQLiteWritePlan``).
 ///
 /// Each entity's objects are encoded with the store's row encoder until every column of its
 /// table has been seen with a non-NULL value, or ``sampleLimit`` objects were encoded. A column
 /// still unseen then (NULL in every sampled object) is looked up in the database: its first
 /// row with a value is decoded and encoded again, so a changed type is found however few
 /// objects hold a value in that field. A table
-/// with no rows has nothing to compare: its recorded kinds are checked by the first write of
-/// the entity, which then fails with the same error (and the store refuses further saves; see
-/// ``SQLiteWriter``). Columns of kind `json` take any value and are never a mismatch.
+/// with no rows has nothing to compare: the first write of a value of another kind writes the
+/// table again with the kinds its objects write. Columns of kind `json` take any value and are
+/// never a mismatch.
 enum SQLiteColumnKindCheck {
     /// The most objects of one entity encoded at open.
     static let sampleLimit = 1_000
@@ -23,7 +25,8 @@ enum SQLiteColumnKindCheck {
     ///
     /// - Throws: ``GraphStoreError/codingFailed(path:entity:id:reason:)`` naming the file, the
     ///   entity, the object and the field, with the kind stored and the kind the type now writes.
-    /// - Complexity: O(entities × min(objects, ``sampleLimit``) × object size).
+    /// - Complexity: O(entities × min(objects, ``sampleLimit``) × object size); every object
+    ///   of an entity when one writes a column as another kind.
     /// - Returns: per entity name, the columns that no sampled object encoded (a column of a
     ///   field the type no longer has, or of an optional field `nil` in every sampled object),
     ///   for ``SQLiteUnkeptColumnCheck``.
@@ -38,8 +41,15 @@ enum SQLiteColumnKindCheck {
             unencoded.remove(SQLiteFormatV1.idColumn)
             defer { notEncoded[entity.name] = unencoded }
             var sampled = 0
+            // The first object writing each column as another kind than the recorded one, and
+            // the columns some object writes as the recorded kind: a type that writes both
+            // (an enum with an `Int` case and a `String` case) did not change; the writer turns
+            // such a column to JSON (see ``SQLiteWritePlan``).
+            var mismatches: [String: (kind: ColumnKind, id: String)] = [:]
+            var fitting: Set<String> = []
+            var isUnresolved: Bool { mismatches.keys.contains { !fitting.contains($0) } }
             for (key, stored) in version.tables[index] {
-                guard !unseen.isEmpty || !unencoded.isEmpty, sampled < sampleLimit else { break }
+                guard ((!unseen.isEmpty || !unencoded.isEmpty) && sampled < sampleLimit) || isUnresolved else { break }
                 sampled += 1
                 let fields: [EncodedField]
                 do {
@@ -51,8 +61,15 @@ enum SQLiteColumnKindCheck {
                     unencoded.remove(field.name)
                     guard let kind = field.value.kind else { continue }
                     unseen.remove(field.name)
-                    try compare(field.name, kind, table: table, entity: entity.name, id: key.description, path: path)
+                    if let recorded = table.kindByName[field.name], recorded != kind {
+                        if mismatches[field.name] == nil { mismatches[field.name] = (kind, key.description) }
+                    } else {
+                        fitting.insert(field.name)
+                    }
                 }
+            }
+            for (field, mismatch) in mismatches.sorted(by: { $0.key < $1.key }) where !fitting.contains(field) {
+                try compare(field, mismatch.kind, table: table, entity: entity.name, id: mismatch.id, path: path)
             }
             if let db, !unseen.isEmpty, sampled < version.tables[index].count {
                 try checkRows(holding: unseen, of: entity, table: table, db: db, json: json, path: path)

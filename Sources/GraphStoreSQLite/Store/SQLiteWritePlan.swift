@@ -25,6 +25,10 @@ struct SQLiteWritePlan {
         /// Whether every row goes (the entity has no object left): one statement instead of
         /// one per id.
         var deletesEverything = false
+        /// Whether the table is dropped and created again with ``table``'s columns before the
+        /// upserts, which then hold every object of the entity: a field whose values came to
+        /// encode as another kind than its column's.
+        var replacesTable = false
     }
 
     private(set) var writes: [TableWrite] = []
@@ -88,11 +92,15 @@ struct SQLiteWritePlan {
             }
             var rows: [[EncodedField]] = []
             var deletes: [DatabaseValue] = []
+            var mixesKinds = false
             for key in keys {
                 if let stored = version.tables[entityIndex][key] {
                     do {
                         let fields = try RowEncoder.encode(stored.value, existingKinds: table.kindByName, json: json)
-                        try register(fields, in: &table)
+                        guard try register(fields, in: &table) else {
+                            mixesKinds = true
+                            break
+                        }
                         rows.append(fields)
                     } catch {
                         throw GraphStoreError.sqliteCoding(error, path: path, entity: entity.name, id: key.description)
@@ -105,8 +113,17 @@ struct SQLiteWritePlan {
                     }
                 }
             }
-            guard !rows.isEmpty || !deletes.isEmpty else { continue }
-            var write = TableWrite(table: table, isNew: existing == nil, firstNewColumn: existing == nil ? 0 : firstNewColumn, deletes: deletes)
+            var write: TableWrite
+            if mixesKinds {
+                // A value of another kind than its column's: the table is written again whole,
+                // each column with the kind the objects now write.
+                (table, rows) = try rebuilt(entityIndex, entity: entity, version: version, existing: existing ?? table, json: json, path: path)
+                deletes = []
+                write = TableWrite(table: table, isNew: true, firstNewColumn: 0, replacesTable: existing != nil)
+            } else {
+                guard !rows.isEmpty || !deletes.isEmpty else { continue }
+                write = TableWrite(table: table, isNew: existing == nil, firstNewColumn: existing == nil ? 0 : firstNewColumn, deletes: deletes)
+            }
             write.upserts.reserveCapacity(rows.count)
             for fields in rows {
                 var values = Array(repeating: DatabaseValue.null, count: table.columns.count)
@@ -130,6 +147,10 @@ struct SQLiteWritePlan {
     func execute(in db: Database) throws {
         for write in writes {
             let table = write.table
+            if write.replacesTable {
+                try db.execute(sql: table.dropSQL)
+                try SQLiteFormatV1.forgetColumns(of: table.name, in: db)
+            }
             if write.isNew {
                 try db.execute(sql: table.createSQL)
             } else {
@@ -193,27 +214,82 @@ struct SQLiteWritePlan {
         (change.insertedIDs(type) + change.updatedIDs(type) + change.deletedIDs(type)).map { ObjectKey($0) }
     }
 
-    /// Checks the kinds of a row's fields against the table and adds the columns it brings.
-    private static func register(_ fields: [EncodedField], in table: inout TableLayout) throws {
+    /// Checks the kinds of a row's fields against the table and adds the columns it brings;
+    /// `false` when a field's kind is not its column's (the table is then left as it was).
+    private static func register(_ fields: [EncodedField], in table: inout TableLayout) throws -> Bool {
         var hasID = false
         for field in fields {
             guard let kind = field.value.kind else { continue }
             if field.name == SQLiteFormatV1.idColumn { hasID = true }
-            if let current = table.kindByName[field.name] {
-                guard current == kind else {
-                    throw EncodingError.invalidValue(field.name, EncodingError.Context(
-                        codingPath: [],
-                        debugDescription: SQLiteColumnKindCheck.mismatch(entity: table.name, field: field.name, stored: current, written: kind)))
-                }
-            } else {
-                table.append(field.name, kind: kind)
-            }
+            if let current = table.kindByName[field.name], current != kind { return false }
+        }
+        for field in fields {
+            guard let kind = field.value.kind, table.kindByName[field.name] == nil else { continue }
+            table.append(field.name, kind: kind)
         }
         guard hasID else {
             throw EncodingError.invalidValue(fields.map(\.name), EncodingError.Context(
                 codingPath: [],
                 debugDescription: "it encodes no \"\(SQLiteFormatV1.idColumn)\" value; the SQLite store keys every row by its top-level \"\(SQLiteFormatV1.idColumn)\""))
         }
+        return true
+    }
+
+    /// The table of `entity` written again whole: its columns (those of `existing`, in their
+    /// order, then any new ones) and the rows of every object of `version`.
+    ///
+    /// Taken when an object writes a field as another kind than its column holds. The open
+    /// check refuses a type whose field changed kind while the table holds values of the old
+    /// one (see ``SQLiteColumnKindCheck``), so this is a table whose column has no value left
+    /// (every row that held one was deleted), or a field whose values encode as different
+    /// kinds (an enum with an `Int` case and a `String` case). Each column takes the one kind
+    /// its objects now write; a column whose objects write several kinds, or that already held
+    /// JSON, holds JSON (any kind fits it, and it reads back through the field's own `Codable`);
+    /// a column no object writes a value to keeps its kind.
+    ///
+    /// - Throws: `EncodingError` for an object that cannot be stored, as the row encoder does.
+    /// - Complexity: O(objects of the entity × their size), twice.
+    private static func rebuilt(
+        _ entityIndex: Int, entity: EntityDescription, version: GraphVersion, existing: TableLayout, json: SQLiteJSON.Writer, path: String
+    ) throws -> (TableLayout, [[EncodedField]]) {
+        let objects = version.tables[entityIndex]
+        var order = existing.columns
+        var kinds: [String: ColumnKind] = [:]
+        for (name, kind) in zip(existing.columns, existing.kinds) where kind == .json { kinds[name] = .json }
+        var written: [String: ColumnKind] = [:]
+        for (key, stored) in objects {
+            let fields: [EncodedField]
+            do {
+                fields = try RowEncoder.encode(stored.value, existingKinds: kinds, json: json)
+            } catch {
+                throw GraphStoreError.sqliteCoding(error, path: path, entity: entity.name, id: key.description)
+            }
+            for field in fields {
+                guard let kind = field.value.kind else { continue }
+                if existing.kindByName[field.name] == nil, written[field.name] == nil, !order.contains(field.name) { order.append(field.name) }
+                if let seen = written[field.name], seen != kind { written[field.name] = .json } else if written[field.name] == nil { written[field.name] = kind }
+            }
+        }
+        var table = TableLayout(name: existing.name)
+        for name in order {
+            let kind = kinds[name] ?? written[name] ?? existing.kindByName[name]
+            if let kind { table.append(name, kind: kind) }
+        }
+        var rows: [[EncodedField]] = []
+        rows.reserveCapacity(objects.count)
+        for (key, stored) in objects {
+            do {
+                let fields = try RowEncoder.encode(stored.value, existingKinds: table.kindByName, json: json)
+                guard try register(fields, in: &table) else {
+                    throw EncodingError.invalidValue(key.description, EncodingError.Context(
+                        codingPath: [], debugDescription: "its fields encode as other kinds on a second encoding than on the first"))
+                }
+                rows.append(fields)
+            } catch {
+                throw GraphStoreError.sqliteCoding(error, path: path, entity: entity.name, id: key.description)
+            }
+        }
+        return (table, rows)
     }
 
     /// The stored form of a deleted object's id: what its row's `id` column holds.
