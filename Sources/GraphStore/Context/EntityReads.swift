@@ -6,8 +6,9 @@ import HashTreeCollections
 /// A fetch that reads every object of the entity (no predicate, no window) keeps the table it
 /// read, which costs O(1) because tables are persistent maps; any other read keeps one record
 /// per id it returned. A later whole read replaces everything before it. The records of one
-/// entity are bounded: past ``limit(storedCount:)`` ids, the records of ids that have no stored
-/// object any more are dropped (see ``prune(keeping:)``).
+/// entity are bounded by what the context read: past ``limit(storedCount:)`` ids, the records
+/// of ids it saw no object at, that have none now either, are dropped (see
+/// ``prune(keeping:keepingSettled:)``).
 struct EntityReads: Sendable {
     /// What one read of an id saw.
     enum Record: Sendable {
@@ -33,6 +34,14 @@ struct EntityReads: Sendable {
             }
         }
 
+        /// Whether this is a `.stored` or `.settled` record of no object.
+        var isOfNoObject: Bool {
+            switch self {
+            case .stored(nil), .settled(nil, _): true
+            case .stored, .settled, .inherited: false
+            }
+        }
+
         /// Whether this is what a save of this context committed after store version `number`.
         func isSettled(after number: UInt64) -> Bool {
             if case .settled(_, let settled) = self { settled > number } else { false }
@@ -47,6 +56,10 @@ struct EntityReads: Sendable {
     private var latestSettled: UInt64 = 0
     /// The store version of the last save of this context that dropped the whole table (0: none).
     private var emptiedAt: UInt64 = 0
+    /// Twice the records the last pruning kept (0: none since `byID` was emptied): the next
+    /// one waits until the records pass it, not only ``limit(storedCount:)``, so that holding
+    /// many objects does not make every read prune again.
+    private var pruneAbove = 0
 
     var isEmpty: Bool { whole == nil && byID.isEmpty }
     /// The number of per-id records.
@@ -76,6 +89,7 @@ struct EntityReads: Sendable {
         guard number >= emptiedAt else { return }
         whole = table
         byID = latestSettled > number ? byID.filter { $0.value.isSettled(after: number) } : [:]
+        pruneAbove = 0
         for (key, sequence) in inherited where !(byID[key]?.isSettled(after: number) ?? false) { byID[key] = .inherited(sequence: sequence) }
     }
 
@@ -86,7 +100,8 @@ struct EntityReads: Sendable {
     /// With `keepingSettled` (a fetch of this context is running), pruning keeps what its saves
     /// settled, deletions included, for that fetch's recording to respect.
     ///
-    /// - Complexity: O(k) amortized for k records.
+    /// - Complexity: O(k) amortized for k records: a pruning walks every record, and the next
+    ///   waits until at least as many were added.
     mutating func read(
         _ records: some Sequence<(ObjectKey, Record)>, number: UInt64? = nil, table: TreeDictionary<ObjectKey, StoredObject>, keepingSettled: Bool = false
     ) {
@@ -96,13 +111,14 @@ struct EntityReads: Sendable {
             if let number, latestSettled > number, byID[key]?.isSettled(after: number) ?? false { continue }
             byID[key] = record
         }
-        if byID.count > Self.limit(storedCount: table.count) { prune(keeping: table, keepingSettled: keepingSettled) }
+        if byID.count > max(Self.limit(storedCount: table.count), pruneAbove) { prune(keeping: table, keepingSettled: keepingSettled) }
     }
 
     /// After a save of store version `number` dropped the whole table: the context saw it empty.
     mutating func settleEmptied(number: UInt64) {
         whole = [:]
         byID = [:]
+        pruneAbove = 0
         emptiedAt = max(emptiedAt, number)
         latestSettled = max(latestSettled, number)
     }
@@ -110,19 +126,30 @@ struct EntityReads: Sendable {
     /// The most per-id records kept for an entity holding `storedCount` objects.
     static func limit(storedCount: Int) -> Int { max(4_096, 2 * storedCount) }
 
-    /// Drops the records of ids `table` holds no object of: objects deleted since they were
-    /// read, and ids read while absent. `whole` forgets them too, so that a change of such an
-    /// id is based on the store as it is now (no object), not on a table read before its
-    /// object went: re-inserting an object this context deleted itself is no conflict. What
-    /// remains is at most `table.count` records, so pruning is amortized O(1) per read.
+    /// Drops the records that saw no object (ids read while absent, or deleted by a save of
+    /// this context) of ids `table` holds no object of either: a change of such an id is based
+    /// on no object with the record or without it. `whole` forgets them too, so that such a
+    /// change is not based on a table read before the object went: re-inserting an object this
+    /// context deleted itself is no conflict.
+    ///
+    /// The record of an object this context read or saved stays, even once the object is
+    /// deleted elsewhere: it makes saving the copy the context may hold a conflict, where a
+    /// change based on no object would bring the object back. So does a read through an
+    /// ancestor's pending change. What remains is bounded by what the context read: the
+    /// objects it read or saved (until a fetch of every object replaces them), its reads
+    /// through ancestors' changes, and at most `table.count` ids read while absent that hold an
+    /// object now. The next pruning waits until the records have doubled.
+    ///
+    /// - Complexity: O(records).
     mutating func prune(keeping table: TreeDictionary<ObjectKey, StoredObject>, keepingSettled: Bool = false) {
         let gone = byID.filter { key, record in
-            table[key] == nil && !(keepingSettled && record.isSettled(after: 0))
+            record.isOfNoObject && table[key] == nil && !(keepingSettled && record.isSettled(after: 0))
         }.keys
         for key in gone {
             byID[key] = nil
             whole?[key] = nil
         }
+        pruneAbove = 2 * byID.count
     }
 }
 
@@ -198,12 +225,20 @@ struct SettledObjects {
 ///
 /// Only a child that read the id through one of these changes (or an earlier one: sequences
 /// increase) takes that base; a child that never read the id is based as any context is.
-/// Bounded as ``EntityReads``: past its limit, the records of ids with no stored object go.
+/// Bounded as ``EntityReads``: past its limit, the records whose base is no object, of ids with
+/// no stored object now, go. A base that is an object stays, so that a child's copy of an
+/// object deleted elsewhere since conflicts; those are bounded by the objects this context's
+/// saves wrote and its rollbacks dropped while it had children.
 struct ChildBases: Sendable {
     private var byID: [ObjectKey: (sequence: UInt64, base: StoredObject?)] = [:]
+    /// Twice the records the last pruning kept: the next waits until the records pass it.
+    private var pruneAbove = 0
     /// A save dropped the whole table: a change read at or before this sequence saw an
     /// object that is gone.
     private var droppedThrough: UInt64?
+
+    /// The number of per-id records.
+    var count: Int { byID.count }
 
     /// The base for a child that read `key` through the change of sequence `seen`, if this
     /// context settled that change (or a later one of the same id).
@@ -221,14 +256,16 @@ struct ChildBases: Sendable {
     /// - Complexity: O(k) amortized for k records.
     mutating func settle(_ records: some Sequence<(ObjectKey, UInt64, StoredObject?)>, table: TreeDictionary<ObjectKey, StoredObject>) {
         for (key, sequence, base) in records { byID[key] = (sequence, base) }
-        if byID.count > EntityReads.limit(storedCount: table.count) {
-            byID = byID.filter { key, _ in table[key] != nil }
+        if byID.count > max(EntityReads.limit(storedCount: table.count), pruneAbove) {
+            byID = byID.filter { key, settled in settled.base != nil || table[key] != nil }
+            pruneAbove = 2 * byID.count
         }
     }
 
     /// A save dropped the whole table, as of the change of sequence `sequence`.
     mutating func settleDropped(through sequence: UInt64) {
         byID = [:]
+        pruneAbove = 0
         droppedThrough = max(droppedThrough ?? 0, sequence)
     }
 }
