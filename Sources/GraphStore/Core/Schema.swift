@@ -320,16 +320,12 @@ enum IdentityRewriter {
             throw GraphStoreError.identityMergeFailed(entity: E.entityName, id: "\(object.id)", reason: "the existing id \(key) is not a \(E.ID.self)")
         }
         do {
-            let encoder = KeyedCodableForm.makeEncoder()
-            let objectData = try encoder.encode(object)
-            let idData = try encoder.encode([newID])
-            guard var fields = try JSONSerialization.jsonObject(with: objectData) as? [String: Any], fields["id"] != nil,
-                  let idArray = try JSONSerialization.jsonObject(with: idData, options: .fragmentsAllowed) as? [Any], let idValue = idArray.first
-            else {
+            var form = try KeyedCodableForm(object)
+            guard form.contains("id") else {
                 throw GraphStoreError.identityMergeFailed(entity: E.entityName, id: "\(object.id)", reason: "the value does not encode its id under the key \"id\"")
             }
-            fields["id"] = idValue
-            let moved = try KeyedCodableForm.makeDecoder().decode(E.self, from: JSONSerialization.data(withJSONObject: fields))
+            try form.set("id", to: newID)
+            let moved = try form.decode(E.self)
             guard ObjectKey(moved.id) == key else {
                 throw GraphStoreError.identityMergeFailed(entity: E.entityName, id: "\(object.id)", reason: "decoding with the new id gave id \(moved.id)")
             }
