@@ -213,4 +213,47 @@ import Testing
         try await container.close()
         #expect(try Data(contentsOf: directory.file("store.sqlite.v1")) == before["store.sqlite"])
     }
+
+    /// A large store that a crash left with commits in its write-ahead log: the migration's
+    /// rewrite is larger than SQLite's page cache, whose overflow SQLite used to write to the
+    /// log before the commit. A failure then rolled the transaction back but left the log
+    /// larger (never to shrink, on a full disk too); now the log is left byte for byte.
+    @Test func aFailedLargeMigrationLeavesTheLogAsItWas() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = try Kit.copyFixture(to: directory)
+        let gate = WriterGate()
+        var options = SQLiteStoreOptions()
+        options.beforeTransaction = { _ in gate.pass() }
+        let old = try GraphContainer(for: ModelV1.types, store: .sqlite(url, options: options))
+        var events = old.storeEvents.makeAsyncIterator()
+        let text = String(repeating: "x", count: 1_500)
+        for n in 0..<2_500 {
+            old.mainContext.insert(ModelV1.Memo(
+                id: ModelV1.uuid(10_000 + n), text: "\(n) \(text)", createdAt: ModelV1.epoch, legacy: "l", attachment: Data([1]), tagIDs: []))
+        }
+        try old.mainContext.save()
+        await SQLiteJournalTestKit.waitUntilWritten(2, events: &events)
+        gate.close()
+        old.mainContext.insert(ModelV1.Tag(id: ModelV1.uuid(4), name: "in the journal"))
+        try old.mainContext.save()
+        await gate.waitUntilReached()
+        let crashed = try SQLiteJournalTestKit.crashCopy(of: url, to: directory.file("crashed"))
+        gate.open()
+        try await old.close()
+        let before = Kit.files(in: directory.file("crashed"))
+        try #require(before["store.sqlite-wal"] != nil)
+
+        var failing = SQLiteStoreOptions()
+        failing.beforeMigrationCommit = { _ in throw Interrupted() }
+        #expect(throws: (any Error).self) {
+            _ = try Kit.open(crashed, options: failing)
+        }
+        #expect(Kit.files(in: directory.file("crashed")) == before)
+        // The version-1 app still reads everything, the journal's save included.
+        let again = try GraphContainer(for: ModelV1.types, store: .sqlite(crashed))
+        #expect(again.count(of: ModelV1.Memo.self) == 2_504)
+        #expect(again.mainContext.model(ModelV1.Tag.self, id: ModelV1.uuid(4))?.name == "in the journal")
+        try await again.close()
+    }
 }

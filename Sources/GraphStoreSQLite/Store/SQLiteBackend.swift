@@ -68,6 +68,11 @@ final class SQLiteBackend: StoreBackend {
         do {
             loaded = try database.writeWithoutTransaction { db in
                 var result: Loaded?
+                // Pages the opening transaction changes stay in memory until it commits: SQLite
+                // otherwise writes the overflow of its page cache to the log before the commit,
+                // and a migration or replay that then fails would leave the log of a crashed
+                // store larger than it was (the rollback leaves appended frames behind).
+                try db.execute(sql: "PRAGMA cache_spill = OFF")
                 try db.inTransaction(.exclusive) {
                     // Before the opening transaction writes anything (replayed rows, a
                     // migration): damage is reported with the file as it was.
@@ -76,6 +81,7 @@ final class SQLiteBackend: StoreBackend {
                     return .commit
                 }
                 isCommitted = true
+                try db.execute(sql: "PRAGMA cache_spill = ON")
                 // What a process killed while creating or rotating the journal left; the
                 // database's exclusive lock says no other process is at work.
                 StoreJournal.removeLeftovers(beside: journalPath)
