@@ -41,11 +41,15 @@ enum GenericJournalReplay {
         }
         try JournalReplay.checkContinuity(
             of: contents, header: header, storedNumber: storeVersion, storedLineage: lineage, path: path, storePath: storePath)
+        // Keyed by each id's matching key (``SnapshotValue/idMatchingKey``): a property list's
+        // or SQLite's `Date` or `Double` id is a double here, and a record's whole-number one an
+        // integer (JSON writes no `.0`); keyed as read, a delete missed its object and an edit
+        // added a second one. The objects themselves keep their ids as read.
         var tables: [String: OrderedDictionary<SnapshotValue, [String: SnapshotValue]>] = [:]
         func table(_ name: String) -> OrderedDictionary<SnapshotValue, [String: SnapshotValue]> {
             if let table = tables[name] { return table }
             var table = OrderedDictionary<SnapshotValue, [String: SnapshotValue]>()
-            for object in store[name] { table[object["id"] ?? .null] = object }
+            for object in store[name] { table[(object["id"] ?? .null).idMatchingKey] = object }
             return table
         }
         let stringPaths = (fieldTypes ?? [:]).mapValues(SnapshotValue.stringPaths(of:))
@@ -76,7 +80,7 @@ enum GenericJournalReplay {
                 if case .array(let ids)? = part["delete"] {
                     for read in ids {
                         let id = idIsString ? read.withNonFiniteNameRestored() : read
-                        objects[id] = nil
+                        objects[id.idMatchingKey] = nil
                         numbers.remove(entity: name, id: id)
                     }
                 }
@@ -87,7 +91,7 @@ enum GenericJournalReplay {
                         }
                         let fields = SnapshotValue.restoringNonFiniteStrings(read, at: strings) ?? read
                         let id = fields["id"] ?? readID
-                        objects[id] = fields
+                        objects[id.idMatchingKey] = fields
                         numbers.set(recorded.bag(entity: name, id: readID) ?? ExactNumbers.Bag(), entity: name, id: id)
                     }
                 }

@@ -123,7 +123,9 @@ package struct ExactNumbers: Sendable {
         }
     }
 
-    /// Per entity name, per object id, the object's numbers; only objects with a long number.
+    /// Per entity name, per object id (its ``SnapshotValue/idMatchingKey``: a `Date` id read
+    /// as a date and found again as a double, or a whole-number one written by a journal as an
+    /// integer, is one object's), the object's numbers; only objects with a long number.
     private var objects: [String: [SnapshotValue: Bag]] = [:]
 
     package init() {}
@@ -133,15 +135,15 @@ package struct ExactNumbers: Sendable {
     /// Sets the numbers of the object `id` of `entity` (none when `bag` holds no long number).
     package mutating func set(_ bag: Bag, entity: String, id: SnapshotValue) {
         if bag.isEmpty {
-            objects[entity]?[id] = nil
+            objects[entity]?[id.idMatchingKey] = nil
         } else {
-            objects[entity, default: [:]][id] = bag
+            objects[entity, default: [:]][id.idMatchingKey] = bag
         }
     }
 
     /// Forgets the numbers of the object `id` of `entity`.
     package mutating func remove(entity: String, id: SnapshotValue) {
-        objects[entity]?[id] = nil
+        objects[entity]?[id.idMatchingKey] = nil
     }
 
     /// Forgets the numbers of every object of `entity`.
@@ -151,17 +153,37 @@ package struct ExactNumbers: Sendable {
 
     /// The numbers of the object `id` of `entity`.
     package func bag(entity: String, id: SnapshotValue) -> Bag? {
-        objects[entity]?[id]
+        objects[entity]?[id.idMatchingKey]
     }
 
     /// The numbers by object id alone, whatever the entity (so that a step that renames an
     /// entity keeps them); objects of two entities with one id pool theirs.
-    package var byID: [SnapshotValue: Bag] {
+    package var byID: ByID {
         var pooled: [SnapshotValue: Bag] = [:]
         for bags in objects.values {
             for (id, bag) in bags { pooled[id, default: Bag()].merge(bag) }
         }
-        return pooled
+        return ByID(bags: pooled)
+    }
+
+    /// The numbers of objects by id alone (``byID``), looked up as they are kept: by the id's
+    /// ``SnapshotValue/idMatchingKey``, so that an object whose `Date` id was read as a date
+    /// finds its numbers once the id is a double.
+    package struct ByID: Sendable {
+        fileprivate var bags: [SnapshotValue: Bag] = [:]
+
+        package init() {}
+
+        fileprivate init(bags: [SnapshotValue: Bag]) {
+            self.bags = bags
+        }
+
+        package var isEmpty: Bool { bags.isEmpty }
+
+        /// The numbers of the object whose id is `id`, in whatever kind it was read.
+        package subscript(id: SnapshotValue) -> Bag? {
+            bags[id.idMatchingKey]
+        }
     }
 
     /// The significant digits of a JSON number's text: its mantissa's digits without the

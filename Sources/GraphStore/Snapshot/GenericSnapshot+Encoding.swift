@@ -78,7 +78,7 @@ extension GenericSnapshot {
     /// - Complexity: O(size of the document), on up to `activeProcessorCount` threads for
     ///   entities of ``SnapshotCodec/parallelEncodingThreshold`` objects or more.
     static func jsonDocument(
-        header: SnapshotValue, entities: [(name: String, objects: [SnapshotValue])], numbers byID: [SnapshotValue: ExactNumbers.Bag] = [:]
+        header: SnapshotValue, entities: [(name: String, objects: [SnapshotValue])], numbers byID: ExactNumbers.ByID = ExactNumbers.ByID()
     ) throws -> Data {
         let objectCount = entities.reduce(0) { $0 + $1.objects.count }
         var buffer = FastJSONBuffer(capacity: 4_096 + objectCount * 256)
@@ -109,7 +109,7 @@ extension GenericSnapshot {
     ///   an object with two numbers that read as one double.
     /// - Complexity: as ``jsonDocument(header:entities:numbers:)``.
     static func propertyListDocument(
-        header: SnapshotValue, entities: [(name: String, objects: [SnapshotValue])], numbers byID: [SnapshotValue: ExactNumbers.Bag] = [:]
+        header: SnapshotValue, entities: [(name: String, objects: [SnapshotValue])], numbers byID: ExactNumbers.ByID = ExactNumbers.ByID()
     ) throws -> Data {
         let table = BPlistObjectTable(expectedObjects: 1_024)
         let headerReference = table.add(header)
@@ -141,7 +141,7 @@ extension GenericSnapshot {
     /// Appends `objects` as the elements from `startIndex` on of the array of `entity` (the
     /// coding path of an error starts `entities.<entity>[<index>]`).
     private static func encodeJSON(
-        _ objects: ArraySlice<SnapshotValue>, entity: String, startIndex: Int, numbers: [SnapshotValue: ExactNumbers.Bag],
+        _ objects: ArraySlice<SnapshotValue>, entity: String, startIndex: Int, numbers: ExactNumbers.ByID,
         into buffer: inout FastJSONBuffer
     ) throws {
         let path = CodingPath(node: CodingPath.root.appending(.key(DocumentKey.entities)).appending(.key(EntityNameKey(entity))).materialized)
@@ -159,7 +159,7 @@ extension GenericSnapshot {
 
     /// `objects` in `parts` consecutive runs, each encoded on its own thread.
     private static func jsonParts(
-        _ objects: [SnapshotValue], entity: String, parts: Int, numbers: [SnapshotValue: ExactNumbers.Bag]
+        _ objects: [SnapshotValue], entity: String, parts: Int, numbers: ExactNumbers.ByID
     ) throws -> [Data] {
         let count = objects.count
         return try inConsecutiveParts(count: count, parts: parts) { (_, range) throws(any Error) -> Data in
@@ -172,7 +172,7 @@ extension GenericSnapshot {
     /// `objects` in `parts` consecutive runs, each added to an object table of its own (on its
     /// own thread when there are several).
     private static func propertyListParts(
-        _ objects: [SnapshotValue], entity: String, parts: Int, numbers: [SnapshotValue: ExactNumbers.Bag]
+        _ objects: [SnapshotValue], entity: String, parts: Int, numbers: ExactNumbers.ByID
     ) throws(GraphStoreError) -> [TablePart] {
         let count = objects.count
         if parts <= 1 { return [try propertyListRun(objects[...], entity: entity, numbers: numbers)] }
@@ -185,7 +185,7 @@ extension GenericSnapshot {
 
     /// `objects` of `entity` added to an object table of their own.
     private static func propertyListRun(
-        _ objects: ArraySlice<SnapshotValue>, entity: String, numbers: [SnapshotValue: ExactNumbers.Bag]
+        _ objects: ArraySlice<SnapshotValue>, entity: String, numbers: ExactNumbers.ByID
     ) throws(GraphStoreError) -> TablePart {
         let table = BPlistObjectTable(expectedObjects: objects.count * 16)
         guard !numbers.isEmpty else { return TablePart(table: table, elements: objects.map(table.add)) }

@@ -109,7 +109,7 @@ struct SQLiteTablePlan {
 
     /// Creates the table, records its columns' kinds and inserts one row per object.
     private func write(
-        _ objects: [SnapshotValue], numbers: [SnapshotValue: ExactNumbers.Bag], in db: Database, path: String, progress: (@Sendable (MigrationProgress) -> Void)?
+        _ objects: [SnapshotValue], numbers: ExactNumbers.ByID, in db: Database, path: String, progress: (@Sendable (MigrationProgress) -> Void)?
     ) throws {
         try db.execute(sql: table.createSQL)
         for (column, kind) in zip(table.columns, table.kinds) {
