@@ -29,12 +29,25 @@ package struct ModelHistory: Sendable {
         isDeclared ? String(version) : option
     }
 
+    /// The app's model version as a number, for a store configured with the model-version
+    /// setting `option`: the declared version, or else the number `option` names (`nil` when
+    /// it names none).
+    ///
+    /// Every decision about an older file takes the app's version from here: the comparison,
+    /// the chain of migrations and the versions errors name. A container that declares no
+    /// version has no migrations, so a file whose number is lower than the option's is refused
+    /// as a missing link (see ``chain(from:to:)``), every file left as it was: the docs promise
+    /// that a number in the option is the app's version, and an older version needs a step.
+    package func appVersion(option: String) -> Int? {
+        isDeclared ? version : Int(option)
+    }
+
     /// What a store whose file says model version `found` needs, for a store configured with
     /// the model-version setting `option`.
     package func compare(found: String, option: String) -> Comparison {
         let label = label(option: option)
         if found == label { return .same }
-        let app = isDeclared ? version : Int(label)
+        let app = appVersion(option: option)
         guard let app, let stored = Int(found.trimmingCharacters(in: .whitespaces)), stored >= 1 else {
             // Before model versions were read, any label opened: a container that declares no
             // version still opens a file whose label is not a number (outside tools write some).
@@ -56,18 +69,26 @@ package struct ModelHistory: Sendable {
         case unknown(expected: String)
     }
 
-    /// The migrations from `stored` to ``version``, in order.
+    /// The migrations from `stored` to `target`, the app's version (``appVersion(option:)``),
+    /// in order.
     ///
-    /// - Throws: ``MigrationFailure`` naming the first version no migration starts from.
+    /// - Throws: ``MigrationFailure`` naming the first version no migration starts from; for a
+    ///   container that declares no version (whose model-version option names a newer number
+    ///   than the file's), one that says so.
     /// - Complexity: O(migrations).
-    package func chain(from stored: Int) throws(MigrationFailure) -> [SchemaMigration] {
+    package func chain(from stored: Int, to target: Int) throws(MigrationFailure) -> [SchemaMigration] {
         var chain: [SchemaMigration] = []
         var current = stored
-        while current < version {
+        while current < target {
             guard let next = migrations.first(where: { $0.from == current }) else {
+                guard isDeclared else {
+                    throw MigrationFailure(
+                        from: stored, to: target,
+                        reason: "the store's model-version option says \(target) and the file was written by model version \(stored), but the container declares no migrations; pass version: \(target) and SchemaMigration(from: \(stored), to: \(target), …) to the container, or keep the option at \(stored)")
+                }
                 let declared = migrations.map { "\($0.from)→\($0.to)" }.joined(separator: ", ")
                 throw MigrationFailure(
-                    from: current, to: version,
+                    from: current, to: target,
                     reason: "no migration starts from model version \(current) (declared: \(declared.isEmpty ? "none" : declared)); add SchemaMigration(from: \(current), to: …) to the container's migrations")
             }
             chain.append(next)

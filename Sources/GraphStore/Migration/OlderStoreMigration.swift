@@ -21,7 +21,8 @@ package enum OlderStoreMigration {
     }
 
     /// Migrates `store`, the objects of the store at `path` (whose file says model version
-    /// `stored`, store version `storeVersion` and lineage `lineage`), to the app's version.
+    /// `stored`, store version `storeVersion` and lineage `lineage`), to `target`, the app's
+    /// version (``ModelHistory/appVersion(option:)``).
     ///
     /// - Throws: ``GraphStoreError/migrationFailed(path:fromVersion:toVersion:entity:field:id:reason:)``
     ///   for a missing link in the chain, a step that throws or is refused, a result that does
@@ -33,12 +34,11 @@ package enum OlderStoreMigration {
     ///   ``SnapshotValue/withNonFiniteStringsRestored(in:)``); `nil` when there are none.
     /// - Complexity: O(objects + journal size) generic and typed work, plus what transforms do.
     package static func migrate(
-        _ store: MigratingStore, from stored: Int, storeVersion: UInt64, lineage: UUID?, schema: Schema, path: String,
+        _ store: MigratingStore, from stored: Int, to target: Int, storeVersion: UInt64, lineage: UUID?, schema: Schema, path: String,
         numbers: ExactNumbers = ExactNumbers(), fieldTypes: [String: [String: String]]? = nil
     ) throws -> Migrated {
-        let target = schema.model.version
         let chain: [SchemaMigration]
-        do { chain = try schema.model.chain(from: stored) } catch { throw error.error(path: path) }
+        do { chain = try schema.model.chain(from: stored, to: target) } catch { throw error.error(path: path) }
         var store = store
         var numbers = numbers
         let replayed = try GenericJournalReplay.replay(

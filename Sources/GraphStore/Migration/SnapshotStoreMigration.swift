@@ -27,13 +27,15 @@ enum SnapshotStoreMigration {
         modelVersion label: String, limit: Int
     ) throws -> (header: SnapshotHeaderV1, version: GraphVersion) {
         let path = url.path
-        let target = schema.model.version
+        // The version the comparison found older than: the option's number, for a container
+        // that declares none.
+        let target = schema.model.appVersion(option: label) ?? schema.model.version
         let document = try SnapshotFileBackend.document(fromRaw: raw, path: path, limit: limit)
         // A property list's URLs and decimals in the JSON shapes migration steps see.
         let generic = try GenericSnapshot.decode(document, compression: Gzip.isGzip(raw) ? .gzip : .none, path: path, limit: limit)
             .withURLsAndDecimalsInJSONShape()
         let migrated = try OlderStoreMigration.migrate(
-            MigratingStore(conventional: generic.entities), from: stored, storeVersion: generic.header.storeVersion,
+            MigratingStore(conventional: generic.entities), from: stored, to: target, storeVersion: generic.header.storeVersion,
             lineage: generic.header.lineage.flatMap(UUID.init(uuidString:)), schema: schema, path: path, numbers: generic.exactNumbers,
             // Journal records are JSON whatever the snapshot's format: their hints are the snapshot's.
             fieldTypes: generic.header.fieldTypes)

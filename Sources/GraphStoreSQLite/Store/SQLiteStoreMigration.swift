@@ -49,7 +49,9 @@ enum SQLiteStoreMigration {
     static func migrate(
         _ db: Database, from stored: Int, metadata: SQLiteFormatV1.Metadata, schema: Schema, path: String, modelVersion label: String
     ) throws -> SQLiteStoreReader.Stored {
-        let target = schema.model.version
+        // The version the comparison found older than: the option's number, for a container
+        // that declares none.
+        let target = schema.model.appVersion(option: label) ?? schema.model.version
         let contents = try SQLiteStoreContents.read(db, path: path)
         var entities: [(name: String, objects: [SnapshotValue])] = []
         var numbers = ExactNumbers()
@@ -57,7 +59,7 @@ enum SQLiteStoreMigration {
             entities.append((table.name, try SQLiteStoreContents.objects(of: table, in: db, path: path, progress: nil, numbers: &numbers)))
         }
         let migrated = try OlderStoreMigration.migrate(
-            MigratingStore(conventional: entities), from: stored, storeVersion: metadata.storeVersion, lineage: metadata.lineage, schema: schema, path: path,
+            MigratingStore(conventional: entities), from: stored, to: target, storeVersion: metadata.storeVersion, lineage: metadata.lineage, schema: schema, path: path,
             // The column kinds as hints: a text column's "NaN" in a journal record is a string.
             numbers: numbers, fieldTypes: contents.fieldTypes)
         let plan: SQLiteWritePlan

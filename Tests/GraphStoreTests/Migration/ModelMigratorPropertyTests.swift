@@ -161,7 +161,7 @@ import Testing
             let history = ModelHistory(version: ops.count + 1, migrations: chain.reversed(), isDeclared: true)
             var chained = MigratingStore(initial)
             var single = MigratingStore(initial)
-            let chainResult = Result { () throws(MigrationFailure) in try ModelMigrator.run(history.chain(from: 1), on: &chained) }
+            let chainResult = Result { () throws(MigrationFailure) in try ModelMigrator.run(history.chain(from: 1, to: history.version), on: &chained) }
             let singleResult = Result { () throws(MigrationFailure) in try ModelMigrator.run([SchemaMigration(from: 1, to: 2, ops.map(\.step))], on: &single) }
             switch (chainResult, singleResult) {
             case (.success, .success): #expect(chained == single)
