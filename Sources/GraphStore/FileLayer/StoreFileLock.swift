@@ -17,6 +17,8 @@ import Darwin
 /// process or in this one. The descriptor is opened with `O_CLOEXEC`, so
 /// child processes do not inherit it. The lock file is never deleted:
 /// removing it would let two holders lock different inodes of one path.
+/// Where it is missing and cannot be created, a store opens read-only
+/// without a lock (see ``lockUnlessUncreatable(forStoreAt:)``).
 ///
 /// Advisory only: processes that do not call `flock` are not stopped.
 package final class StoreFileLock: Sendable {
@@ -53,11 +55,45 @@ package final class StoreFileLock: Sendable {
     /// - Throws: ``FileLayerError/locked(path:)`` with the lock file's path
     ///   if another open file description holds the lock;
     ///   ``FileLayerError/io(operation:path:errno:message:)`` with operation
-    ///   `"open lock file"` or `"lock"` for other failures.
+    ///   `"open lock file"` or `"lock"` for other failures (`ENOENT` for a
+    ///   missing lock file that cannot be created).
     /// - Complexity: A few system calls; never blocks.
-    init(lockFileAt url: URL) throws(FileLayerError) {
+    convenience init(lockFileAt url: URL) throws(FileLayerError) {
         let path = url.path
-        let descriptor = try Self.openLockFile(path)
+        switch try Self.openLockFile(path) {
+        case .opened(let descriptor):
+            try self.init(path: path, locking: descriptor)
+        case .uncreatable:
+            throw .io("open lock file", path: path, errno: ENOENT)
+        }
+    }
+
+    /// Locks the lock file of the store at `storeURL` as ``init(forStoreAt:)`` does, except
+    /// where the lock file is missing and cannot be created (read-only media, a directory this
+    /// process cannot write): then it returns the `errno` of the refused creation (`EROFS`,
+    /// `EACCES`) instead, and the caller may only read the store.
+    ///
+    /// Nothing is locked then. Every writer locks the lock file, and a lock on any other file
+    /// (the store file's own, say) would exclude none of them; where no process can create the
+    /// lock file, none can write the store either. A store opened this way must write nothing
+    /// at all, for as long as it is open: not its journal, not a snapshot, not a leftover
+    /// removed. Two such readers do not exclude each other, which is safe because neither
+    /// writes.
+    ///
+    /// - Throws: as ``init(forStoreAt:)``.
+    /// - Complexity: A few system calls; never blocks.
+    static func lockUnlessUncreatable(forStoreAt storeURL: URL) throws(FileLayerError) -> Result<StoreFileLock, SystemCallError> {
+        let path = lockFileURL(forStoreAt: storeURL).path
+        switch try openLockFile(path) {
+        case .opened(let descriptor):
+            return .success(try StoreFileLock(path: path, locking: descriptor))
+        case .uncreatable(let code):
+            return .failure(SystemCallError(code))
+        }
+    }
+
+    /// Exclusively locks `descriptor`, an open lock file at `path`; closes it when that fails.
+    private init(path: String, locking descriptor: Int32) throws(FileLayerError) {
         while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
             let code = errno
             if code == EINTR { continue }
@@ -99,17 +135,29 @@ package final class StoreFileLock: Sendable {
 
     // MARK: - Private helpers
 
-    private static func openLockFile(_ path: String) throws(FileLayerError) -> Int32 {
+    /// What opening a lock file found.
+    private enum OpenedLockFile {
+        /// An open descriptor of the lock file.
+        case opened(Int32)
+        /// The lock file does not exist and creating it failed with this `errno`.
+        case uncreatable(Int32)
+    }
+
+    private static func openLockFile(_ path: String) throws(FileLayerError) -> OpenedLockFile {
         var flags = O_RDWR | O_CREAT | O_CLOEXEC
+        var creation: Int32?
         while true {
             let descriptor = open(path, flags, 0o644)
-            if descriptor >= 0 { return descriptor }
+            if descriptor >= 0 { return .opened(descriptor) }
             let code = errno
             switch code {
             case EINTR:
                 continue
             case EACCES where flags & O_CREAT != 0, EROFS where flags & O_CREAT != 0:
+                creation = code
                 flags = O_RDONLY | O_CLOEXEC
+            case ENOENT where creation != nil:
+                return .uncreatable(creation ?? code)
             default:
                 throw .io("open lock file", path: path, errno: code)
             }

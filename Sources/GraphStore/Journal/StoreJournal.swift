@@ -20,9 +20,13 @@ package final class StoreJournal: Sendable {
     /// The journal file.
     package let path: String
     package let durability: Durability
+    /// Whether ``start(path:durability:interval:clock:lineage:openedAt:existing:refusal:beforeFirstRecord:)``
+    /// opened nothing for writing (read-only media, a store opened without its lock): the file
+    /// stays as it was and every append throws.
+    package let isReadOnly: Bool
     private let interval: Duration
     private let clock: any WriterClock
-    /// Runs once before this run's first record (see ``start(path:durability:interval:clock:lineage:openedAt:existing:beforeFirstRecord:)``).
+    /// Runs once before this run's first record (see ``start(path:durability:interval:clock:lineage:openedAt:existing:refusal:beforeFirstRecord:)``).
     private let beforeFirstRecord: (@Sendable () throws(GraphStoreError) -> Void)?
     private let state: Guarded<State>
     private let gate = SyncGate()
@@ -54,7 +58,7 @@ package final class StoreJournal: Sendable {
         var backgroundSyncArmed = false
         /// A rotation renamed a new file into place; its directory entry is not fsynced yet.
         var needsDirectorySync = false
-        /// No journal file exists yet: the first append creates it (see ``start(path:durability:interval:clock:lineage:openedAt:existing:beforeFirstRecord:)``).
+        /// No journal file exists yet: the first append creates it (see ``start(path:durability:interval:clock:lineage:openedAt:existing:refusal:beforeFirstRecord:)``).
         var createsOnFirstAppend = false
         /// `beforeFirstRecord` has not run (or not succeeded) yet.
         var awaitsFirstRecord = true
@@ -64,16 +68,17 @@ package final class StoreJournal: Sendable {
         path: String, durability: Durability, interval: Duration, clock: any WriterClock,
         beforeFirstRecord: (@Sendable () throws(GraphStoreError) -> Void)?, file: JournalFile?,
         header: JournalFormatV1.Header, end: Int, records: [RecordMark], createsOnFirstAppend: Bool = false,
-        synced: Bool = true
+        synced: Bool = true, refusal: GraphStoreError? = nil
     ) {
         self.path = path
         self.durability = durability
+        isReadOnly = refusal != nil
         self.interval = interval
         self.clock = clock
         self.beforeFirstRecord = beforeFirstRecord
         state = Guarded(State(
             file: file, header: header, end: end, records: records, lastVersion: records.last?.version ?? header.baseVersion,
-            createsOnFirstAppend: createsOnFirstAppend))
+            refusal: refusal, createsOnFirstAppend: createsOnFirstAppend))
         if synced {
             gate.markSynced(generation: 0, end: end, version: records.last?.version ?? header.baseVersion)
         } else {
@@ -89,6 +94,13 @@ package final class StoreJournal: Sendable {
     /// saved to) costs no file creation and no fsync, as SQLite creates its WAL file on the
     /// first write.
     ///
+    /// A journal that cannot be opened for writing, cut or replaced because the place cannot be
+    /// written (`EROFS`, `EACCES`: read-only media) is left byte for byte as it is: its records
+    /// were replayed already, and the journal returned has no file and refuses every append with
+    /// an error naming the journal, so every save throws and commits nothing. With `refusal`
+    /// (a store opened without its lock), nothing is opened for writing at all, and every
+    /// append throws `refusal`.
+    ///
     /// `beforeFirstRecord` runs once, before the first record of this run is appended (and
     /// before the journal file is created for it), under the commit lock but outside the
     /// journal's own; when it throws, that append throws and the next one runs it again. A
@@ -96,24 +108,36 @@ package final class StoreJournal: Sendable {
     /// continue a file that names the model version they are in.
     ///
     /// - Throws: ``GraphStoreError/fileOperationFailed(path:operation:reason:)`` when the file
-    ///   cannot be replaced or cut (a read-only directory, a full disk).
+    ///   cannot be replaced or cut for another reason (a full disk, an I/O error).
     /// - Complexity: one file creation (two fsyncs) when a journal found there must be
     ///   replaced; otherwise no I/O beyond cutting a torn tail. Records found there count as
     ///   durable once fsynced again (in the background within `interval`, or by ``flush()``):
     ///   the run that appended them may have died before its fsync.
     package static func start(
         path: String, durability: Durability, interval: Duration, clock: any WriterClock,
-        lineage: UUID, openedAt version: UInt64, existing: JournalContents?,
+        lineage: UUID, openedAt version: UInt64, existing: JournalContents?, refusal: GraphStoreError? = nil,
         beforeFirstRecord: (@Sendable () throws(GraphStoreError) -> Void)? = nil
     ) throws(GraphStoreError) -> StoreJournal {
         do {
             if let existing, let header = existing.scan.header, header.lineage == lineage, existing.scan.lastVersion == version {
-                let file = try JournalFile(appendingTo: path)
+                let records = existing.scan.records.map { RecordMark(version: $0.version, start: $0.start) }
+                if let refusal {
+                    return readOnly(
+                        at: path, durability: durability, interval: interval, clock: clock, header: header,
+                        end: existing.scan.validEnd, records: records, refusal: refusal)
+                }
+                let opened = try openForAppending(path)
+                guard case .opened(let file) = opened else {
+                    // Read-only: the records were replayed, and stay as they are (a torn tail
+                    // too: replay stops before it, as it did now).
+                    return readOnly(
+                        at: path, durability: durability, interval: interval, clock: clock, header: header,
+                        end: existing.scan.validEnd, records: records, refusal: opened.refusal(path))
+                }
                 if existing.scan.hasTornTail {
                     try file.truncate(to: existing.scan.validEnd)
                     try file.sync()
                 }
-                let records = existing.scan.records.map { RecordMark(version: $0.version, start: $0.start) }
                 // The run that appended these records may have been killed before it fsynced
                 // them: they reached the page cache, not necessarily the device. They count as
                 // durable once this run fsyncs them (in the background within the interval, or
@@ -126,6 +150,11 @@ package final class StoreJournal: Sendable {
                 return journal
             }
             let header = JournalFormatV1.Header(lineage: lineage, baseVersion: version)
+            if let refusal {
+                return readOnly(
+                    at: path, durability: durability, interval: interval, clock: clock, header: header, end: 0,
+                    records: [], refusal: refusal)
+            }
             // A file there that is not continued (one a migration set aside, say) is replaced
             // now: it must not outlive this open.
             guard existing != nil || access(path, F_OK) == 0 else {
@@ -137,7 +166,14 @@ package final class StoreJournal: Sendable {
                     file: nil, header: header, end: 0, records: [], createsOnFirstAppend: true)
             }
             let bytes = JournalFormatV1.encodeHeader(header)
-            let file = try JournalFile.create(at: path, contents: bytes)
+            let created = try create(at: path, contents: bytes)
+            guard case .opened(let file) = created else {
+                // Nothing of it is needed (the store's file holds every record it has, or it is
+                // another store's), and nothing can replace it here.
+                return readOnly(
+                    at: path, durability: durability, interval: interval, clock: clock, header: header, end: 0,
+                    records: [], refusal: created.refusal(path))
+            }
             return StoreJournal(
                 path: path, durability: durability, interval: interval, clock: clock, beforeFirstRecord: beforeFirstRecord,
                 file: file, header: header, end: bytes.count, records: [])
@@ -147,6 +183,55 @@ package final class StoreJournal: Sendable {
             throw GraphStoreError(error, path: path)
         } catch {
             throw .fileOperationFailed(path: path, operation: "open the journal", reason: "\(error)")
+        }
+    }
+
+    /// A journal with no file that keeps what is on disk as it is and refuses every append.
+    private static func readOnly(
+        at path: String, durability: Durability, interval: Duration, clock: any WriterClock,
+        header: JournalFormatV1.Header, end: Int, records: [RecordMark], refusal: GraphStoreError
+    ) -> StoreJournal {
+        StoreJournal(
+            path: path, durability: durability, interval: interval, clock: clock, beforeFirstRecord: nil,
+            file: nil, header: header, end: end, records: records, refusal: refusal)
+    }
+
+    /// A journal file opened for writing, or the `errno` that says its place cannot be written
+    /// at all (read-only media, no permission), rather than that a write failed.
+    private enum Opening {
+        case opened(JournalFile)
+        case unwritable(Int32)
+
+        /// What every append to a journal that could not be opened for writing throws.
+        func refusal(_ path: String) -> GraphStoreError {
+            let code = if case .unwritable(let code) = self { code } else { EROFS }
+            return .fileOperationFailed(
+                path: path, operation: "append to the journal",
+                reason: "\(systemErrorMessage(code)) (the store was opened read-only: its journal was replayed but cannot be written, so it takes no saves)")
+        }
+
+        static func isUnwritable(_ code: Int32) -> Bool {
+            code == EROFS || code == EACCES || code == EPERM
+        }
+    }
+
+    /// Opens the existing journal at `path` for appending.
+    private static func openForAppending(_ path: String) throws(SystemCallError) -> Opening {
+        do throws(SystemCallError) {
+            return .opened(try JournalFile(appendingTo: path))
+        } catch {
+            guard Opening.isUnwritable(error.code) else { throw error }
+            return .unwritable(error.code)
+        }
+    }
+
+    /// Creates (or replaces) the journal at `path`, as ``JournalFile/create(at:contents:copying:)``.
+    private static func create(at path: String, contents: [UInt8]) throws -> Opening {
+        do {
+            return .opened(try JournalFile.create(at: path, contents: contents))
+        } catch let error as FileLayerError {
+            guard case .io(_, _, let code, _) = error, Opening.isUnwritable(code) else { throw error }
+            return .unwritable(code)
         }
     }
 

@@ -8,7 +8,11 @@ final class SnapshotFileBackend: StoreBackend {
     private let options: SnapshotOptions
     private let interval: Duration
     private let durability: Durability
-    private let lock: StoreFileLock
+    /// The store's lock; `nil` for a store opened read-only because its lock file is missing
+    /// and cannot be created (see ``StoreFileLock/lockUnlessUncreatable(forStoreAt:)``).
+    private let lock: StoreFileLock?
+    /// Why every save of a store opened without its lock throws; `nil` when the lock is held.
+    private let unlockedRefusal: GraphStoreError?
     /// The journal of this run, and whether the store was closed.
     private let opened = Guarded<(journal: StoreJournal?, isClosed: Bool)>((nil, false))
     /// The coalescing writer; tests reach it to wait for idleness.
@@ -30,12 +34,27 @@ final class SnapshotFileBackend: StoreBackend {
         self.interval = interval
         self.durability = durability
         do {
-            lock = try StoreFileLock(forStoreAt: url)
+            switch try StoreFileLock.lockUnlessUncreatable(forStoreAt: url) {
+            case .success(let held):
+                lock = held
+                unlockedRefusal = nil
+            case .failure(let creation):
+                // A store on read-only media without its lock file (copied there as one file):
+                // it opens and reads, and writes nothing, not even a save (which would need
+                // the lock no process can take here).
+                lock = nil
+                unlockedRefusal = .fileOperationFailed(
+                    path: StoreFileLock.lockFileURL(forStoreAt: url).path, operation: "create the lock file",
+                    reason: "\(systemErrorMessage(creation.code)) (the store was opened read-only without it, so it takes no saves)")
+            }
         } catch {
             throw GraphStoreError(error, path: url.path)
         }
         // A process killed while writing leaves its temporary file; the lock says it is gone.
-        target.removeLeftovers(also: StoreJournal.leftoverNames(beside: JournalReplay.path(forStoreAt: url.path)))
+        // Without the lock nothing says so, and nothing is removed.
+        if lock != nil {
+            target.removeLeftovers(also: StoreJournal.leftoverNames(beside: JournalReplay.path(forStoreAt: url.path)))
+        }
         writer = SnapshotWriter(
             target: target, opened: GraphVersion(schema: schema), interval: interval,
             clock: options.clock, beforeWrite: options.beforeWrite)
@@ -61,7 +80,9 @@ final class SnapshotFileBackend: StoreBackend {
             let (replayed, snapshotNumber) = try openFolding(journalPath: journalPath, prefetch: prefetch, schema: schema)
                 ?? openReplaying(journalPath: journalPath, prefetch: prefetch, schema: schema)
             var journal: StoreJournal?
-            if durability != .coalesced || replayed.journal != nil {
+            // A store opened without its lock gets a journal under every durability: the
+            // journal refuses its saves.
+            if durability != .coalesced || replayed.journal != nil || unlockedRefusal != nil {
                 // Journal records must continue a snapshot: only its header says which model
                 // version they are in, so that a newer app migrates them and an older one
                 // refuses them. A store without one gets it before its first record (once per
@@ -74,15 +95,20 @@ final class SnapshotFileBackend: StoreBackend {
                 journal = try StoreJournal.start(
                     path: journalPath, durability: durability, interval: interval, clock: options.clock,
                     lineage: replayed.lineage, openedAt: replayed.version?.number ?? 0, existing: replayed.journal,
-                    beforeFirstRecord: writeFirstSnapshot)
+                    refusal: unlockedRefusal, beforeFirstRecord: writeFirstSnapshot)
             }
             opened.withLock { $0.journal = journal }
+            // A journal opened read-only keeps the records it replayed, on disk as they were: no
+            // snapshot is written to fold them in (it could not be, or, without the lock, must
+            // not), and closing leaves them for the next open.
+            let readOnly = journal?.isReadOnly == true
             writer.reset(
-                to: replayed.version ?? GraphVersion(schema: schema), snapshotVersion: snapshotNumber,
+                to: replayed.version ?? GraphVersion(schema: schema),
+                snapshotVersion: readOnly ? replayed.version?.number ?? snapshotNumber : snapshotNumber,
                 lineage: replayed.lineage, journal: journal)
             return replayed.version
         } catch {
-            lock.unlock()
+            lock?.unlock()
             throw error
         }
     }
@@ -90,7 +116,7 @@ final class SnapshotFileBackend: StoreBackend {
     var storePath: String? { target.url.path }
 
     var journal: StoreJournal? {
-        guard durability != .coalesced else { return nil }
+        guard durability != .coalesced || unlockedRefusal != nil else { return nil }
         return opened.withLock { $0.journal }
     }
 
@@ -113,7 +139,7 @@ final class SnapshotFileBackend: StoreBackend {
     /// Writes a final snapshot, removes the journal (which it covers), releases the lock. When
     /// the last snapshot cannot be written, the journal stays: the next open replays it.
     func close() async throws {
-        defer { lock.unlock() }
+        defer { lock?.unlock() }
         let journal = opened.withLock { opened in
             opened.isClosed = true
             return opened.journal
