@@ -509,26 +509,39 @@ package final class StoreJournal: Sendable {
 
     /// Stops appending and releases the file, leaving it on disk (a close whose last write
     /// failed: the journal still holds what the store file lacks). It is fsynced first, so that
-    /// what it holds survives a power loss too: after this no `flush()` can.
+    /// what it holds survives a power loss too: after this no `flush()` can. So is its
+    /// directory, when a rotation's fsync of it has not succeeded yet: until then a power loss
+    /// can bring back the journal the rotation replaced, without the records appended since.
     ///
-    /// - Throws: ``GraphStoreError/fileOperationFailed(path:operation:reason:)`` when the fsync
+    /// - Throws: ``GraphStoreError/fileOperationFailed(path:operation:reason:)`` when an fsync
     ///   fails; the file is released all the same.
     package func detach() throws(GraphStoreError) {
-        do throws(SystemCallError) {
-            try releaseFile()?.sync()
-        } catch {
+        guard let released = releaseFile() else { return }
+        // Both are tried: either one that succeeds keeps more of what the journal holds.
+        let fileSync = Result { () throws(SystemCallError) in try released.file.sync() }
+        // No test reaches a failure here: the journal's directory fsync is a direct system call
+        // without a fault-injection seam, so no test can make a rotation's one fail and leave
+        // `needsDirectorySync` set.
+        let directorySync = released.needsDirectorySync
+            ? Result { () throws(SystemCallError) in try JournalFile.syncDirectory(of: path) } : .success(())
+        if case .failure(let error) = fileSync {
             throw Self.failure(path, "fsync the journal a failed close keeps", error)
+        }
+        if case .failure(let error) = directorySync {
+            throw Self.failure(path, "fsync the directory of the journal a failed close keeps", error)
         }
     }
 
-    /// Stops appending: takes the open file (if any) away from later appends, and returns it.
-    private func releaseFile() -> JournalFile? {
+    /// Stops appending: takes the open file (if any) away from later appends, and returns it
+    /// with whether its directory entry still needs an fsync (read together: a rotation changes
+    /// both under the lock).
+    private func releaseFile() -> (file: JournalFile, needsDirectorySync: Bool)? {
         state.withLock { state in
             defer {
                 state.file = nil
                 state.createsOnFirstAppend = false
             }
-            return state.file
+            return state.file.map { ($0, state.needsDirectorySync) }
         }
     }
 
