@@ -75,7 +75,9 @@ extension StoreConfiguration {
     ///
     /// - Parameters:
     ///   - url: The database file, such as `store.sqlite`. SQLite keeps `<file>-wal` beside it
-    ///     while the store is open, and the store its journal, `<file>.journal`.
+    ///     while the store is open, and the store its journal, `<file>.journal`. Through a
+    ///     symbolic link, the file the link points to (created there when it does not exist
+    ///     yet).
     ///   - options: Model version, checks at open and durability.
     /// - Returns: A configuration for ``GraphContainer/init(for:store:)``, which throws:
     ///   ``GraphStoreError/damagedFile(path:offset:reason:)`` for a file that is not a SQLite
@@ -94,7 +96,8 @@ extension StoreConfiguration {
     ///   `<file>.v<old version>`); ``GraphStoreError/storeLocked(path:)`` while another
     ///   container or process has the store open;
     ///   ``GraphStoreError/fileOperationFailed(path:operation:reason:)`` when the file cannot
-    ///   be opened, or the journal cannot be created. A file that fails to open is left unchanged.
+    ///   be opened (symbolic links that form a loop, say), or the journal cannot be created. A
+    ///   file that fails to open is left unchanged.
     /// - Complexity: Opening is O(rows + journal size) (plus O(file size) with
     ///   ``SQLiteStoreOptions/checksIntegrityOnOpen``); a save appends O(changed objects) bytes;
     ///   a write is O(changed rows × log(rows)).

@@ -24,7 +24,7 @@ final class SnapshotFileBackend: StoreBackend {
     ) throws {
         // Through a symbolic link, the file it points to: one lock and one journal per file,
         // and writes replace the file, not the link.
-        let url = StorePath.canonical(url)
+        let url = try StorePath.resolve(url)
         // A container on this file that was released without `close()` may still be closing.
         StoreClosings.waitUntilClosed(url.path)
         target = SnapshotTarget(

@@ -173,6 +173,9 @@ extension StoreConfiguration {
     /// snapshot alone then holds everything. A lock file `<file>.lock` keeps a second
     /// container or process out.
     ///
+    /// Through a symbolic link, the store is the file the link points to (also one not
+    /// written yet: the first save creates it), and writes never replace the link.
+    ///
     /// > Important: Visible after `save()`; survives the process dying after `save()` (unless
     /// > `durability` is ``Durability/coalesced``); survives power loss after
     /// > ``GraphContainer/flush()`` (or after `save()` with ``Durability/synchronous``).

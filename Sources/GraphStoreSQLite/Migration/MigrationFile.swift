@@ -31,7 +31,7 @@ struct MigrationFile {
     init(destination url: URL, overwrite: Bool) throws {
         // Through a symbolic link, the file it points to, as a container opens it: its lock,
         // its journal and its write-ahead log are checked, and the file (not the link) replaced.
-        let url = StorePath.canonical(url)
+        let url = try StorePath.resolve(url)
         self.url = url
         self.overwrite = overwrite
         let directory = url.deletingLastPathComponent()

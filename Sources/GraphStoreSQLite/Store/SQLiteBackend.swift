@@ -41,7 +41,7 @@ final class SQLiteBackend: StoreBackend {
     /// - Complexity: O(rows + journal size).
     init(url: URL, options: SQLiteStoreOptions, schema: Schema) throws {
         // Through a symbolic link, the file it points to: the journal beside it is the file's.
-        let path = StorePath.canonical(url).path
+        let path = try StorePath.resolve(url).path
         // A container on this file that was released without `close()` may still be closing.
         StoreClosings.waitUntilClosed(path)
         self.path = path
