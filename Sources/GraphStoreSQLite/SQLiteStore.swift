@@ -75,9 +75,9 @@ extension StoreConfiguration {
     ///
     /// - Parameters:
     ///   - url: The database file, such as `store.sqlite`. SQLite keeps `<file>-wal` beside it
-    ///     while the store is open, and the store its journal, `<file>.journal`. Through a
-    ///     symbolic link, the file the link points to (created there when it does not exist
-    ///     yet).
+    ///     while the store is open, and the store its journal, `<file>.journal`, with the
+    ///     file's permissions. Through a symbolic link, the file the link points to (created
+    ///     there when it does not exist yet).
     ///   - options: Model version, checks at open and durability.
     /// - Returns: A configuration for ``GraphContainer/init(for:store:)``, which throws:
     ///   ``GraphStoreError/damagedFile(path:offset:reason:)`` for a file that is not a SQLite

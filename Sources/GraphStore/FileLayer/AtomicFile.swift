@@ -30,10 +30,20 @@ enum AtomicFile {
     /// survive a power loss. File systems that cannot sync directories
     /// (`EINVAL`) are accepted.
     ///
+    /// The new file keeps the owner, group and permission bits of the file it replaces
+    /// (``FileOwnership``): a store made private stays private. A file that did not exist takes
+    /// those of `companion` when that file exists (a copy kept beside a store takes the
+    /// store's), else ``FileOwnership/defaultPermissions`` narrowed by the umask.
+    ///
+    /// ```swift
+    /// try AtomicFile.write(bytes, to: storeURL)                       // keeps the store's mode
+    /// try AtomicFile.write(old, to: backupURL, companion: storeURL.path)  // takes the store's
+    /// ```
+    ///
     /// - Parameters:
     ///   - data: The complete new contents.
     ///   - url: A file URL; its directory must exist.
-    ///   - permissions: Mode of a newly created file, before the umask.
+    ///   - companion: The file whose ownership a new file takes, when `url` does not exist.
     ///   - fileSystem: The system-call seam; tests inject faults here.
     /// - Throws: ``FileLayerError/io(operation:path:errno:message:)`` whose
     ///   `operation` is `"open"`, `"write"`, `"fsync"`, `"close"`, `"rename"`
@@ -43,13 +53,15 @@ enum AtomicFile {
     static func write(
         _ data: Data,
         to url: URL,
-        permissions: mode_t = 0o644,
+        companion: String? = nil,
         fileSystem: any FileSystem = PosixFileSystem()
     ) throws(FileLayerError) {
         let destination = url.path
         let directory = url.deletingLastPathComponent().path
+        let ownership = FileOwnership(ofFileAt: destination, orElseOf: companion)
         let (temporary, descriptor) = try createTemporaryFile(
-            for: url, permissions: permissions, fileSystem: fileSystem)
+            for: url, permissions: ownership?.permissions ?? FileOwnership.defaultPermissions, fileSystem: fileSystem)
+        ownership?.apply(to: descriptor)
 
         var step = "write"
         do throws(SystemCallError) {

@@ -12,7 +12,8 @@ enum DamagedFileCopy {
     /// earlier recovery took that name, and makes the copy durable (the file, then its
     /// directory entry) before returning its path: recovery goes on to cut or replace the
     /// original, and what only the damaged file held (the records after a damaged one) must
-    /// survive a power loss in the copy.
+    /// survive a power loss in the copy. The copy holds the same data, so it takes the owner,
+    /// group and permission bits of the file (``FileOwnership``), whatever the umask.
     ///
     /// - Throws: the file manager's error when the copy cannot be made, ``SystemCallError``
     ///   when it cannot be synced (the copy is then removed).
@@ -29,6 +30,7 @@ enum DamagedFileCopy {
         do throws(SystemCallError) {
             let descriptor = try fileSystem.open(aside, flags: O_RDONLY | O_CLOEXEC, permissions: 0)
             defer { try? fileSystem.close(descriptor) }
+            FileOwnership(ofFileAt: path)?.apply(to: descriptor)
             try fileSystem.fsync(descriptor)
             do {
                 try fileSystem.syncDirectory(URL(fileURLWithPath: aside).deletingLastPathComponent().path)

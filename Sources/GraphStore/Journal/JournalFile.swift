@@ -72,13 +72,20 @@ final class JournalFile: Sendable {
     /// name, fsynced, renamed over `path`, and the directory fsynced. Returns the new file,
     /// open for appending.
     ///
+    /// The journal holds the store's saves, so it takes the owner, group and permission bits of
+    /// the store file it belongs to (``JournalReplay/storePath(forJournalFileAt:)``, see
+    /// ``FileOwnership``); without a store file, ``FileOwnership/defaultPermissions`` narrowed by
+    /// the umask.
+    ///
     /// - Throws: ``SystemCallError`` with the step that failed in `operation`.
     static func create(at path: String, contents: [UInt8], copying source: (path: String, range: Range<Int>)? = nil) throws -> JournalFile {
         let temporary = path + ".tmp-\(getpid())-\(String(UInt64.random(in: 0...UInt64.max), radix: 16))"
+        let ownership = JournalReplay.storePath(forJournalFileAt: path).flatMap(FileOwnership.init(ofFileAt:))
         var step = "create"
         do throws(SystemCallError) {
-            let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+            let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, ownership?.permissions ?? FileOwnership.defaultPermissions)
             guard descriptor >= 0 else { throw SystemCallError(errno) }
+            ownership?.apply(to: descriptor)
             let file = JournalFile(adopting: descriptor, path: temporary)
             step = "write"
             try file.append(contents)

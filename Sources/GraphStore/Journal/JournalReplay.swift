@@ -17,6 +17,20 @@ package enum JournalReplay {
         storePath + ".journal"
     }
 
+    /// The store file a journal file belongs to: the inverse of ``path(forStoreAt:)``, also for
+    /// a file staged to replace the journal (`<store>.journal.rotating`). The path up to its last
+    /// `.journal`; `nil` when it has none.
+    ///
+    /// ```swift
+    /// JournalReplay.storePath(forJournalFileAt: "/s/notes.json.gz.journal.rotating")  // "/s/notes.json.gz"
+    /// ```
+    ///
+    /// - Complexity: O(length of the path).
+    static func storePath(forJournalFileAt path: String) -> String? {
+        guard let suffix = path.range(of: ".journal", options: .backwards) else { return nil }
+        return String(path[..<suffix.lowerBound])
+    }
+
     /// What the journal at `path` holds, or `nil` when there is no file.
     ///
     /// - Throws: ``JournalFormatV1/Damage`` for a damaged journal,

@@ -7,7 +7,7 @@ import Foundation
 /// The store's objects, read as generic values in the JSON snapshot conventions, take in the
 /// journal a crash left beside the store (in the same older model), go through the chain of
 /// migrations, and are decoded with the app's types and checked as a graph. Nothing is written:
-/// the caller keeps the old files with ``keepCopies(_:)`` and then replaces its store.
+/// the caller keeps the old files with ``keepCopies(_:of:)`` and then replaces its store.
 package enum OlderStoreMigration {
     /// The migrated graph and what the caller needs to write it.
     package struct Migrated: Sendable {
@@ -70,17 +70,18 @@ package enum OlderStoreMigration {
     }
 
     /// Writes each file durably (temporary file, fsync, rename, fsync of the directory), in
-    /// order. When one fails, the ones already written are removed.
+    /// order, with the owner and permission bits of the store file at `store` (the copies hold
+    /// its data). When one fails, the ones already written are removed.
     ///
     /// - Returns: the files written.
     /// - Throws: ``GraphStoreError/fileOperationFailed(path:operation:reason:)`` naming the file.
     /// - Complexity: O(bytes), plus two device flushes per file.
     @discardableResult
-    package static func keepCopies(_ files: [(data: Data, url: URL)]) throws -> [URL] {
+    package static func keepCopies(_ files: [(data: Data, url: URL)], of store: String) throws -> [URL] {
         var written: [URL] = []
         for file in files {
             do {
-                try AtomicFile.write(file.data, to: file.url)
+                try AtomicFile.write(file.data, to: file.url, companion: store)
                 written.append(file.url)
             } catch {
                 for url in written { try? FileManager.default.removeItem(at: url) }

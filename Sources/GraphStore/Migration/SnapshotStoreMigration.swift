@@ -67,7 +67,7 @@ enum SnapshotStoreMigration {
         let backup = OlderStoreMigration.backupURL(for: url, version: oldVersion)
         var old: [(data: Data, url: URL)] = [(raw, backup)]
         if let journal { old.append((journal.bytes, URL(fileURLWithPath: JournalReplay.path(forStoreAt: backup.path)))) }
-        let written = try OlderStoreMigration.keepCopies(old)
+        let written = try OlderStoreMigration.keepCopies(old, of: url.path)
         do {
             try AtomicFile.write(bytes, to: url)
         } catch {

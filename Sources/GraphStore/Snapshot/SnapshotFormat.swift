@@ -174,7 +174,9 @@ extension StoreConfiguration {
     /// container or process out.
     ///
     /// Through a symbolic link, the store is the file the link points to (also one not
-    /// written yet: the first save creates it), and writes never replace the link.
+    /// written yet: the first save creates it), and writes never replace the link. A write keeps
+    /// the file's permissions and owner; the journal and `<file>.previous` get the file's
+    /// permissions.
     ///
     /// > Important: Visible after `save()`; survives the process dying after `save()` (unless
     /// > `durability` is ``Durability/coalesced``); survives power loss after

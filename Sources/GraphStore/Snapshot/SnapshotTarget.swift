@@ -28,7 +28,9 @@ struct SnapshotTarget: Sendable {
     /// `keepsPrevious` is false. Returns the bytes written.
     ///
     /// At every instant a complete snapshot is at `url`: the previous copy is a hard link made
-    /// (under a temporary name, then renamed) before the new file is renamed over the old.
+    /// (under a temporary name, then renamed) before the new file is renamed over the old. The
+    /// new file keeps the old one's permissions and owner (see ``AtomicFile``), and the previous
+    /// copy, being the old file, has them too.
     ///
     /// - Throws: ``GraphStoreError/codingFailed(path:entity:id:reason:)``,
     ///   ``GraphStoreError/fileOperationFailed(path:operation:reason:)`` (for example `ENOSPC`).

@@ -117,14 +117,18 @@ struct MigrationFile {
     /// the rename durable. Leftover empty `-journal` / `-wal` / `-shm` files of a replaced database are
     /// removed first, so the new database does not meet them.
     ///
-    /// Unless `replacing`, the new file takes the destination's name only while no file has it:
+    /// When `replacing`, the new file takes the replaced file's owner, group and permission bits
+    /// (``GraphStore/FileOwnership``) first. Unless `replacing`, the new file takes the
+    /// destination's name only while no file has it:
     /// a hard link (which fails where the name exists), then the temporary name removed.
     ///
     /// - Throws: ``GraphStore/GraphStoreError/fileOperationFailed(path:operation:reason:)``;
     ///   with reason naming the file that appeared when `replacing` is false and the
     ///   destination exists.
     func commit(replacing: Bool) throws {
-        try sync(temporary.path, operation: "fsync the migrated file")
+        // A replaced store keeps its owner and permissions: a private store stays private.
+        let ownership = replacing ? FileOwnership(ofFileAt: url.path) : nil
+        try sync(temporary.path, operation: "fsync the migrated file", applying: ownership)
         let appeared = GraphStoreError.fileOperationFailed(
             path: url.path, operation: "migrate",
             reason: "a file appeared at the destination while migrating (another program created it); it was left untouched")
@@ -172,10 +176,11 @@ struct MigrationFile {
 
     // MARK: - Private
 
-    private func sync(_ path: String, operation: String) throws {
+    private func sync(_ path: String, operation: String, applying ownership: FileOwnership? = nil) throws {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw failure(operation) }
         defer { close(descriptor) }
+        ownership?.apply(to: descriptor)
         guard fsync(descriptor) == 0 else { throw failure(operation) }
     }
 

@@ -120,6 +120,6 @@ enum SQLiteStoreMigration {
         if let journal {
             files.append((journal.bytes, URL(fileURLWithPath: JournalReplay.path(forStoreAt: backup.path))))
         }
-        return try OlderStoreMigration.keepCopies(files)
+        return try OlderStoreMigration.keepCopies(files, of: path)
     }
 }
