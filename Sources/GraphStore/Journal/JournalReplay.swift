@@ -150,25 +150,21 @@ package enum JournalReplay {
     ) throws -> Pending {
         var contents: JournalContents?
         let prefetched = prefetch?.take()
+        // The damage of a journal recovered from: it is copied aside only once its intact
+        // records are known to continue the store's file, so that a refused open adds nothing.
+        var recovered: GraphStoreError?
         do {
             contents = try prefetched?.contents ?? read(path)
         } catch let damage as JournalFormatV1.Damage {
             let error = GraphStoreError.damagedFile(path: path, offset: damage.offset, reason: damage.reason)
             guard recover, let data = try? Data(contentsOf: URL(fileURLWithPath: path)) else { throw error }
-            let aside: String
-            do {
-                aside = try DamagedFileCopy.keep(path)
-            } catch {
-                throw GraphStoreError.fileOperationFailed(path: path, operation: "copy the damaged journal aside", reason: "\(error)")
-            }
-            Logger(label: "GraphStore.JournalReplay").warning("Replayed only the intact records of a damaged journal", metadata: [
-                "damage": "\(error)", "keptAs": "\(aside)",
-            ])
+            recovered = error
             var intact = damage.intact
             intact.fileSize = data.count
             contents = JournalContents(data: data, scan: intact)
         }
         guard let contents, let header = contents.scan.header else {
+            if let recovered { try keepDamaged(path, damage: recovered) }
             return Pending(lineage: storedLineage ?? UUID(), journal: contents, records: [], holdsRecords: false)
         }
         try checkContinuity(
@@ -193,8 +189,26 @@ package enum JournalReplay {
             survey = JournalSurvey(records)
         }
         try survey.check(after: newer, contents: contents, schema: schema, path: path)
+        if let recovered { try keepDamaged(path, damage: recovered) }
         return Pending(
             lineage: header.lineage, journal: contents, records: records, holdsRecords: !contents.scan.records.isEmpty, fold: fold)
+    }
+
+    /// Copies the damaged journal at `path` aside (see ``DamagedFileCopy``) before recovery
+    /// replays its intact records, and logs it.
+    ///
+    /// - Throws: ``GraphStoreError/fileOperationFailed(path:operation:reason:)`` when the copy
+    ///   cannot be made or synced.
+    private static func keepDamaged(_ path: String, damage: GraphStoreError) throws {
+        let aside: String
+        do {
+            aside = try DamagedFileCopy.keep(path)
+        } catch {
+            throw GraphStoreError.fileOperationFailed(path: path, operation: "copy the damaged journal aside", reason: "\(error)")
+        }
+        Logger(label: "GraphStore.JournalReplay").warning("Replayed only the intact records of a damaged journal", metadata: [
+            "damage": "\(damage)", "keptAs": "\(aside)",
+        ])
     }
 
     /// Checks that the journal continues the store's file: the same lineage (or, for a file
@@ -207,32 +221,58 @@ package enum JournalReplay {
         of contents: JournalContents, header: JournalFormatV1.Header, storedNumber: UInt64?, storedLineage: UUID?,
         path: String, storePath: String
     ) throws {
+        if let gap = discontinuity(of: contents, header: header, storedNumber: storedNumber, storedLineage: storedLineage, storePath: storePath) {
+            throw GraphStoreError.damagedFile(path: path, offset: gap.offset, reason: gap.reason)
+        }
+    }
+
+    /// Why the journal at `path` does not continue a store file holding `storedNumber` of
+    /// `storedLineage`, or `nil` when it does (or there is no journal, or it holds no header).
+    /// Changes nothing: a damaged journal is judged by its header, which recovery would keep.
+    /// `storePath` names the file in the reason.
+    ///
+    /// - Throws: the reading errors of ``read(_:)`` other than damage:
+    ///   ``GraphStoreError/unsupportedFormatVersion(path:found:supported:)``,
+    ///   ``GraphStoreError/fileOperationFailed(path:operation:reason:)``.
+    /// - Complexity: O(journal size).
+    static func discontinuity(
+        ofJournalAt path: String, storedNumber: UInt64, storedLineage: UUID?, storePath: String
+    ) throws -> String? {
+        let contents: JournalContents?
+        do {
+            contents = try read(path)
+        } catch let damage as JournalFormatV1.Damage {
+            contents = JournalContents(data: Data(), scan: damage.intact)
+        }
+        guard let contents, let header = contents.scan.header else { return nil }
+        return discontinuity(of: contents, header: header, storedNumber: storedNumber, storedLineage: storedLineage, storePath: storePath)?.reason
+    }
+
+    /// The offset and reason for ``checkContinuity(of:header:storedNumber:storedLineage:path:storePath:)``'s
+    /// error, or `nil` when the journal continues the store's file.
+    private static func discontinuity(
+        of contents: JournalContents, header: JournalFormatV1.Header, storedNumber: UInt64?, storedLineage: UUID?,
+        storePath: String
+    ) -> (offset: Int?, reason: String)? {
         guard let storedNumber else {
             guard header.baseVersion == 0 else {
-                throw GraphStoreError.damagedFile(
-                    path: path, offset: 0,
-                    reason: "the journal continues store version \(header.baseVersion) of \(storePath), but that file does not exist; put the store file back, or move the journal away to open an empty store")
+                return (0, "the journal continues store version \(header.baseVersion) of \(storePath), but that file does not exist; put the store file back, or move the journal away to open an empty store")
             }
-            return
+            return nil
         }
         if let storedLineage {
             guard storedLineage == header.lineage else {
-                throw GraphStoreError.damagedFile(
-                    path: path, offset: 16,
-                    reason: "the journal belongs to another store (lineage \(header.lineage.uuidString), but \(storePath) has lineage \(storedLineage.uuidString)); it was not replayed. Move it away to open the store as its file holds it")
+                return (16, "the journal belongs to another store (lineage \(header.lineage.uuidString), but \(storePath) has lineage \(storedLineage.uuidString)); it was not replayed. Move it away to open the store as its file holds it")
             }
         } else {
             // A store file written before journals: only the journal started on it continues it.
             guard header.baseVersion == storedNumber else {
-                throw GraphStoreError.damagedFile(
-                    path: path, offset: 16,
-                    reason: "the journal (lineage \(header.lineage.uuidString), from store version \(header.baseVersion)) does not belong to \(storePath), which has no lineage and holds version \(storedNumber); it was not replayed")
+                return (16, "the journal (lineage \(header.lineage.uuidString), from store version \(header.baseVersion)) does not belong to \(storePath), which has no lineage and holds version \(storedNumber); it was not replayed")
             }
         }
         guard header.baseVersion <= storedNumber else {
-            throw GraphStoreError.damagedFile(
-                path: path, offset: contents.scan.records.first?.start,
-                reason: "the journal starts after store version \(header.baseVersion), but \(storePath) holds only version \(storedNumber): the records in between are missing")
+            return (contents.scan.records.first?.start, "the journal starts after store version \(header.baseVersion), but \(storePath) holds only version \(storedNumber): the records in between are missing")
         }
+        return nil
     }
 }

@@ -256,18 +256,25 @@ final class SnapshotFileBackend: StoreBackend {
     ) throws -> (opened: JournalReplay.Opened, snapshotNumber: UInt64) {
         var snapshot: (header: SnapshotHeaderV1, version: GraphVersion)?
         var migrated = false
+        var recovery: PreviousSnapshotRecovery?
         do {
             snapshot = try readMigrating(schema: schema, migrated: &migrated)
         } catch let error as GraphStoreError where options.recoverFromPreviousSnapshot && error.isDamage(of: target.url.path) {
             // Only damage of the snapshot itself: a damaged or foreign journal met while
             // migrating is the journal's, and the snapshot must not be replaced for it.
-            snapshot = try recover(from: error, schema: schema)
+            let prepared = try recoveryFromPreviousSnapshot(after: error, schema: schema, journalPath: journalPath)
+            snapshot = prepared.snapshot
+            recovery = prepared
         }
         let replayed = try JournalReplay.open(
             journalAt: journalPath, stored: snapshot?.version, storedLineage: snapshot?.header.lineage.flatMap(UUID.init(uuidString:)),
-            storePath: target.url.path, schema: schema, recover: options.recoverFromPreviousSnapshot, reportingChanges: false,
+            storePath: recovery?.previousPath ?? target.url.path, schema: schema, recover: options.recoverFromPreviousSnapshot,
+            reportingChanges: false,
             // A migration rewrites the journal: then it is read again.
             prefetched: migrated ? nil : prefetch)
+        // Only once the journal replayed onto the previous snapshot is it put back in place of
+        // the damaged file: a recovery that fails leaves every file as it was.
+        try recovery?.complete()
         return (replayed, snapshot?.version.number ?? 0)
     }
 
@@ -393,44 +400,21 @@ final class SnapshotFileBackend: StoreBackend {
         }
     }
 
-    private func recover(from damage: GraphStoreError, schema: Schema) throws -> (header: SnapshotHeaderV1, version: GraphVersion)? {
+    /// The previous snapshot to open in place of the damaged file, read and checked against
+    /// the journal; nothing is written yet (see ``PreviousSnapshotRecovery``).
+    ///
+    /// - Throws: `damage` when recovery cannot open the previous snapshot, and the errors of
+    ///   ``PreviousSnapshotRecovery/prepare(from:target:schema:limit:journalPath:)``.
+    private func recoveryFromPreviousSnapshot(
+        after damage: GraphStoreError, schema: Schema, journalPath: String
+    ) throws -> PreviousSnapshotRecovery {
         // The app's types refusing a file that reads soundly without them (an enum case, a
         // field or an entity of another release of the app) is a model mismatch, not damage:
         // rolling back to the previous snapshot would drop the saves of the release that wrote
         // it. Refused, with the file left as it is.
         if case .codingFailed = damage, Self.readsGenerically(target.url, limit: options.maxDecompressedBytes) { throw damage }
-        let logger = Logger(label: "GraphStore.SnapshotFileBackend")
-        let previous = target.previousURL
-        let recovered: (header: SnapshotHeaderV1, version: GraphVersion)?
-        do {
-            // Only a previous snapshot of the app's model version: an older one is not migrated
-            // here, and a newer one is not the app's to open.
-            recovered = try Self.read(previous, schema: schema, limit: options.maxDecompressedBytes, modelVersion: target.modelVersion)
-        } catch {
-            throw damage
-        }
-        guard let recovered else { throw damage }
-        // Keep the damaged file for inspection, under a name no earlier recovery took; the next
-        // write replaces it. Without that copy the damaged file stays where it is.
-        let aside: String
-        do {
-            aside = try DamagedFileCopy.keep(target.url.path, fileSystem: options.fileSystem)
-        } catch {
-            throw damage
-        }
-        // The damaged file must not become the previous snapshot: put the good one back first,
-        // atomically, so that a crash leaves one or the other at the store's name. When that
-        // fails (no space for it, say), the store is not opened: its first write would keep the
-        // damaged file as the previous snapshot in place of the good one.
-        do {
-            try AtomicFile.write(try Data(contentsOf: previous), to: target.url, fileSystem: options.fileSystem)
-        } catch {
-            throw damage
-        }
-        logger.warning("Opened the previous snapshot because the current one is damaged", metadata: [
-            "damaged": "\(damage)", "keptAs": "\(aside)",
-        ])
-        return recovered
+        return try PreviousSnapshotRecovery.prepare(
+            from: damage, target: target, schema: schema, limit: options.maxDecompressedBytes, journalPath: journalPath)
     }
 }
 

@@ -119,7 +119,12 @@ public struct SnapshotOptions: Sendable {
     /// when the current one is damaged, and replay only the intact records of a damaged
     /// journal (the journal is first copied to `<file>.journal.damaged-<unix time>`). The damaged file is first copied to
     /// `<file>.damaged-<unix time>` (with `-2`, `-3`… when that name is taken); when it cannot
-    /// be copied and synced, nothing is recovered. Off by default: a damaged file is an error.
+    /// be copied and synced, nothing is recovered. Nothing is written until the journal is known
+    /// to replay onto the previous snapshot: a journal that starts after it (a store reopened
+    /// and killed before its first snapshot) makes recovery throw
+    /// ``GraphStoreError/damagedFile(path:offset:reason:)`` naming the store file, the previous
+    /// snapshot and the journal, with every file left as it was; move the journal away to
+    /// recover without its saves. Off by default: a damaged file is an error.
     /// A file of a newer format version is not damaged and is always refused. Neither is a file
     /// that reads soundly without the app's types but not with them (an enum case, a field or
     /// an entity of another release of the app): that is a model mismatch, refused with

@@ -10,8 +10,10 @@ import Logging
 /// reports it, and is retried with back-off; the graph in memory is never dropped.
 ///
 /// With a journal, a successful write of version N drops the journal records that the
-/// snapshot it replaced (now `<file>.previous`) holds, so the journal always reaches back to
-/// the previous snapshot: recovering from it loses nothing either.
+/// snapshot it replaced (now `<file>.previous`) holds, so after this run's first write the
+/// journal reaches back to the previous snapshot: recovering from it loses nothing either.
+/// Before that write the journal starts at the snapshot the store opened, newer than
+/// `<file>.previous` (kept by an earlier run), and recovery from it is refused, changing nothing.
 final class SnapshotWriter: Sendable {
     let target: SnapshotTarget
     private let interval: Duration
