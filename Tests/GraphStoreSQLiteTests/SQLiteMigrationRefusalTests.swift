@@ -128,18 +128,16 @@ import Testing
         #expect(Kit.files(in: directory.url) == before)
     }
 
-    /// A store a version-1 process left with saves in its write-ahead log and its journal:
-    /// a refused migration leaves all three files as they were.
-    @Test func aStoreLeftByACrashIsLeftAsItWas() async throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
+    /// A copy of the version-1 fixture as a process killed at this point leaves it: what
+    /// `logged` saved written to the write-ahead log, and a tag saved to the journal only.
+    static func crashedStore(in directory: TemporaryDirectory, logged: (GraphContext) -> Void) async throws -> URL {
         let url = try Kit.copyFixture(to: directory)
         let gate = WriterGate()
         var options = SQLiteStoreOptions()
         options.beforeTransaction = { _ in gate.pass() }
         let old = try GraphContainer(for: ModelV1.types, store: .sqlite(url, options: options))
         var events = old.storeEvents.makeAsyncIterator()
-        old.mainContext.insert(ModelV1.Tag(id: ModelV1.uuid(3), name: "in the log"))
+        logged(old.mainContext)
         try old.mainContext.save()
         await SQLiteJournalTestKit.waitUntilWritten(2, events: &events)
         gate.close()
@@ -149,6 +147,17 @@ import Testing
         let crashed = try SQLiteJournalTestKit.crashCopy(of: url, to: directory.file("crashed"))
         gate.open()
         try await old.close()
+        return crashed
+    }
+
+    /// A store a version-1 process left with saves in its write-ahead log and its journal:
+    /// a refused migration leaves all three files as they were.
+    @Test func aStoreLeftByACrashIsLeftAsItWas() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let crashed = try await Self.crashedStore(in: directory) { context in
+            context.insert(ModelV1.Tag(id: ModelV1.uuid(3), name: "in the log"))
+        }
         let before = Kit.files(in: directory.file("crashed"))
         #expect(before["store.sqlite.journal"] != nil)
 
@@ -221,26 +230,13 @@ import Testing
     @Test func aFailedLargeMigrationLeavesTheLogAsItWas() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let url = try Kit.copyFixture(to: directory)
-        let gate = WriterGate()
-        var options = SQLiteStoreOptions()
-        options.beforeTransaction = { _ in gate.pass() }
-        let old = try GraphContainer(for: ModelV1.types, store: .sqlite(url, options: options))
-        var events = old.storeEvents.makeAsyncIterator()
         let text = String(repeating: "x", count: 1_500)
-        for n in 0..<2_500 {
-            old.mainContext.insert(ModelV1.Memo(
-                id: ModelV1.uuid(10_000 + n), text: "\(n) \(text)", createdAt: ModelV1.epoch, legacy: "l", attachment: Data([1]), tagIDs: []))
+        let crashed = try await SQLiteMigrationRefusalTests.crashedStore(in: directory) { context in
+            for n in 0..<2_500 {
+                context.insert(ModelV1.Memo(
+                    id: ModelV1.uuid(10_000 + n), text: "\(n) \(text)", createdAt: ModelV1.epoch, legacy: "l", attachment: Data([1]), tagIDs: []))
+            }
         }
-        try old.mainContext.save()
-        await SQLiteJournalTestKit.waitUntilWritten(2, events: &events)
-        gate.close()
-        old.mainContext.insert(ModelV1.Tag(id: ModelV1.uuid(4), name: "in the journal"))
-        try old.mainContext.save()
-        await gate.waitUntilReached()
-        let crashed = try SQLiteJournalTestKit.crashCopy(of: url, to: directory.file("crashed"))
-        gate.open()
-        try await old.close()
         let before = Kit.files(in: directory.file("crashed"))
         try #require(before["store.sqlite-wal"] != nil)
 

@@ -11,50 +11,15 @@ import Testing
 /// as an integer: matched as read, a delete missed its object (which came back) and an edit
 /// added a second object with the same id (and the store no longer opened).
 @Suite struct JournalReplayIDFormTests {
-    /// An entity of version 1 whose id is of type `ID`, and its version-2 form.
-    protocol Keyed: Entity, Equatable {
-        init(id: ID, note: String)
-        var note: String { get }
-    }
-
-    enum V1 {
-        struct Day: Keyed {
-            var id: Date
-            var note: String
-            static var entityName: String { "Day" }
-        }
-
-        struct Reading: Keyed {
-            var id: Double
-            var note: String
-            static var entityName: String { "Reading" }
-        }
-    }
-
-    enum V2 {
-        struct Day: Keyed {
-            var id: Date
-            var note: String
-            var mood: Int
-            static var entityName: String { "Day" }
-            init(id: Date, note: String) { (self.id, self.note, mood) = (id, note, 0) }
-        }
-
-        struct Reading: Keyed {
-            var id: Double
-            var note: String
-            var unit: String
-            static var entityName: String { "Reading" }
-            init(id: Double, note: String) { (self.id, self.note, unit) = (id, note, "kg") }
-        }
-    }
+    typealias Keyed = IDFormModels.Keyed
+    typealias V1 = IDFormModels.V1
+    typealias V2 = IDFormModels.V2
 
     static func migrations(adding field: String, to entity: String, default value: SnapshotValue) -> [SchemaMigration] {
-        [SchemaMigration(from: 1, to: 2, [.addField(field, in: entity, default: value)])]
+        IDFormModels.migrations(adding: field, to: entity, default: value)
     }
 
-    /// Midnights, whole seconds since 2001, and one instant with a fraction.
-    static let days = [750_000_000, 750_086_400, 750_172_800.25, 750_259_200, 750_345_600].map(Date.init(timeIntervalSinceReferenceDate:))
+    static var days: [Date] { IDFormModels.days }
     /// Whole numbers (one beyond 2^53, one negative), a fraction, and zero.
     static let readings: [Double] = [1, 9_007_199_254_740_994, 2.5, -0.0, -40]
 
@@ -103,11 +68,7 @@ import Testing
 
     /// Every journaled change of `ids`, as ``crashedStore(_:ids:format:in:)`` saves them.
     static func expectEveryChange<ID: Hashable>(_ objects: [(id: ID, note: String)], ids: [ID], sourceLocation: SourceLocation = #_sourceLocation) {
-        let notes = Dictionary(objects.map { ($0.id, [$0.note]) }, uniquingKeysWith: +)
-        var expected: [ID: [String]] = [ids[1]: ["1, edited"], ids[2]: ["2, edited"], ids[ids.count - 1]: ["inserted"]]
-        for (index, id) in ids.enumerated().dropFirst(3).dropLast() { expected[id] = ["\(index)"] }
-        #expect(notes == expected, sourceLocation: sourceLocation)
-        #expect(objects.count == ids.count - 1, sourceLocation: sourceLocation)
+        IDFormModels.expectEveryChange(objects, ids: ids, sourceLocation: sourceLocation)
     }
 
     @Test(arguments: formats)
