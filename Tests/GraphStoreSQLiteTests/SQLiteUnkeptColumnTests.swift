@@ -1,6 +1,7 @@
 import Foundation
 import GraphStore
-import GraphStoreSQLite
+@testable import GraphStoreSQLite
+import GRDB
 import GraphStoreTestSupport
 import Testing
 
@@ -49,5 +50,26 @@ import Testing
         let bodies = try container.mainContext.fetch(FetchDescriptor<FallbackNote>(sortBy: [SortDescriptor(\.id)])).map(\.body)
         #expect(bodies == (1...20).map { $0 >= 15 ? "note \($0)" : nil })
         try await container.close()
+    }
+}
+
+/// The unkept-column check compares a row's two encodings (with the column's value and
+/// without it). A dictionary is written in its iteration order, which two dictionaries of the
+/// same entries need not share, so the comparison reads JSON columns as values.
+@Suite struct SQLiteUnkeptColumnComparisonTests {
+    @Test func aJSONColumnComparesAsAValue() throws {
+        let keys = (0..<40).map { "k\($0)" }
+        let one = Dictionary(uniqueKeysWithValues: keys.map { ($0, $0.count) })
+        var other = [String: Int](minimumCapacity: 4_096)
+        for key in keys.reversed() { other[key] = key.count }
+        let first = String(decoding: try JSONEncoder().encode(one), as: UTF8.self)
+        let second = String(decoding: try JSONEncoder().encode(other), as: UTF8.self)
+        // The test means something only if the two texts differ.
+        try #require(first != second)
+        let a = SQLiteUnkeptColumnCheck.comparable(ColumnValue(value: first.databaseValue, kind: .json))
+        let b = SQLiteUnkeptColumnCheck.comparable(ColumnValue(value: second.databaseValue, kind: .json))
+        #expect(a == b)
+        let changed = SQLiteUnkeptColumnCheck.comparable(ColumnValue(value: first.replacingOccurrences(of: "\"k1\":2", with: "\"k1\":3").databaseValue, kind: .json))
+        #expect(changed != a)
     }
 }

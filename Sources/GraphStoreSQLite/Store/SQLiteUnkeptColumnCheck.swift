@@ -51,6 +51,19 @@ enum SQLiteUnkeptColumnCheck {
     ) throws -> (names: Set<String>, description: String) {
         let object = try RowDecoder.decode(entity.type, table: table, values: values, json: decoder)
         let fields = try RowEncoder.encode(object, existingKinds: table.kindByName, json: encoder)
-        return (Set(fields.map(\.name)), fields.map { "\($0.name)=\($0.value.value)" }.joined(separator: "\n"))
+        return (Set(fields.map(\.name)), fields.map { "\($0.name)=\(comparable($0.value))" }.joined(separator: "\n"))
+    }
+
+    /// A column value in a form that is the same for the same value: a JSON column's text with
+    /// the members of its objects in sorted order. A dictionary is written in its iteration
+    /// order, which differs between two dictionaries of the same entries (each has its own
+    /// hash seed), so the two encodings of one row compared as written could differ while the
+    /// type reads the column as nothing, and the check let the store open.
+    static func comparable(_ value: ColumnValue) -> String {
+        guard value.kind == .json, case .string(let text) = value.value.storage,
+              let parsed = try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed]),
+              let sorted = try? JSONSerialization.data(withJSONObject: parsed, options: [.sortedKeys, .fragmentsAllowed])
+        else { return "\(value.value)" }
+        return String(decoding: sorted, as: UTF8.self)
     }
 }
