@@ -266,8 +266,9 @@ struct SQLiteWritePlan {
             }
             for field in fields {
                 guard let kind = field.value.kind else { continue }
-                if existing.kindByName[field.name] == nil, written[field.name] == nil, !order.contains(field.name) { order.append(field.name) }
-                if let seen = written[field.name], seen != kind { written[field.name] = .json } else if written[field.name] == nil { written[field.name] = kind }
+                // A new column goes after the existing ones, in the order first written.
+                if existing.kindByName[field.name] == nil, written[field.name] == nil { order.append(field.name) }
+                written[field.name] = written[field.name].map { $0 == kind ? kind : .json } ?? kind
             }
         }
         var table = TableLayout(name: existing.name)
