@@ -16,18 +16,7 @@ import Testing
         defer { directory.remove() }
         let url = try SQLiteMigrationTestKit.copyFixture(to: directory)
         let before = SQLiteMigrationTestKit.files(in: directory.url)
-        do {
-            let container = try GraphContainer(for: ModelV1.types, store: .sqlite(url, options: SQLiteStoreOptions(modelVersion: "2")))
-            try await container.close()
-            Issue.record("the store opened")
-        } catch let error as GraphStoreError {
-            guard case .migrationFailed(let path, 1, 2, nil, nil, nil, let reason) = error else {
-                Issue.record("\(error)")
-                return
-            }
-            #expect(path == url.path)
-            #expect(reason.contains("declares no migrations"))
-        }
+        try await expectUndeclaredNewerOptionRefused(.sqlite(url, options: SQLiteStoreOptions(modelVersion: "2")), path: url.path)
         #expect(SQLiteMigrationTestKit.files(in: directory.url) == before)
     }
 }

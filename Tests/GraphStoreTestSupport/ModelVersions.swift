@@ -1,5 +1,6 @@
 import Foundation
 import GraphStore
+import Testing
 
 /// A small model in three versions. Version 1 wrote the committed fixtures under
 /// `Tests/GraphStoreTests/Fixtures/ModelVersions` (snapshots) and
@@ -130,3 +131,25 @@ public enum ModelV3 {
     }
 }
 
+
+/// Opens `store` with the version-1 types, from a container that declares no model version
+/// but whose store's model-version option names 2, and expects the refusal of a missing link:
+/// `migrationFailed` from 1 to 2 naming `path`, saying the container declares no migrations
+/// (and, with `saysUntouched`, that the file was left untouched).
+public func expectUndeclaredNewerOptionRefused(
+    _ store: StoreConfiguration, path: String, saysUntouched: Bool = false, sourceLocation: SourceLocation = #_sourceLocation
+) async throws {
+    do {
+        let container = try GraphContainer(for: ModelV1.types, store: store)
+        try await container.close()
+        Issue.record("the store opened", sourceLocation: sourceLocation)
+    } catch let error as GraphStoreError {
+        guard case .migrationFailed(let failedPath, 1, 2, nil, nil, nil, let reason) = error else {
+            Issue.record("\(error)", sourceLocation: sourceLocation)
+            return
+        }
+        #expect(failedPath == path, sourceLocation: sourceLocation)
+        #expect(reason.contains("declares no migrations"), sourceLocation: sourceLocation)
+        if saysUntouched { #expect(error.description.contains("left untouched"), sourceLocation: sourceLocation) }
+    }
+}

@@ -14,19 +14,7 @@ import Testing
         let (url, before) = try ModelVersionRefusalTests.store(names, in: directory)
         var options = SnapshotOptions()
         options.modelVersion = "2"
-        do {
-            let container = try GraphContainer(for: ModelV1.types, store: .file(url, options: options))
-            try await container.close()
-            Issue.record("the store opened")
-        } catch let error as GraphStoreError {
-            guard case .migrationFailed(let path, 1, 2, nil, nil, nil, let reason) = error else {
-                Issue.record("\(error)")
-                return
-            }
-            #expect(path == url.path)
-            #expect(reason.contains("declares no migrations"))
-            #expect(error.description.contains("left untouched"))
-        }
+        try await expectUndeclaredNewerOptionRefused(.file(url, options: options), path: url.path, saysUntouched: true)
         #expect(try ModelVersionRefusalTests.contents(of: directory.url) == before)
     }
 
