@@ -25,7 +25,8 @@ enum PropertyMerger {
         do {
             let baseForm = try KeyedCodableForm(base), mineForm = try KeyedCodableForm(mine)
             var merged = try KeyedCodableForm(stored)
-            for key in baseForm.keys + mineForm.keys where !KeyedCodableForm.isSame(baseForm, mineForm, key) {
+            var seen = Set<[UInt8]>()
+            for key in baseForm.keys + mineForm.keys where seen.insert(key).inserted && !KeyedCodableForm.isSame(baseForm, mineForm, key) {
                 merged.set(key, from: mineForm)
             }
             return try merged.decode(E.self)
