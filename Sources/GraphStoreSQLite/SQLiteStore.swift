@@ -123,6 +123,8 @@ public struct SQLiteStoreOptions: Sendable {
     package var journalSyncInterval: Duration
     /// The clock the writer schedules retries by; tests inject a manual one.
     package var clock: any WriterClock
+    /// The seam of the journal's fsyncs; tests inject failures here.
+    package var journalFileSystem: any FileSystem
     /// Runs inside every write transaction, before the rows are written; a test hook (it may
     /// throw to fail the write, or set `PRAGMA max_page_count` to make SQLite run out of room).
     package var beforeTransaction: (@Sendable (Database) throws -> Void)?
@@ -141,6 +143,7 @@ public struct SQLiteStoreOptions: Sendable {
         self.durability = durability
         journalSyncInterval = .seconds(1)
         clock = SystemWriterClock()
+        journalFileSystem = PosixFileSystem()
         beforeTransaction = nil
         beforeMigrationCommit = nil
         didOpen = nil

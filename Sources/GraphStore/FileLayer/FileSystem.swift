@@ -66,6 +66,13 @@ package protocol FileSystem: Sendable {
     /// - Complexity: One system call; waits for the device.
     func fsync(_ descriptor: Int32) throws(SystemCallError)
 
+    /// `fdatasync(2)` where there is one (`fsync(2)` elsewhere): the file's bytes and size reach
+    /// the device, without metadata such as its modification time. The default is ``fsync(_:)``.
+    ///
+    /// - Throws: ``SystemCallError`` (including `EINTR`).
+    /// - Complexity: One system call; waits for the device.
+    func dataSync(_ descriptor: Int32) throws(SystemCallError)
+
     /// `close(2)`. The descriptor is released even when this throws.
     ///
     /// - Throws: ``SystemCallError``.
@@ -90,6 +97,12 @@ package protocol FileSystem: Sendable {
     /// - Throws: ``SystemCallError`` from the first step that failed.
     /// - Complexity: Three system calls; waits for the device.
     func syncDirectory(_ path: String) throws(SystemCallError)
+}
+
+extension FileSystem {
+    package func dataSync(_ descriptor: Int32) throws(SystemCallError) {
+        try fsync(descriptor)
+    }
 }
 
 // MARK: - Retrying interrupted calls
@@ -141,6 +154,14 @@ package struct PosixFileSystem: FileSystem {
 
     package func fsync(_ descriptor: Int32) throws(SystemCallError) {
         guard systemFsync(descriptor) == 0 else { throw SystemCallError(errno) }
+    }
+
+    package func dataSync(_ descriptor: Int32) throws(SystemCallError) {
+        #if os(Linux)
+        guard fdatasync(descriptor) == 0 else { throw SystemCallError(errno) }
+        #else
+        guard systemFsync(descriptor) == 0 else { throw SystemCallError(errno) }
+        #endif
     }
 
     package func close(_ descriptor: Int32) throws(SystemCallError) {

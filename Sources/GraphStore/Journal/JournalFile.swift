@@ -55,17 +55,11 @@ final class JournalFile: Sendable {
 
     /// `fdatasync(2)`: the file's bytes (and its size) reach the device.
     ///
+    /// - Parameter fileSystem: The system-call seam; tests inject failing fsyncs here.
     /// - Throws: ``SystemCallError``.
     /// - Complexity: waits for the device.
-    func sync() throws(SystemCallError) {
-        #if os(Linux)
-        let synced = { fdatasync(self.descriptor) }
-        #else
-        let synced = { fsync(self.descriptor) }
-        #endif
-        while synced() != 0 {
-            guard errno == EINTR else { throw SystemCallError(errno) }
-        }
+    func sync(using fileSystem: any FileSystem = PosixFileSystem()) throws(SystemCallError) {
+        try retryingInterrupts { () throws(SystemCallError) in try fileSystem.dataSync(descriptor) }
     }
 
     /// Creates `path` holding `header` followed by `body`, durably: written under a temporary

@@ -26,6 +26,8 @@ package final class StoreJournal: Sendable {
     package let isReadOnly: Bool
     private let interval: Duration
     private let clock: any WriterClock
+    /// The seam of the fsync that makes records durable; tests inject failures here.
+    private let fileSystem: any FileSystem
     /// Runs once before this run's first record (see ``start(path:durability:interval:clock:lineage:openedAt:existing:refusal:beforeFirstRecord:)``).
     private let beforeFirstRecord: (@Sendable () throws(GraphStoreError) -> Void)?
     private let state: Guarded<State>
@@ -65,7 +67,7 @@ package final class StoreJournal: Sendable {
     }
 
     private init(
-        path: String, durability: Durability, interval: Duration, clock: any WriterClock,
+        path: String, durability: Durability, interval: Duration, clock: any WriterClock, fileSystem: any FileSystem,
         beforeFirstRecord: (@Sendable () throws(GraphStoreError) -> Void)?, file: JournalFile?,
         header: JournalFormatV1.Header, end: Int, records: [RecordMark], createsOnFirstAppend: Bool = false,
         synced: Bool = true, refusal: GraphStoreError? = nil
@@ -75,6 +77,7 @@ package final class StoreJournal: Sendable {
         isReadOnly = refusal != nil
         self.interval = interval
         self.clock = clock
+        self.fileSystem = fileSystem
         self.beforeFirstRecord = beforeFirstRecord
         state = Guarded(State(
             file: file, header: header, end: end, records: records, lastVersion: records.last?.version ?? header.baseVersion,
@@ -116,6 +119,7 @@ package final class StoreJournal: Sendable {
     package static func start(
         path: String, durability: Durability, interval: Duration, clock: any WriterClock,
         lineage: UUID, openedAt version: UInt64, existing: JournalContents?, refusal: GraphStoreError? = nil,
+        fileSystem: any FileSystem = PosixFileSystem(),
         beforeFirstRecord: (@Sendable () throws(GraphStoreError) -> Void)? = nil
     ) throws(GraphStoreError) -> StoreJournal {
         do {
@@ -144,7 +148,7 @@ package final class StoreJournal: Sendable {
                 // in a flush), not merely because they were read back.
                 let synced = records.isEmpty || existing.scan.hasTornTail
                 let journal = StoreJournal(
-                    path: path, durability: durability, interval: interval, clock: clock, beforeFirstRecord: beforeFirstRecord,
+                    path: path, durability: durability, interval: interval, clock: clock, fileSystem: fileSystem, beforeFirstRecord: beforeFirstRecord,
                     file: file, header: header, end: existing.scan.validEnd, records: records, synced: synced)
                 if !synced { journal.armBackgroundSync() }
                 return journal
@@ -162,7 +166,7 @@ package final class StoreJournal: Sendable {
                 // (read-only media, no space) opens and reads; every save throws the reason
                 // the journal cannot be created until it can.
                 return StoreJournal(
-                    path: path, durability: durability, interval: interval, clock: clock, beforeFirstRecord: beforeFirstRecord,
+                    path: path, durability: durability, interval: interval, clock: clock, fileSystem: fileSystem, beforeFirstRecord: beforeFirstRecord,
                     file: nil, header: header, end: 0, records: [], createsOnFirstAppend: true)
             }
             let bytes = JournalFormatV1.encodeHeader(header)
@@ -175,7 +179,7 @@ package final class StoreJournal: Sendable {
                     records: [], refusal: created.refusal(path))
             }
             return StoreJournal(
-                path: path, durability: durability, interval: interval, clock: clock, beforeFirstRecord: beforeFirstRecord,
+                path: path, durability: durability, interval: interval, clock: clock, fileSystem: fileSystem, beforeFirstRecord: beforeFirstRecord,
                 file: file, header: header, end: bytes.count, records: [])
         } catch let error as SystemCallError {
             throw failure(path, "open the journal", error)
@@ -192,7 +196,7 @@ package final class StoreJournal: Sendable {
         header: JournalFormatV1.Header, end: Int, records: [RecordMark], refusal: GraphStoreError
     ) -> StoreJournal {
         StoreJournal(
-            path: path, durability: durability, interval: interval, clock: clock, beforeFirstRecord: nil,
+            path: path, durability: durability, interval: interval, clock: clock, fileSystem: PosixFileSystem(), beforeFirstRecord: nil,
             file: nil, header: header, end: end, records: records, refusal: refusal)
     }
 
@@ -381,11 +385,41 @@ package final class StoreJournal: Sendable {
         guard let file else { return nil }
         do throws(SystemCallError) {
             if needsDirectory { try syncDirectory(generation: mark.generation) }
-            try file.sync()
         } catch {
             throw Self.failure(path, "fsync the journal", error)
         }
+        do throws(SystemCallError) {
+            try file.sync(using: fileSystem)
+        } catch {
+            // The kernel reports a failed write-back once: the next fsync may succeed although
+            // the pages it failed to write are lost. So no later fsync of this file counts for
+            // the records appended so far; only a store file (or database transaction) that
+            // holds them does.
+            let reason = String(cString: strerror(error.code))
+            gate.recordFailure(
+                .fileOperationFailed(
+                    path: path, operation: "fsync the journal",
+                    reason: "an earlier fsync of the journal failed (\(reason)), so the saves since the last durable one are not known to be on the device; they are once a snapshot holds them (flush() writes one)"),
+                through: state.withLock { $0.lastVersion })
+            throw Self.failure(path, "fsync the journal", error)
+        }
         return mark
+    }
+
+    /// Tells the journal that the store's own file (or database) durably holds every version up
+    /// to `version`: flushes and synchronous saves up to it return, and a failed fsync of the
+    /// journal stops counting once the store holds every record appended before it.
+    ///
+    /// - Complexity: O(1).
+    package func storeIsDurable(through version: UInt64) {
+        gate.storeIsDurable(through: version)
+    }
+
+    /// Whether a failed fsync keeps records of this journal from counting as durable until the
+    /// store's own file holds them (see ``storeIsDurable(through:)``): a flush must then write
+    /// the store instead.
+    package var hasFailedSync: Bool {
+        gate.hasFailure
     }
 
     /// Schedules a background fsync within the interval, unless one is armed already.
@@ -429,6 +463,7 @@ package final class StoreJournal: Sendable {
     ///   then left as it was (still correct: replay skips covered records).
     /// - Complexity: O(bytes of the records kept), plus two or three fsyncs.
     package func dropRecords(through version: UInt64) throws(GraphStoreError) {
+        gate.storeIsDurable(through: version)
         let plan = state.withLock { state -> (source: String, keep: Range<Int>, header: JournalFormatV1.Header, drop: Int)? in
             guard state.file != nil, state.broken == nil, version > state.header.baseVersion else { return nil }
             let drop = state.records.prefix { $0.version <= version }.count
@@ -561,11 +596,46 @@ private final class SyncGate: @unchecked Sendable {
     private var syncedEnd = 0
     private var synced: UInt64 = 0
     private var isSyncing = false
+    /// The newest version the store's own file (or database) holds durably.
+    private var storeDurable: UInt64 = 0
+    /// A failed fsync, unless the store has since held every record appended before it: what
+    /// later waits throw, the last version appended when it failed, and the last version an
+    /// earlier fsync had made durable (`synced` then).
+    private var failure: (error: GraphStoreError, through: UInt64, trusted: UInt64)?
 
     var syncedVersion: UInt64 {
         condition.lock()
         defer { condition.unlock() }
-        return synced
+        return max(failure?.trusted ?? synced, storeDurable)
+    }
+
+    var hasFailure: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return failure != nil
+    }
+
+    /// Records that an fsync failed while versions up to `version` were appended: until the
+    /// store holds them, no later fsync counts for any record after the last durable one, and
+    /// a wait for one throws `error`.
+    func recordFailure(_ error: GraphStoreError, through version: UInt64) {
+        condition.lock()
+        if let current = failure {
+            failure = (current.error, max(current.through, version), current.trusted)
+        } else if version > storeDurable {
+            failure = (error, version, synced)
+        }
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// The store's own file (or database) durably holds every version up to `version`.
+    func storeIsDurable(through version: UInt64) {
+        condition.lock()
+        storeDurable = max(storeDurable, version)
+        if let failure, storeDurable >= failure.through { self.failure = nil }
+        condition.broadcast()
+        condition.unlock()
     }
 
     /// Runs `body` while no fsync runs: it waits for one in flight, and holds off the next.
@@ -597,6 +667,10 @@ private final class SyncGate: @unchecked Sendable {
     }
 
     private func covers(_ mark: StoreJournal.Mark) -> Bool {
+        if mark.version <= storeDurable { return true }
+        // After a failed fsync, only the store can make the records after the last durable
+        // one durable: replay needs every record before them too.
+        if let failure, mark.version > failure.trusted { return false }
         if mark.generation == syncedGeneration { return mark.end <= syncedEnd }
         // A rotation moves an older file's records into the new one, but fsyncs those appended
         // while it copied only when a save already waits for them: a mark of an older file is
@@ -619,6 +693,10 @@ private final class SyncGate: @unchecked Sendable {
     func waitUntilSynced(_ mark: StoreJournal.Mark, sync: () throws(GraphStoreError) -> StoreJournal.Mark?) throws(GraphStoreError) {
         condition.lock()
         while !covers(mark) {
+            if let failure {
+                condition.unlock()
+                throw failure.error
+            }
             if isSyncing {
                 condition.wait()
                 continue

@@ -95,7 +95,7 @@ final class SnapshotFileBackend: StoreBackend {
                 journal = try StoreJournal.start(
                     path: journalPath, durability: durability, interval: interval, clock: options.clock,
                     lineage: replayed.lineage, openedAt: replayed.version?.number ?? 0, existing: replayed.journal,
-                    refusal: unlockedRefusal, beforeFirstRecord: writeFirstSnapshot)
+                    refusal: unlockedRefusal, fileSystem: options.fileSystem, beforeFirstRecord: writeFirstSnapshot)
             }
             opened.withLock { $0.journal = journal }
             // A journal opened read-only keeps the records it replayed, on disk as they were: no
@@ -125,12 +125,20 @@ final class SnapshotFileBackend: StoreBackend {
     }
 
     /// With a journal: returns once the journal is fsynced (the snapshot follows within the
-    /// coalescing interval). Without: once a snapshot holds every earlier commit.
+    /// coalescing interval), or, after an fsync of the journal failed, once a snapshot holds
+    /// every earlier commit. Without: once a snapshot holds every earlier commit.
     func flush() async throws {
         if let journal {
             // After close the journal is gone or detached, and the lock released.
             guard !opened.withLock({ $0.isClosed }) else { throw GraphStoreError.containerClosed }
-            try await journal.flush()
+            do {
+                try await journal.flush()
+            } catch where journal.hasFailedSync {
+                // An fsync of the journal failed: no later one proves its records are on the
+                // device (the kernel may have dropped the pages it could not write), so a
+                // snapshot of the graph in memory must hold them instead.
+                try await writer.flush()
+            }
         } else {
             try await writer.flush()
         }

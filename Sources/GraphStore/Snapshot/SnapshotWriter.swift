@@ -165,7 +165,7 @@ final class SnapshotWriter: Sendable {
         let duration = ContinuousClock.now - started
         let (event, finished, failedError, journalCut) = state.withLock { state in
             var event: StoreEvent
-            var journalCut: (StoreJournal, UInt64)?
+            var journalCut: (journal: StoreJournal, previous: UInt64)?
             var finished: [CheckedContinuation<Void, any Error>]
             var failedError: GraphStoreError?
             switch result {
@@ -192,6 +192,8 @@ final class SnapshotWriter: Sendable {
             return (event, finished, failedError, journalCut)
         }
         if let (journal, previous) = journalCut {
+            // Before the flushes resume: a journal whose fsync failed counts on this snapshot.
+            journal.storeIsDurable(through: version.number)
             do {
                 try journal.dropRecords(through: previous)
             } catch {

@@ -109,7 +109,8 @@ final class SQLiteBackend: StoreBackend {
             if options.durability != .coalesced {
                 let started = try StoreJournal.start(
                     path: journalPath, durability: options.durability, interval: options.journalSyncInterval, clock: options.clock,
-                    lineage: loaded.lineage, openedAt: loaded.version.number, existing: loaded.journal)
+                    lineage: loaded.lineage, openedAt: loaded.version.number, existing: loaded.journal,
+                    fileSystem: options.journalFileSystem)
                 journal = started
                 try started.dropRecords(through: loaded.version.number)
             } else if loaded.journal != nil || loaded.replacesJournal {
@@ -150,7 +151,8 @@ final class SQLiteBackend: StoreBackend {
         writer.didCommit(version, change: change)
     }
 
-    /// With a journal: returns once the journal is fsynced (the rows follow in the background).
+    /// With a journal: returns once the journal is fsynced (the rows follow in the background),
+    /// or, after an fsync of the journal failed, once a transaction holds every earlier commit.
     /// Without: once a transaction holds every earlier commit.
     func flush() async throws {
         guard let runJournal else {
@@ -158,7 +160,13 @@ final class SQLiteBackend: StoreBackend {
             return
         }
         guard !isClosed.withLock({ $0 }) else { throw GraphStoreError.containerClosed }
-        try await runJournal.flush()
+        do {
+            try await runJournal.flush()
+        } catch where runJournal.hasFailedSync {
+            // An fsync of the journal failed: no later one proves its records are on the
+            // device, so a transaction must hold them instead.
+            try await writer.flush()
+        }
         // A write that cannot succeed (a value that no longer fits its column) is an error of
         // the store even though the journal keeps the commits.
         if let error = writer.permanentError { throw error }

@@ -190,6 +190,8 @@ final class SQLiteWriter: Sendable {
                 return (.writeFailed(error, retryIn: delay), finished, error)
             }
         }
+        // Before the flushes resume: a journal whose fsync failed counts on this transaction.
+        if let dropThrough { journal?.storeIsDurable(through: dropThrough) }
         // Announce before resuming the flushes this write covers: once `flush()` returns, the
         // event is in every stream.
         broadcaster.broadcast(event)
