@@ -55,9 +55,14 @@ let package = Package(
         .target(
             name: "ExampleModel",
             dependencies: ["GraphStore"]),
+        // The two process calls the tests' `ChildProcess` needs that Swift's C library import
+        // leaves out (`pipe2`, the spawn action closing every other descriptor).
+        .target(
+            name: "CGraphStoreTestSupport",
+            path: "Tests/CGraphStoreTestSupport"),
         .target(
             name: "GraphStoreTestSupport",
-            dependencies: ["GraphStore", "GraphStoreSQLite", "ExampleModel", "CZlib", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["GraphStore", "GraphStoreSQLite", "ExampleModel", "CZlib", "CGraphStoreTestSupport", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Tests/GraphStoreTestSupport"),
         .target(
             name: "DashboardCore",

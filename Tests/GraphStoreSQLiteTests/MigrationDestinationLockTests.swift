@@ -134,9 +134,7 @@ import Testing
         defer { directory.remove() }
         let (url, snapshot) = try await storeAndReplacement(in: directory)
 
-        let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        holder.arguments = ["python3", "-c", """
+        let script = """
             import sqlite3, sys
             db = sqlite3.connect(sys.argv[1], isolation_level=None)
             db.execute("PRAGMA locking_mode = EXCLUSIVE")
@@ -144,24 +142,21 @@ import Testing
             print("holding", flush=True)
             sys.stdin.read()
             db.close()
-            """, url.path]
-        let input = Pipe(), output = Pipe()
-        holder.standardInput = input
-        holder.standardOutput = output
-        try holder.run()
-        var said = Data()
-        while !String(decoding: said, as: UTF8.self).contains("holding") {
-            let chunk = output.fileHandleForReading.availableData
-            guard !chunk.isEmpty else { break }
-            said += chunk
+            """
+        // Starting it, reading from it and waiting for it happen off the cooperative pool.
+        let (holder, holding) = try await offCooperativePool {
+            let holder = try ChildProcess(
+                URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", script, url.path],
+                standardInput: .pipe, standardError: .inherit)
+            return (holder, holder.waitForLine("holding"))
         }
-        #expect(String(decoding: said, as: UTF8.self).contains("holding"))
+        #expect(holding)
 
         let error = SQLiteTestKit.storeError { try Migration.writeSQLite(snapshot, to: url, options: MigrationOptions(overwrite: true)) }
         #expect(error == .storeLocked(path: url.path))
-        try input.fileHandleForWriting.close()
-        holder.waitUntilExit()
-        #expect(holder.terminationStatus == 0)
+        holder.closeStandardInput()
+        let termination = try await offCooperativePool { try holder.waitUntilExit() }
+        #expect(termination == .exited(0))
         try await expectKeptThenReplaced(url, kept: ["before"], by: snapshot)
     }
 

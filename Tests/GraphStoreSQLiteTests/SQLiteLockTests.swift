@@ -65,32 +65,28 @@ import Testing
         try await container.close()
 
         // A process that takes an exclusive lock and keeps it until its input closes.
-        let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        holder.arguments = ["python3", "-c", """
+        let script = """
             import sqlite3, sys
             db = sqlite3.connect(sys.argv[1], isolation_level=None)
             db.execute("BEGIN EXCLUSIVE")
             print("locked", flush=True)
             sys.stdin.read()
             db.execute("ROLLBACK")
-            """, url.path]
-        let input = Pipe()
-        let output = Pipe()
-        holder.standardInput = input
-        holder.standardOutput = output
+            """
         // Starting it, reading from it and waiting for it happen off the cooperative pool.
-        let line = try await offCooperativePool {
-            try holder.run()
-            return output.fileHandleForReading.availableData
+        let (holder, locked) = try await offCooperativePool {
+            let holder = try ChildProcess(
+                URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", script, url.path],
+                standardInput: .pipe, standardError: .inherit)
+            return (holder, holder.waitForLine("locked"))
         }
-        #expect(String(decoding: line, as: UTF8.self).hasPrefix("locked"))
+        #expect(locked)
 
         let error = SQLiteTestKit.storeError { _ = try SQLiteTestKit.open(url) }
         #expect(error == .storeLocked(path: url.path))
 
-        try input.fileHandleForWriting.close()
-        try await offCooperativePool { holder.waitUntilExit() }
+        holder.closeStandardInput()
+        _ = try await offCooperativePool { try holder.waitUntilExit() }
         let reopened = try SQLiteTestKit.open(url)
         #expect(reopened.count(of: ExampleModel.Tag.self) == 1)
         try await reopened.close()

@@ -3,6 +3,7 @@ import GraphStore
 
 /// The output of a finished process.
 public struct ProcessResult: Sendable {
+    /// The exit status, or the number of the signal that ended the process.
     public let status: Int32
     /// Everything the process wrote to standard output.
     public let output: Data
@@ -48,30 +49,11 @@ public func runProcess(_ executable: URL, _ arguments: [String], environment: [S
 /// The body of ``runProcess(_:_:environment:)``: blocks the calling thread until the process
 /// exits.
 private func runProcessBlocking(_ executable: URL, _ arguments: [String], environment: [String: String]?) throws -> ProcessResult {
-    let process = Process()
-    process.executableURL = executable
-    process.arguments = arguments
-    if let environment { process.environment = environment }
-    let output = Pipe(), error = Pipe()
-    process.standardOutput = output
-    process.standardError = error
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    // Read both pipes concurrently so a chatty process cannot fill one and block; standard
-    // error on a thread of its own, which no busy queue can keep waiting.
-    let errorData = Guarded(Data())
-    let errorRead = DispatchSemaphore(value: 0)
-    let errorHandle = error.fileHandleForReading
-    let errorReader = Thread {
-        let data = errorHandle.readDataToEndOfFile()
-        errorData.withLock { $0 = data }
-        errorRead.signal()
-    }
-    errorReader.start()
-    let outputData = output.fileHandleForReading.readDataToEndOfFile()
-    errorRead.wait()
-    process.waitUntilExit()
-    return ProcessResult(status: process.terminationStatus, output: outputData, errorOutput: errorData.value)
+    let child = try ChildProcess(executable, arguments, environment: environment)
+    // Both pipes at once, so that a chatty process cannot fill one and block.
+    let (output, errorOutput) = child.readAllOutput()
+    let termination = try child.waitUntilExit()
+    return ProcessResult(status: termination.status, output: output, errorOutput: errorOutput)
 }
 
 /// Runs the command `arguments[0]`, found on the `PATH`, with the rest of `arguments`.

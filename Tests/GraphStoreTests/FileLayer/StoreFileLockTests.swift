@@ -22,7 +22,7 @@ struct StoreFileLockTests {
     }
 
     @Test("A second lock in the same process is refused until the first is released")
-    func secondLockInProcess() throws {
+    func secondLockInProcessIsRefused() throws {
         let scratch = try TemporaryDirectory()
         defer { scratch.remove() }
         let store = scratch.file("graph.store")
@@ -61,7 +61,7 @@ struct StoreFileLockTests {
     }
 
     @Test("A lock held by another process makes ours throw until that process exits")
-    func lockHeldByChildProcess() async throws {
+    func lockHeldByChildProcessKeepsUsOut() async throws {
         let scratch = try TemporaryDirectory()
         defer { scratch.remove() }
         let store = scratch.file("graph.store")
@@ -71,32 +71,21 @@ struct StoreFileLockTests {
             f=open(sys.argv[1],'w'); fcntl.flock(f, fcntl.LOCK_EX)
             print('locked', flush=True); sys.stdin.read()
             """
-        let child = Process()
-        child.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        child.arguments = ["python3", "-c", script, lockPath]
-        let input = Pipe()
-        let output = Pipe()
-        child.standardInput = input
-        child.standardOutput = output
         // Starting it, reading from it and waiting for it happen off the cooperative pool.
-        let seen = try await offCooperativePool {
-            try child.run()
-            var seen = Data()
-            while !String(decoding: seen, as: UTF8.self).contains("locked\n") {
-                let chunk = output.fileHandleForReading.availableData
-                if chunk.isEmpty { break }  // The child exited early.
-                seen.append(chunk)
-            }
-            return seen
+        let (child, locked) = try await offCooperativePool {
+            let child = try ChildProcess(
+                URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", script, lockPath],
+                standardInput: .pipe, standardError: .inherit)
+            return (child, child.waitForLine("locked"))
         }
-        try #require(String(decoding: seen, as: UTF8.self).contains("locked\n"), "child never took the lock")
+        try #require(locked, "child never took the lock")
 
         #expect(throws: FileLayerError.locked(path: lockPath)) {
             try StoreFileLock(forStoreAt: store)
         }
-        try input.fileHandleForWriting.close()
-        try await offCooperativePool { child.waitUntilExit() }
-        #expect(child.terminationStatus == 0)
+        child.closeStandardInput()
+        let termination = try await offCooperativePool { try child.waitUntilExit() }
+        #expect(termination == .exited(0))
 
         let lock = try StoreFileLock(forStoreAt: store)
         #expect(lock.isHeld)

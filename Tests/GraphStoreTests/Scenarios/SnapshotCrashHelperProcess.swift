@@ -15,11 +15,11 @@ import Darwin
 /// "acked N" after each flush that made saves 1...N durable, or (`reportsEverySave`) "saved N"
 /// after each save that returned.
 final class CrashHelperProcess: @unchecked Sendable {
-    private let process = Process()
-    private let output: FileHandle
+    // @unchecked Sendable: `killed`, `isReady` and `lastSeen` are read and written only with
+    // `lock` held; `child` and `errorURL` never change.
+    private let child: ChildProcess
     private let errorURL: URL
     private let lock = NSLock()
-    private var pending = Data()
     private var killed = false
     private var isReady = false
     /// The last "saved N" seen so far.
@@ -28,18 +28,11 @@ final class CrashHelperProcess: @unchecked Sendable {
     /// Starts the helper on `store` (`format` json|plist|sqlite, `compression` gzip|none),
     /// numbering its saves from `start + 1` (`nil`: after the notes the store holds).
     init(store: URL, format: String, compression: String, start: Int?, reportsEverySave: Bool = false) throws {
-        process.executableURL = try productsDirectory(containing: "graphstore-crash-helper").appendingPathComponent("graphstore-crash-helper")
-        process.arguments = [store.path, format, compression, start.map(String.init) ?? "auto", reportsEverySave ? "saves" : "acks"]
-        let pipe = Pipe()
         errorURL = store.deletingLastPathComponent().appendingPathComponent("helper-\(UUID().uuidString).stderr")
-        _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
-        let errorHandle = try FileHandle(forWritingTo: errorURL)
-        defer { try? errorHandle.close() }
-        process.standardOutput = pipe
-        process.standardError = errorHandle
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        output = pipe.fileHandleForReading
+        child = try ChildProcess(
+            productsDirectory(containing: "graphstore-crash-helper").appendingPathComponent("graphstore-crash-helper"),
+            [store.path, format, compression, start.map(String.init) ?? "auto", reportsEverySave ? "saves" : "acks"],
+            standardInput: .nullDevice, standardOutput: .pipe, standardError: .file(errorURL))
     }
 
     /// Reads until `count` more acknowledgements arrived and returns the last acknowledged
@@ -54,26 +47,12 @@ final class CrashHelperProcess: @unchecked Sendable {
         defer { lock.unlock() }
         var seen = 0
         var last: Int?
-        var buffer = [UInt8](repeating: 0, count: 4096)
         while seen < count {
-            // Whole lines first.
-            while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
-                pending.removeSubrange(pending.startIndex...newline)
-                if line.hasPrefix("acked "), let number = Int(line.dropFirst(6)) {
-                    last = number
-                    seen += 1
-                    if seen == count { return last }
-                }
+            guard let line = child.readLine(until: .now + .seconds(timeout)) else { return nil }
+            if line.hasPrefix("acked "), let number = Int(line.dropFirst(6)) {
+                last = number
+                seen += 1
             }
-            var poller = pollfd(fd: output.fileDescriptor, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, timeout * 1000)
-            if ready < 0 && errno == EINTR { continue }
-            guard ready > 0 else { return nil }
-            let read = buffer.withUnsafeMutableBytes { systemRead(output.fileDescriptor, $0.baseAddress, $0.count) }
-            if read < 0 && errno == EINTR { continue }
-            guard read > 0 else { return nil }
-            pending.append(contentsOf: buffer[0..<read])
         }
         return last
     }
@@ -112,36 +91,20 @@ final class CrashHelperProcess: @unchecked Sendable {
         }
     }
 
+    /// Reads "saved N" lines until `deadline` (`nil`: until the output ends, or nothing came
+    /// for 30 seconds) and returns the last N among them.
     private func readSaves(until deadline: ContinuousClock.Instant?) -> Int? {
         lock.lock()
         defer { lock.unlock() }
         var last: Int?
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
-                pending.removeSubrange(pending.startIndex...newline)
-                if line.hasPrefix("saved "), let number = Int(line.dropFirst(6)) {
-                    last = number
-                    lastSeen = number
-                }
-                if line == "ready" { isReady = true }
+        while let line = child.readLine(until: deadline ?? .now + .seconds(30)) {
+            if line.hasPrefix("saved "), let number = Int(line.dropFirst(6)) {
+                last = number
+                lastSeen = number
             }
-            var waitMilliseconds: Int32 = 30_000
-            if let deadline {
-                let left = deadline - ContinuousClock.now
-                guard left > .zero else { return last }
-                waitMilliseconds = Int32(max(1, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000))
-            }
-            var poller = pollfd(fd: output.fileDescriptor, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, waitMilliseconds)
-            if ready < 0 && errno == EINTR { continue }
-            guard ready > 0 else { return last }
-            let read = buffer.withUnsafeMutableBytes { systemRead(output.fileDescriptor, $0.baseAddress, $0.count) }
-            if read < 0 && errno == EINTR { continue }
-            guard read > 0 else { return last }
-            pending.append(contentsOf: buffer[0..<read])
+            if line == "ready" { isReady = true }
         }
+        return last
     }
 
     /// Kills the helper as soon as a temporary file of `store` appears (that is, in the middle
@@ -151,7 +114,7 @@ final class CrashHelperProcess: @unchecked Sendable {
             let clock = ContinuousClock()
             let end = clock.now + deadline
             let directory = store.deletingLastPathComponent().path
-            let prefix = AtomicFile.temporaryPrefix(for: store) + "\(self.process.processIdentifier)-"
+            let prefix = AtomicFile.temporaryPrefix(for: store) + "\(self.child.processIdentifier)-"
             while clock.now < end {
                 let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
                 if names.contains(where: { $0.hasPrefix(prefix) }) { return true }
@@ -177,14 +140,14 @@ final class CrashHelperProcess: @unchecked Sendable {
         defer { lock.unlock() }
         if !killed {
             killed = true
-            _ = systemKill(process.processIdentifier, SIGKILL)
+            child.terminate()
         }
-        process.waitUntilExit()
+        _ = try? child.waitUntilExit()
     }
 
     /// Whether the helper ended by `SIGKILL` (rather than exiting by itself).
     var diedOfSIGKILL: Bool {
-        process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL
+        child.termination == .signalled(SIGKILL)
     }
 
     /// What the helper wrote to standard error.
@@ -194,23 +157,6 @@ final class CrashHelperProcess: @unchecked Sendable {
 
     deinit {
         killAndWait()
-        try? output.close()
         try? FileManager.default.removeItem(at: errorURL)
     }
-}
-
-private func systemKill(_ pid: pid_t, _ signal: Int32) -> Int32 {
-    #if canImport(Glibc)
-    Glibc.kill(pid, signal)
-    #else
-    Darwin.kill(pid, signal)
-    #endif
-}
-
-private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
-    #if canImport(Glibc)
-    Glibc.read(descriptor, buffer, count)
-    #else
-    Darwin.read(descriptor, buffer, count)
-    #endif
 }
