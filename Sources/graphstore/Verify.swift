@@ -25,6 +25,9 @@ struct Verify: AsyncParsableCommand {
                 let total = info.entities.reduce(0) { $0 + $1.rows }
                 writeOut("\(file): OK (SQLite, \(info.entities.count) entities, \(total) objects, store version \(info.storeVersion))\n")
             case .read(let read, let kind):
+                // What an import left out or changed (references to rows that do not exist, NULLs
+                // given defaults): the migrated store opens, but without those values.
+                for line in read.coreDataReport?.warnings ?? [] { FileHandle.standardError.write(Data("graphstore: warning: \(line)\n".utf8)) }
                 let snapshot = read.snapshot
                 let total = snapshot.entities.reduce(0) { $0 + $1.objects.count }
                 let what = kind == .snapshot ? "" : "\(kind.displayName), "

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import GraphStore
 import GraphStoreSQLite
 import GraphStoreTestSupport
@@ -161,6 +162,33 @@ import Testing
 
         let container = try GraphContainer(for: NotesModel.entities, store: .file(snapshotURL, format: .json, compression: .gzip))
         try await Self.check(container)
+        try await container.close()
+    }
+
+    /// A join row and a to-one column naming rows the store does not have: the migrated
+    /// snapshot leaves both references out (the warnings name them) and still opens.
+    @Test func referencesToMissingRowsAreLeftOutSoTheSnapshotOpens() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let model = try CoreDataModelDescription.read(from: try CoreDataModelTestKit.writeModel(in: directory.url))
+        let store = try CoreDataModelTestKit.writeStore(in: directory.url)
+        let queue = try DatabaseQueue(path: store.path)
+        try await queue.write { db in
+            try db.execute(sql: "INSERT INTO Z_3TAGS VALUES (1, 99)")
+            try db.execute(sql: "UPDATE ZITEM SET ZFOLDER = 77 WHERE Z_PK = 4")
+        }
+        try queue.close()
+        let read = try Migration.readStore(from: store, model: model)
+        #expect(read.notes.contains { $0.hasPrefix("Note.tags: 1 reference(s) to objects that do not exist") && $0.contains("Z_PK 99 of ZTAG") }, "\(read.notes)")
+        #expect(read.notes.contains { $0.hasPrefix("Note.folder: 1 reference(s) to objects that do not exist") && $0.contains("Z_PK 77 of ZFOLDER") }, "\(read.notes)")
+        let snapshotURL = directory.file("notes.json.gz")
+        _ = try Migration.writeSnapshot(read.snapshot, to: snapshotURL, format: .json, compression: .gzip)
+
+        let container = try GraphContainer(for: NotesModel.entities, store: .file(snapshotURL, format: .json, compression: .gzip))
+        let context = container.mainContext
+        #expect(context.model(Note.self, id: 1)?.tags == [1, 2])
+        #expect(try #require(context.model(Note.self, id: 4)).folder == nil)
+        try container.checkInvariants()
         try await container.close()
     }
 }

@@ -154,6 +154,37 @@ import Testing
         }
     }
 
+    /// A join row or a to-one column naming a row that is not in the store (a store Core Data
+    /// left half-written, or one edited by hand) would give a snapshot the app refuses to open
+    /// ("its folder references Folder 77, which is not in the file"): such references are left
+    /// out and named in the warnings, with `Z_PK` ids as with ids of their own.
+    @Test func referencesToRowsThatDoNotExistAreLeftOutAndNamed() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("Notes.sqlite")
+        let n = Kit.EntityNumbers.standard
+        try Kit.makeCoreDataStore(at: url)
+        try Kit.execute("INSERT INTO \(n.joinTable) VALUES (1, 99)", on: url)
+        try Kit.execute("UPDATE ZITEM SET ZFOLDER = 77 WHERE Z_PK = 3", on: url)
+
+        for options in [CoreDataImportOptions(), CoreDataImportOptions(idColumns: ["Tag": "ZNAME", "Folder": "ZNAME"])] {
+            let byName = !options.idColumns.isEmpty
+            let (snapshot, report) = try Kit.expectUnchanged(url) { try CoreDataImporter.snapshot(from: url, options: options) }
+            let note1 = try Kit.object(snapshot, "Note", id: .integer(1))
+            #expect(note1["tags"] == .array(byName ? [.string("swift"), .string("linux")] : [.integer(1), .integer(2)]))
+            #expect(note1["folder"] == (byName ? .string("Inbox") : .integer(1)))
+            let note3 = try Kit.object(snapshot, "Note", id: .integer(3))
+            #expect(note3["folder"] == nil, "a reference to Folder 77 was kept: \(note3)")
+            #expect(note3["tags"] == .array(byName ? [.string("linux")] : [.integer(2)]))
+            #expect(report.warnings.contains {
+                $0.hasPrefix("Note.folder: 1 reference(s) to objects that do not exist were left out") && $0.contains("Z_PK 3") && $0.contains("Z_PK 77 of ZFOLDER")
+            }, "\(report.warnings)")
+            #expect(report.warnings.contains {
+                $0.hasPrefix("Note.tags: 1 reference(s) to objects that do not exist were left out") && $0.contains("Z_PK 1") && $0.contains("Z_PK 99 of ZTAG")
+            }, "\(report.warnings)")
+        }
+    }
+
     @Test func theSameModelWithOtherEntityNumbersGivesTheSameSnapshot() throws {
         let (standard, _) = try importStore(numbers: .standard)
         let (shuffled, report) = try importStore(numbers: .shuffled)

@@ -90,4 +90,30 @@ import Testing
         let rescued = try await runProduct("graphstore", ["migrate", store.path, directory.file("notes.json").path, "--model", model.path])
         #expect(rescued.status == 0, "\(rescued.standardError)")
     }
+
+    /// References to rows the store does not have are left out of what `migrate` writes, and
+    /// both `verify` and `migrate` name them, instead of passing a store the app refuses.
+    @Test func referencesToMissingRowsAreNamedByVerifyAndMigrate() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let model = try CoreDataModelTestKit.writeModel(in: directory.url)
+        let store = try CoreDataModelTestKit.writeStore(in: directory.url, modelCache: try CoreDataModelTestKit.modelCache())
+        try await GraphStoreToolMigrateTests.python(
+            "import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); db.execute('INSERT INTO Z_3TAGS VALUES (1, 99)'); db.execute('UPDATE ZITEM SET ZFOLDER = 77 WHERE Z_PK = 4'); db.commit()",
+            [store.path])
+        let verify = try await runProduct("graphstore", ["verify", store.path, "--model", model.path])
+        #expect(verify.status == 0, "\(verify.standardError)")
+        let destination = directory.file("notes.json")
+        let migrate = try await runProduct("graphstore", ["migrate", store.path, destination.path, "--model", model.path])
+        #expect(migrate.status == 0, "\(migrate.standardError)")
+        for (name, text) in [("verify", verify.standardError), ("migrate", migrate.standardOutput)] {
+            #expect(text.contains("Note.tags: 1 reference(s) to objects that do not exist were left out") && text.contains("Z_PK 99 of ZTAG"), "\(name): \(text)")
+            #expect(text.contains("Note.folder: 1 reference(s) to objects that do not exist were left out") && text.contains("Z_PK 77 of ZFOLDER"), "\(name): \(text)")
+        }
+        let snapshot = try GenericSnapshot.read(from: destination)
+        for note in snapshot.objects(of: "Note") {
+            #expect(note["folder"] != .integer(77))
+            if case .array(let tags)? = note["tags"] { #expect(!tags.contains(.integer(99))) }
+        }
+    }
 }

@@ -20,8 +20,8 @@ public struct CoreDataImportReport: Sendable, Hashable {
     /// The store's UUID, from `Z_METADATA`.
     public var storeUUID: String?
     /// Things worth a look that did not stop the import: option entries that matched no entity
-    /// or column, references to objects that do not exist (left out when the target's ids are
-    /// not `Z_PK`), to-one targets that could not be found.
+    /// or column, references to objects that do not exist (left out, so that the snapshot opens,
+    /// and the first of each field named), to-one targets that could not be found.
     public var warnings: [String]
     /// The model the names and types came from: ``CoreDataImportOptions/model``, or else the
     /// store's own model cache (its ``CoreDataModelDescription/origin`` is `.modelCache`);

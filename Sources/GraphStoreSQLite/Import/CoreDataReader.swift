@@ -15,8 +15,13 @@ struct CoreDataReader {
     private var model = CoreDataModel()
     /// Per entity table whose ids are not all `Z_PK`: `Z_PK` → id, for every row.
     private var translations: [String: [Int64: SnapshotValue]] = [:]
+    /// Per entity table whose ids are `Z_PK`, the `Z_PK` of every row: a reference to any other
+    /// is dangling.
+    private var primaryKeys: [String: Set<Int64>] = [:]
     /// References left out because their target does not exist, per "Entity.field".
     private var dangling: [String: Int] = [:]
+    /// The first dangling reference of each "Entity.field", as the warning names it.
+    private var firstDangling: [String: String] = [:]
     private var warnings: [String] = []
     /// NULLs in non-optional attributes given the model's default, per "Entity.field".
     private var defaulted: [String: Int] = [:]
@@ -59,6 +64,7 @@ struct CoreDataReader {
         warnings = planner.warnings
         if options.model != nil { warnings += Self.storeDataOutsideTheModel(plans: plans, tables: entityTables, joins: joins) }
         try readIDs(plans)
+        for (name, table) in entityTables where translations[name] == nil { primaryKeys[name] = try readPrimaryKeys(of: table) }
         var links: [String: [Int64: [Int64]]] = [:]
         for join in joins { links[join.name] = try readLinks(join) }
         for plan in plans {
@@ -76,7 +82,9 @@ struct CoreDataReader {
             report.entities.append(importedEntity(plan, objects: objects.count))
         }
         report.skippedTables = model.skippedTables.map { SkippedTable(name: $0.key, reason: $0.value) }.sorted { $0.name < $1.name }
-        report.warnings = warnings + dangling.keys.sorted().map { "\($0): \(dangling[$0]!) reference(s) to objects that do not exist were left out" }
+        report.warnings = warnings + dangling.keys.sorted().map {
+            "\($0): \(dangling[$0]!) reference(s) to objects that do not exist were left out (the first: \(firstDangling[$0]!))"
+        }
             + defaulted.keys.sorted().map { "\($0): \(defaulted[$0]!) NULL value(s) of a non-optional attribute took the model's default" }
             + leftOut.keys.sorted().map { "\($0): \(leftOut[$0]!) NULL value(s) of a non-optional attribute with no default were left out; give them a value before the app opens the store" }
             + missingExternal.keys.sorted().map { "\($0): \(missingExternal[$0]!) externally stored value(s) were kept as Core Data's reference: their files are not in the store's support folder beside it" }
@@ -216,6 +224,18 @@ struct CoreDataReader {
         }
     }
 
+    /// The integer `Z_PK`s of `table`'s rows (a row whose key is not an integer is refused when
+    /// its objects are read).
+    private func readPrimaryKeys(of table: CoreDataTable) throws -> Set<Int64> {
+        let primaryKey = table.columns[table.primaryKey].name.quotedDatabaseIdentifier
+        let rows = try DatabaseValue.fetchCursor(db, sql: "SELECT \(primaryKey) FROM \(table.name.quotedDatabaseIdentifier)")
+        var keys = Set<Int64>()
+        while let value = try rows.next() {
+            if case .int64(let pk) = value.storage { keys.insert(pk) }
+        }
+        return keys
+    }
+
     /// Owner `Z_PK` → target `Z_PK`s, in ascending order.
     private func readLinks(_ join: CoreDataJoinTable) throws -> [Int64: [Int64]] {
         let owner = join.ownerColumn.quotedDatabaseIdentifier
@@ -251,11 +271,11 @@ struct CoreDataReader {
             for toMany in plan.toMany {
                 let targets = links[toMany.join.name]?[pk] ?? []
                 let targetTable = model.entities[toMany.join.target]?.table
-                object[toMany.name] = .array(targets.compactMap { reference($0, in: targetTable, from: plan, field: toMany.name) })
+                object[toMany.name] = .array(targets.compactMap { reference($0, in: targetTable, from: plan, pk: pk, field: toMany.name) })
             }
             for ordered in plan.orderedToMany {
                 let targets = links[ordered.key]?[pk] ?? []
-                object[ordered.name] = .array(targets.compactMap { reference($0, in: ordered.targetTable, from: plan, field: ordered.name) })
+                object[ordered.name] = .array(targets.compactMap { reference($0, in: ordered.targetTable, from: plan, pk: pk, field: ordered.name) })
             }
             objects.append(.object(object))
             reporter.advance()
@@ -290,19 +310,31 @@ struct CoreDataReader {
                 let numberValue: DatabaseValue = row[entityColumn]
                 if case .int64(let number) = numberValue.storage, let entity = model.entities[number] { targetTable = entity.table }
             }
-            return reference(targetPK, in: targetTable, from: plan, field: field.name)
+            return reference(targetPK, in: targetTable, from: plan, pk: pk, field: field.name)
         case .entityNumber:
             guard case .int64(let number) = stored.storage, number != 0 else { return nil }
             return model.entities[number].map { .string($0.snapshotName) } ?? .integer(number)
         }
     }
 
-    /// The id of the row `pk` of `table`: `Z_PK` itself, or the translated id; `nil` (counted
-    /// as dangling) when the table has ids of its own and no such row.
-    private mutating func reference(_ pk: Int64, in table: String?, from plan: CoreDataEntityPlan, field: String) -> SnapshotValue? {
-        guard let table, let ids = translations[table] else { return .integer(pk) }
-        if let id = ids[pk] { return id }
-        dangling["\(plan.entity.snapshotName).\(field)", default: 0] += 1
+    /// The id of the row `target` of `table`, referenced by the row `pk` of `plan`'s entity:
+    /// `Z_PK` itself, or the translated id; `nil` (counted as dangling, and named in the
+    /// warnings) when `table` has no such row, so that the snapshot never holds a reference the
+    /// app would refuse to open.
+    private mutating func reference(
+        _ target: Int64, in table: String?, from plan: CoreDataEntityPlan, pk: Int64, field: String
+    ) -> SnapshotValue? {
+        guard let table else { return .integer(target) }
+        if let ids = translations[table] {
+            if let id = ids[target] { return id }
+        } else if primaryKeys[table]?.contains(target) == true {
+            return .integer(target)
+        }
+        let name = "\(plan.entity.snapshotName).\(field)"
+        dangling[name, default: 0] += 1
+        if firstDangling[name] == nil {
+            firstDangling[name] = "\(plan.entity.snapshotName) Z_PK \(pk) references Z_PK \(target) of \(table), which has no such row"
+        }
         return nil
     }
 
