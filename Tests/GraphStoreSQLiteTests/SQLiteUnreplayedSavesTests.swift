@@ -63,4 +63,38 @@ import Testing
         #expect(try GenericSnapshot.read(from: destination).objects(of: "Note").count == 5)
         #expect(try SQLiteStoreInfo.verify(crashed).entities.first { $0.name == "Note" }?.rows == 5)
     }
+
+    /// A journal of another store beside the database (copied there, or left by a store of the
+    /// same name): the app refuses to open it, so `verify`, `inspect` and a migration refuse it
+    /// too, naming the journal and both lineages, rather than calling the store sound.
+    @Test func aJournalOfAnotherStoreIsRefusedAsTheAppRefusesIt() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.sqlite")
+        let container = try SQLiteTestKit.open(url)
+        for index in 0..<3 { try SQLiteJournalTestKit.saveNote("saved \(index)", in: container.mainContext) }
+        try await container.close()
+        let journal = SQLiteJournalTestKit.journal(of: url)
+        let foreign = UUID()
+        try JournalRecordFrame.header(lineage: foreign, baseVersion: 0).write(to: journal)
+
+        let appError = try #require(throws: GraphStoreError.self) { _ = try SQLiteTestKit.open(url) }
+        let destination = directory.file("out.json")
+        let reads: [(URL) throws -> Void] = [
+            { _ = try SQLiteStoreInfo.verify($0) }, { _ = try SQLiteStoreInfo.inspect($0) }, { _ = try Migration.readSQLite(from: $0) },
+            { try Migration.sqliteToSnapshot(from: $0, to: destination, format: .json, compression: .none) },
+        ]
+        for read in reads {
+            let error = try #require(throws: GraphStoreError.self) { try read(url) }
+            guard case .damagedFile(let path, let offset, let reason) = error else {
+                Issue.record("expected damagedFile, got \(error)")
+                continue
+            }
+            #expect(path == journal.path)
+            #expect(offset == 16)
+            #expect(reason.contains("belongs to another store") && reason.contains(foreign.uuidString), "\(reason)")
+            #expect(error == appError, "the reader reports what opening reports")
+        }
+        #expect(!FileManager.default.fileExists(atPath: destination.path), "no destination is written")
+    }
 }

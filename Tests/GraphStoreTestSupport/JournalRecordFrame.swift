@@ -20,6 +20,20 @@ public enum JournalRecordFrame {
         return framed + payload
     }
 
+    /// The 44-byte header of a journal of the store `lineage` that continues `baseVersion`.
+    public static func header(lineage: UUID, baseVersion: UInt64) -> Data {
+        var bytes = Data("GSJOURNL".utf8)
+        withUnsafeBytes(of: UInt32(1).littleEndian) { bytes.append(contentsOf: $0) }  // format version
+        withUnsafeBytes(of: UInt32(0).littleEndian) { bytes.append(contentsOf: $0) }  // JSON payloads
+        withUnsafeBytes(of: lineage.uuid) { bytes.append(contentsOf: $0) }
+        withUnsafeBytes(of: baseVersion.littleEndian) { bytes.append(contentsOf: $0) }
+        let crc = bytes.withUnsafeBytes { raw in
+            UInt32(crc32(0, raw.bindMemory(to: Bytef.self).baseAddress, uInt(raw.count)))
+        }
+        withUnsafeBytes(of: crc.littleEndian) { bytes.append(contentsOf: $0) }
+        return bytes
+    }
+
     /// Appends `frame(version:document:)` to the journal file at `url`.
     public static func append(version: UInt64, document: String, to url: URL) throws {
         let handle = try FileHandle(forWritingTo: url)

@@ -250,7 +250,7 @@ package enum JournalReplay {
 
     /// The offset and reason for ``checkContinuity(of:header:storedNumber:storedLineage:path:storePath:)``'s
     /// error, or `nil` when the journal continues the store's file.
-    private static func discontinuity(
+    static func discontinuity(
         of contents: JournalContents, header: JournalFormatV1.Header, storedNumber: UInt64?, storedLineage: UUID?,
         storePath: String
     ) -> (offset: Int?, reason: String)? {

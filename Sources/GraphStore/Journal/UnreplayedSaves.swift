@@ -27,16 +27,43 @@ public struct UnreplayedSaves: Sendable, Equatable {
     ///   ``GraphStoreError/fileOperationFailed(path:operation:reason:)`` when it cannot be read.
     /// - Complexity: O(journal size); one `stat` when there is no journal.
     public static func find(forStoreAt url: URL, fileVersion: UInt64) throws -> UnreplayedSaves? {
-        // The app writes the journal beside the path it opened, which may be a symbolic link
-        // to the file read here, or the file a link read here points to: both are looked at.
-        let resolved = url.resolvingSymlinksInPath()
-        if resolved.path != url.path, let saves = try find(journalAt: JournalReplay.path(forStoreAt: resolved.path), fileVersion: fileVersion) {
-            return saves
-        }
-        return try find(journalAt: JournalReplay.path(forStoreAt: url.path), fileVersion: fileVersion)
+        try find(forStoreAt: url, fileVersion: fileVersion, lineage: nil, checksLineage: false)
     }
 
-    private static func find(journalAt path: String, fileVersion: UInt64) throws -> UnreplayedSaves? {
+    /// The saves in the journal beside the store at `url` that are newer than `fileVersion`, as
+    /// ``find(forStoreAt:fileVersion:)`` finds them, after checking, as opening the store does,
+    /// that the journal belongs to this file: a journal of another store (its lineage is not
+    /// `lineage`), or, for a file written before journals (`lineage` is `nil`), one started on
+    /// an older version than the file holds, would make the app refuse to open the store.
+    ///
+    /// - Parameter lineage: The lineage the file's header or metadata names (`nil`: none).
+    /// - Throws: ``GraphStoreError/damagedFile(path:offset:reason:)`` naming the journal, for
+    ///   a journal that does not belong to the file (with the reason the app gives), and the
+    ///   errors of ``find(forStoreAt:fileVersion:)``.
+    /// - Complexity: O(journal size); one `stat` when there is no journal.
+    public static func find(forStoreAt url: URL, fileVersion: UInt64, lineage: UUID?) throws -> UnreplayedSaves? {
+        try find(forStoreAt: url, fileVersion: fileVersion, lineage: lineage, checksLineage: true)
+    }
+
+    private static func find(forStoreAt url: URL, fileVersion: UInt64, lineage: UUID?, checksLineage: Bool) throws -> UnreplayedSaves? {
+        // The app writes the journal beside the path it opened, which may be a symbolic link
+        // to the file read here, or the file a link read here points to: both are looked at.
+        // It replays the one beside the file itself, so only that one must belong to it.
+        let resolved = url.resolvingSymlinksInPath()
+        let belongs = checksLineage ? (lineage: lineage, storePath: resolved.path) : nil
+        if resolved.path != url.path,
+           let saves = try find(journalAt: JournalReplay.path(forStoreAt: resolved.path), fileVersion: fileVersion, belongingTo: belongs) {
+            return saves
+        }
+        return try find(
+            journalAt: JournalReplay.path(forStoreAt: url.path), fileVersion: fileVersion, belongingTo: resolved.path == url.path ? belongs : nil)
+    }
+
+    /// The saves in the journal at `path` newer than `fileVersion`; when `store` is given, the
+    /// journal must first belong to the file at `store.storePath`, of `store.lineage`.
+    private static func find(
+        journalAt path: String, fileVersion: UInt64, belongingTo store: (lineage: UUID?, storePath: String)?
+    ) throws -> UnreplayedSaves? {
         let contents: JournalContents?
         do {
             contents = try JournalReplay.read(path)
@@ -44,6 +71,16 @@ public struct UnreplayedSaves: Sendable, Equatable {
             throw GraphStoreError.damagedFile(path: path, offset: damage.offset, reason: damage.reason)
         }
         guard let contents else { return nil }
+        if let store, let header = contents.scan.header,
+           let gap = JournalReplay.discontinuity(
+               of: contents, header: header, storedNumber: fileVersion, storedLineage: store.lineage, storePath: store.storePath) {
+            // A journal of this store that starts after the file's version is a store written
+            // while the file was read: saves this reader lacks, reported as such below.
+            let sameStore = store.lineage.map { $0 == header.lineage } ?? true
+            if !(sameStore && header.baseVersion > fileVersion) {
+                throw GraphStoreError.damagedFile(path: path, offset: gap.offset, reason: gap.reason)
+            }
+        }
         let newer = contents.scan.records.filter { $0.version > fileVersion }
         // A journal that continues a newer file than the one read: the store was written (a
         // snapshot, then the records it covers dropped) while it was read, so saves the reader

@@ -59,7 +59,8 @@ public struct GenericSnapshot: Sendable {
         }
         let document = try SnapshotFileBackend.document(fromRaw: raw, path: url.path, limit: maxDecompressedBytes)
         let snapshot = try decode(document, compression: Gzip.isGzip(raw) ? .gzip : .none, path: url.path, limit: maxDecompressedBytes)
-        if let saves = try UnreplayedSaves.find(forStoreAt: url, fileVersion: snapshot.header.storeVersion) {
+        if let saves = try UnreplayedSaves.find(
+            forStoreAt: url, fileVersion: snapshot.header.storeVersion, lineage: snapshot.header.lineage.flatMap(UUID.init(uuidString:))) {
             throw saves.error(reading: url.path)
         }
         return snapshot

@@ -163,7 +163,7 @@ public enum Migration {
                 modelVersion: contents.metadata.modelVersion, savedAt: Date(), storeVersion: contents.metadata.storeVersion,
                 counts: Dictionary(uniqueKeysWithValues: entities.map { ($0.name, $0.objects.count) }),
                 fieldTypes: fieldTypes.isEmpty ? nil : fieldTypes)
-            if let saves = try UnreplayedSaves.find(forStoreAt: source, fileVersion: header.storeVersion) {
+            if let saves = try UnreplayedSaves.find(forStoreAt: source, fileVersion: header.storeVersion, lineage: contents.metadata.lineage) {
                 throw saves.error(reading: source.path)
             }
             // Its dates and data are native values, as a property list's are: no conversion by

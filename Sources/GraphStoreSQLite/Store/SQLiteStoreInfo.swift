@@ -102,7 +102,7 @@ public struct SQLiteStoreInfo: Sendable, Hashable {
             }
             let contents = try SQLiteStoreContents.read(db, path: path)
             // As for snapshot files: the file alone is not the store while its journal holds newer saves.
-            if let saves = try UnreplayedSaves.find(forStoreAt: url, fileVersion: contents.metadata.storeVersion) {
+            if let saves = try UnreplayedSaves.find(forStoreAt: url, fileVersion: contents.metadata.storeVersion, lineage: contents.metadata.lineage) {
                 throw saves.error(reading: path)
             }
             let sizes = tableSizes(db)

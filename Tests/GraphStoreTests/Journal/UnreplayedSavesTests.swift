@@ -104,4 +104,41 @@ import Testing
         #expect(path == journal.path)
         #expect(offset != nil)
     }
+
+    /// A journal copied beside another store's file is refused as opening refuses it, even
+    /// when its records are all older than that file's version: the app would not open it.
+    @Test func aJournalOfAnotherStoreIsRefusedAsTheAppRefusesIt() async throws {
+        let scratch = try TemporaryDirectory()
+        defer { scratch.remove() }
+        let (crashed, _) = try await JournalStoreTests.crashedStore(notes: 2, in: scratch, snapshotFirst: true)
+        let url = scratch.file("other.json.gz")
+        let container = try GraphContainer(for: exampleModel, store: .file(url))
+        for number in 0..<5 {
+            container.mainContext.insert(Note(text: "other \(number)", createdAt: Fixtures.epoch))
+            try container.mainContext.save()
+        }
+        try await container.close()
+        let fileVersion = try GenericSnapshot.read(from: url).header.storeVersion
+        let journal = url.path + ".journal"
+        try FileManager.default.copyItem(atPath: crashed.path + ".journal", toPath: journal)
+        let foreign = try #require(try JournalReplay.read(journal)?.lineage)
+        #expect(try UnreplayedSaves.find(forStoreAt: url, fileVersion: fileVersion) == nil, "its records are all older than the file")
+        let before = JournalStoreTests.files(url)
+
+        let error = try #require(throws: GraphStoreError.self) { try GenericSnapshot.read(from: url) }
+        guard case .damagedFile(let path, let offset, let reason) = error else {
+            Issue.record("expected damagedFile, got \(error)")
+            return
+        }
+        #expect(path == journal)
+        #expect(offset == 16)
+        #expect(reason.contains("belongs to another store") && reason.contains(foreign.uuidString) && reason.contains(url.path), "\(reason)")
+        let appError = try #require(throws: GraphStoreError.self) { _ = try GraphContainer(for: exampleModel, store: .file(url)) }
+        #expect(appError == error, "the reader reports what opening reports")
+        #expect(JournalStoreTests.files(url) == before, "reading changed no file")
+
+        // Without the journal, the file reads.
+        try FileManager.default.removeItem(atPath: journal)
+        #expect(try GenericSnapshot.read(from: url).objects(of: "Note").count == 5)
+    }
 }
