@@ -21,7 +21,9 @@ import GraphStore
 /// happens to this object when the target is deleted, which is the Core Data rule of the
 /// inverse relationship (`.nullify` without one, and for "No Action"). References to an
 /// entity with sub-entities have a companion `<name>Entity` field naming the target's entity
-/// and no rule, since the target may be a sub-entity's object.
+/// and no rule, since the target may be a sub-entity's object. An entity named like a type the
+/// source uses (`Date`, `String`, `URL`, `Entity`…) keeps its name, and the source spells that
+/// type with its module (`Foundation.Date`), so the struct does not shadow it.
 public enum EntitySourceGenerator {
     /// The Swift source, ending with `enum <name> { static let entities: [any Entity.Type] }`.
     ///
@@ -34,19 +36,52 @@ public enum EntitySourceGenerator {
             "",
         ]
         var typeNames: [String] = []
-        for imported in report.entities.sorted(by: { $0.name < $1.name }) {
-            guard let entity = model.entity(imported.coreDataName) else { continue }
+        let generated = report.entities.sorted(by: { $0.name < $1.name }).compactMap { imported in
+            model.entity(imported.coreDataName).map { (entity: $0, imported: imported) }
+        }
+        let types = TypeNames(shadowedBy: Set(generated.map(\.imported.name)))
+        for (entity, imported) in generated {
             typeNames.append(imported.name)
-            lines += structLines(entity, imported: imported, model: model, report: report)
+            lines += structLines(entity, imported: imported, model: model, report: report, types: types)
             lines.append("")
         }
         lines.append("enum \(name) {")
-        lines.append("    static let entities: [any Entity.Type] = [\(typeNames.map { "\($0).self" }.joined(separator: ", "))]")
+        lines.append("    static let entities: [any \(types.entity).Type] = [\(typeNames.map { "\($0).self" }.joined(separator: ", "))]")
         lines.append("}")
         return lines.joined(separator: "\n") + "\n"
     }
 
     // MARK: - Private
+
+    /// How the source spells the library's types: with their module when a generated struct
+    /// has the same name and would otherwise shadow them.
+    struct TypeNames {
+        let shadowed: Set<String>
+
+        init(shadowedBy structNames: Set<String>) {
+            shadowed = structNames
+        }
+
+        /// `name`, or `module.name` when a generated struct is named `name`.
+        func spelled(_ name: String, in module: String) -> String {
+            shadowed.contains(name) ? "\(module).\(name)" : name
+        }
+
+        var entity: String { spelled("Entity", in: "GraphStore") }
+        var relationship: String { spelled("Relationship", in: "GraphStore") }
+        var uniqueConstraint: String { spelled("UniqueConstraint", in: "GraphStore") }
+        var string: String { spelled("String", in: "Swift") }
+        var int64: String { spelled("Int64", in: "Swift") }
+
+        /// The Swift type of an attribute of `type`.
+        func attribute(_ type: CoreDataModelDescription.AttributeType) -> String {
+            let name = EntitySourceGenerator.swiftType(type)
+            switch type {
+            case .decimal, .date, .binary, .transformable, .uuid, .uri: return spelled(name, in: "Foundation")
+            case .integer16, .integer32, .integer64, .double, .float, .string, .boolean: return spelled(name, in: "Swift")
+            }
+        }
+    }
 
     /// The model's folder, or the model cache of the store.
     private static func sourceName(of model: CoreDataModelDescription) -> String {
@@ -58,16 +93,17 @@ public enum EntitySourceGenerator {
     }
 
     private static func structLines(
-        _ entity: CoreDataModelDescription.Entity, imported: CoreDataImportReport.ImportedEntity, model: CoreDataModelDescription, report: CoreDataImportReport
+        _ entity: CoreDataModelDescription.Entity, imported: CoreDataImportReport.ImportedEntity, model: CoreDataModelDescription,
+        report: CoreDataImportReport, types: TypeNames
     ) -> [String] {
         let typeName = imported.name
         let attributes = model.allAttributes(of: entity.name)
         let idColumn = imported.idColumn.uppercased()
         let idAttribute = attributes.first { "Z" + $0.name.uppercased() == idColumn }
-        var lines = ["struct \(typeName): Entity {"]
-        lines.append("    var id: \(idAttribute.map { swiftType($0.type) } ?? "Int64")")
+        var lines = ["struct \(typeName): \(types.entity) {"]
+        lines.append("    var id: \(idAttribute.map { types.attribute($0.type) } ?? types.int64)")
         for attribute in attributes where attribute.name != idAttribute?.name {
-            let type = swiftType(attribute.type)
+            let type = types.attribute(attribute.type)
             if attribute.isOptional {
                 lines.append("    var \(identifier(attribute.name)): \(type)?")
             } else {
@@ -87,7 +123,7 @@ public enum EntitySourceGenerator {
             switch held.kind {
             case .toOne:
                 lines.append("    var \(property): \(target).ID?")
-                if held.entityColumn != nil { lines.append("    /// The entity of the object `\(relationship.name)` refers to.\n    var \(identifier(relationship.name + "Entity")): String?") }
+                if held.entityColumn != nil { lines.append("    /// The entity of the object `\(relationship.name)` refers to.\n    var \(identifier(relationship.name + "Entity")): \(types.string)?") }
                 if !hasSubEntities { rules.append(".toOne(\\.\(property), \(target).self, deleteRule: .\(rule))") }
             case .toMany:
                 lines.append("    var \(property): [\(target).ID]")
@@ -96,7 +132,7 @@ public enum EntitySourceGenerator {
         }
         if !rules.isEmpty {
             lines.append("")
-            lines.append("    static var relationships: [Relationship<\(typeName)>] {")
+            lines.append("    static var relationships: [\(types.relationship)<\(typeName)>] {")
             lines.append("        [")
             lines += rules.map { "            \($0)," }
             lines.append("        ]")
@@ -105,8 +141,8 @@ public enum EntitySourceGenerator {
         let constraints = entity.uniqueConstraints.filter { (1...2).contains($0.count) && $0.allSatisfy { name in attributes.contains { $0.name == name } } }
         if !constraints.isEmpty {
             lines.append("")
-            lines.append("    static var uniqueConstraints: [UniqueConstraint<\(typeName)>] {")
-            lines.append("        [\(constraints.map { "UniqueConstraint(\($0.map { "\\.\(identifier($0))" }.joined(separator: ", ")))" }.joined(separator: ", "))]")
+            lines.append("    static var uniqueConstraints: [\(types.uniqueConstraint)<\(typeName)>] {")
+            lines.append("        [\(constraints.map { "\(types.uniqueConstraint)(\($0.map { "\\.\(identifier($0))" }.joined(separator: ", ")))" }.joined(separator: ", "))]")
             lines.append("    }")
         }
         lines.append("}")
