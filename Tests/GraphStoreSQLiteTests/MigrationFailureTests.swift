@@ -253,4 +253,31 @@ import Testing
         #expect(try Data(contentsOf: directory.file(journal)) == Data("leftover".utf8))
         #expect(MigrationTestKit.files(in: directory.url) == ["store.json.gz", "store.sqlite", journal])
     }
+
+    /// A destination in a folder nothing can be written to says why, for either kind: the
+    /// folder and the system's reason, not a bare "unable to open database file" or a lock file
+    /// that "does not exist".
+    @Test(.enabled(if: Tmpfs.isSupported, Tmpfs.requirement))
+    func aDestinationThatCannotBeCreatedSaysWhy() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let source = try await makeSnapshot(in: directory)
+        let tmpfs = try Tmpfs.mount(in: directory, sizeKiB: 256)
+        defer { tmpfs.unmount() }
+        let failure = await tmpfs.remount(readOnly: true)
+        try #require(failure == nil, "remount failed: errno \(failure ?? 0)")
+
+        let sqlite = tmpfs.url.appendingPathComponent("store.sqlite")
+        let sqliteError = try #require(SQLiteTestKit.storeError { try Migration.snapshotToSQLite(from: source, to: sqlite) })
+        #expect(sqliteError.description.contains(sqlite.path), "\(sqliteError)")
+        #expect(sqliteError.description.contains("Read-only file system") && sqliteError.description.contains(tmpfs.url.path), "\(sqliteError)")
+
+        let snapshot = tmpfs.url.appendingPathComponent("store.json.gz")
+        let snapshotError = try #require(SQLiteTestKit.storeError {
+            try Migration.writeSnapshot(try GenericSnapshot.read(from: source), to: snapshot, format: .json, compression: .gzip)
+        })
+        #expect(snapshotError.description.contains("Read-only file system") && !snapshotError.description.contains("No such file"), "\(snapshotError)")
+        #expect(MigrationTestKit.files(in: tmpfs.url).isEmpty)
+        _ = await tmpfs.remount(readOnly: false)
+    }
 }

@@ -55,16 +55,18 @@ package final class StoreFileLock: Sendable {
     /// - Throws: ``FileLayerError/locked(path:)`` with the lock file's path
     ///   if another open file description holds the lock;
     ///   ``FileLayerError/io(operation:path:errno:message:)`` with operation
-    ///   `"open lock file"` or `"lock"` for other failures (`ENOENT` for a
-    ///   missing lock file that cannot be created).
+    ///   `"open lock file"` or `"lock"` for other failures (for a missing
+    ///   lock file that cannot be created, the `errno` of the refused
+    ///   creation: `EACCES`, `EROFS`).
     /// - Complexity: A few system calls; never blocks.
     convenience init(lockFileAt url: URL) throws(FileLayerError) {
         let path = url.path
         switch try Self.openLockFile(path) {
         case .opened(let descriptor):
             try self.init(path: path, locking: descriptor)
-        case .uncreatable:
-            throw .io("open lock file", path: path, errno: ENOENT)
+        case .uncreatable(let code):
+            // Why it could not be created (`EACCES`, `EROFS`), not that it is missing.
+            throw .io("open lock file", path: path, errno: code)
         }
     }
 

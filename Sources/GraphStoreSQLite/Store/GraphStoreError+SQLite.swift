@@ -1,5 +1,12 @@
+import Foundation
 import GRDB
 import GraphStore
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 extension GraphStoreError {
     /// The store error for a failure while doing `operation` on the SQLite store at `path`.
@@ -22,9 +29,30 @@ extension GraphStoreError {
             return .damagedFile(path: path, offset: nil, reason: "SQLite reports it malformed (\(message))")
         case .SQLITE_FULL:
             return .fileOperationFailed(path: path, operation: operation, reason: "the disk or the database is full (\(message))")
+        case .SQLITE_CANTOPEN:
+            let why = cannotOpenReason(path).map { ": \($0)" } ?? ""
+            return .fileOperationFailed(path: path, operation: operation, reason: "\(message) (SQLite code \(error.extendedResultCode.rawValue))\(why)")
         default:
             return .fileOperationFailed(path: path, operation: operation, reason: "\(message) (SQLite code \(error.extendedResultCode.rawValue))")
         }
+    }
+
+    /// Why SQLite could not open or create the database at `path`, which SQLite does not say
+    /// ("unable to open database file"): its folder is missing or cannot be written (the
+    /// database and the files SQLite keeps beside it are made there), or the file itself cannot
+    /// be read and written. `nil` when none of these is found.
+    static func cannotOpenReason(_ path: String) -> String? {
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        func failure(_ path: String, _ mode: Int32) -> String? {
+            guard access(path, mode) != 0 else { return nil }
+            return String(cString: strerror(errno))
+        }
+        if let error = failure(folder, F_OK) { return "its folder \(folder) cannot be reached (\(error))" }
+        if let error = failure(folder, W_OK | X_OK) {
+            return "its folder \(folder) cannot be written (\(error)), and SQLite makes the database and its journal files there"
+        }
+        if access(path, F_OK) == 0, let error = failure(path, R_OK | W_OK) { return "the file cannot be read and written (\(error))" }
+        return nil
     }
 
     /// The store error for an object of `entity` that could not be encoded or decoded.
