@@ -74,9 +74,9 @@ import Testing
 
         let container = try GraphContainer(for: SQLiteTestKit.model, store: .file(url))
         let error = SQLiteTestKit.storeError { try Migration.sqliteToSnapshot(from: other, to: url, options: MigrationOptions(overwrite: true)) }
-        #expect(error == .storeLocked(path: url.path + ".lock"))
+        #expect(error == .storeLocked(path: url.path))
         let sqliteError = SQLiteTestKit.storeError { try Migration.writeSQLite(try Migration.readSQLite(from: other), to: url, options: MigrationOptions(overwrite: true)) }
-        #expect(sqliteError == .storeLocked(path: url.path + ".lock"), "nor by a SQLite file")
+        #expect(sqliteError == .storeLocked(path: url.path), "nor by a SQLite file")
         container.mainContext.insert(ExampleModel.Tag(name: "after"))
         try container.mainContext.save()
         try await container.close()
@@ -206,7 +206,7 @@ import Testing
         try Migration.writeSnapshot(try Migration.readSQLite(from: other), to: url, options: options)
         switch openedDuringTheMigration.withLock({ $0 }) {
         case .failure(let error)?:
-            #expect(error == .storeLocked(path: url.path + ".lock"))
+            #expect(error == .storeLocked(path: url.path))
         case .success(let container)?:
             Issue.record("an empty store opened where the migration was building one")
             try await container.close()

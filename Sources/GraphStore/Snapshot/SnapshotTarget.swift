@@ -86,7 +86,10 @@ extension GraphStoreError {
         case .decompressedSizeLimitExceeded(let limit):
             self = .decompressedSizeLimitExceeded(path: path, limit: limit)
         case .locked(let lockPath):
-            self = .storeLocked(path: lockPath)
+            // The store the lock file guards (the file a symbolic link points to), not the
+            // lock file itself: that is the file the person knows and would look for.
+            let suffix = ".lock"
+            self = .storeLocked(path: lockPath.hasSuffix(suffix) ? String(lockPath.dropLast(suffix.count)) : path)
         case .io(let operation, let ioPath, _, let message):
             self = .fileOperationFailed(path: ioPath, operation: operation, reason: message)
         default:

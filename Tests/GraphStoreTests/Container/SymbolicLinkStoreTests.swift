@@ -28,7 +28,7 @@ import Testing
         defer { directory.remove() }
         let (url, link) = try await makeStore(in: directory)
         let container = try GraphContainer(for: exampleModel, store: .file(url))
-        #expect(throws: GraphStoreError.storeLocked(path: url.path + ".lock")) {
+        #expect(throws: GraphStoreError.storeLocked(path: url.path)) {
             _ = try GraphContainer(for: exampleModel, store: .file(link))
         }
         try await container.close()

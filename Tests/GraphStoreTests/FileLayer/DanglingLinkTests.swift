@@ -29,7 +29,7 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: link.path + ".journal"))
         #expect(!FileManager.default.fileExists(atPath: link.path + ".lock"))
         // One store under both names: the target's own name is refused while it is open.
-        #expect(throws: GraphStoreError.storeLocked(path: target.path + ".lock")) {
+        #expect(throws: GraphStoreError.storeLocked(path: target.path)) {
             _ = try GraphContainer(for: exampleModel, store: .file(target))
         }
         try await container.close()

@@ -27,7 +27,7 @@ import Testing
                 _ = try GraphContainer(for: exampleModel, store: store)
             } throws: { error in
                 guard case .storeLocked(let path) = error as? GraphStoreError else { return false }
-                return path == url.path + ".lock" && "\(error)".contains(url.path)
+                return path == url.path && "\(error)".contains(url.path)
             }
         }
         #expect([try? Data(contentsOf: url), try? Data(contentsOf: journal)] == before)
@@ -50,7 +50,7 @@ import Testing
         let url = directory.file("store.json.gz")
         let holder = try GraphContainer(for: exampleModel, store: .file(url))
         for _ in 0..<3 {
-            #expect(throws: GraphStoreError.storeLocked(path: url.path + ".lock")) {
+            #expect(throws: GraphStoreError.storeLocked(path: url.path)) {
                 _ = try GraphContainer(for: exampleModel, store: .file(url))
             }
         }
@@ -81,7 +81,7 @@ import Testing
         // When the test ends early, the helper's deinit kills it.
         let acked = try await helper.waitForAcks(1)
         #expect(acked != nil, "the helper never acknowledged a save: \(helper.standardError())")
-        #expect(throws: GraphStoreError.storeLocked(path: url.path + ".lock")) {
+        #expect(throws: GraphStoreError.storeLocked(path: url.path)) {
             _ = try GraphContainer(for: exampleModel, store: .file(url))
         }
         try await helper.kill()
