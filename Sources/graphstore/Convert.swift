@@ -28,6 +28,14 @@ struct Convert: AsyncParsableCommand {
         try await reportingErrors {
             let source = URL(fileURLWithPath: file)
             let destination = output.map { URL(fileURLWithPath: $0) } ?? Self.defaultDestination(for: source, format: format, compression: compression)
+            // Told from its bytes and tables first, so that a sound store of another kind is
+            // called what it is rather than a damaged snapshot.
+            let kind = try StoreKind.detect(at: source)
+            guard kind == .snapshot else {
+                let suggested = source.deletingPathExtension().path + "." + format.fileExtension + (compression == .gzip ? ".gz" : "")
+                throw ToolError(
+                    "\(file) is a \(kind.displayName), not a snapshot: convert rewrites snapshots in another format or compression; to write it as a snapshot, use `graphstore migrate \(file) \(suggested)`")
+            }
             try checkDestination(destination, force: force)
             let snapshot = try GenericSnapshot.read(from: source)
             // As `migrate` writes: refused over a store that is open or whose journal holds saves

@@ -146,6 +146,22 @@ typealias Tag = ExampleModel.Tag
         }
     }
 
+    /// A sound store of another kind is called what it is, with the command that reads it,
+    /// rather than a snapshot "damaged at byte 0".
+    @Test func convertNamesAStoreOfAnotherKindAndPointsToMigrate() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let snapshot = directory.file("store.json.gz"), sqlite = directory.file("store.sqlite")
+        _ = try await Self.makeStore(snapshot)
+        let migrated = try await runProduct("graphstore", ["migrate", snapshot.path, sqlite.path])
+        #expect(migrated.status == 0, "\(migrated.standardError)")
+        let refused = try await runProduct("graphstore", ["convert", sqlite.path, "--format", "plist"])
+        #expect(refused.status == 1)
+        #expect(refused.standardError.contains(sqlite.path) && refused.standardError.contains("GraphStore SQLite store"), "\(refused.standardError)")
+        #expect(refused.standardError.contains("graphstore migrate") && !refused.standardError.contains("damaged"), "\(refused.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: directory.file("store.plist.gz").path))
+    }
+
     @Test func badArgumentsAreRefused() async throws {
         let unknownFormat = try await runProduct("graphstore", ["convert", "x.json.gz", "--format", "yaml"])
         #expect(unknownFormat.status != 0)
