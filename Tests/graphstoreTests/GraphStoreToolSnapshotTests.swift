@@ -57,6 +57,39 @@ typealias Tag = ExampleModel.Tag
         #expect(missing.standardError.contains("has no entity Nope"))
     }
 
+    /// Both dumps print values as the snapshot holds them: `-0.0` keeps its sign, an integer
+    /// beyond 64 bits keeps its digits, and a double its last bit; the same file always gives
+    /// the same text.
+    @Test func dumpPrintsEveryValueExactly() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("readings.json")
+        try Data("""
+            {"header":{"format":"GraphStore","formatVersion":1,"modelVersion":"1","savedAt":0.5,"storeVersion":1,\
+            "counts":{"Reading":2},"dateEncoding":"secondsSince2001"},"entities":{"Reading":[\
+            {"id":1,"zero":-0.0,"big":123456789012345678901234567890,"third":0.30000000000000004,"tiny":5e-324,"text":"a,b:{[\\"]}"},\
+            {"id":2,"zero":0,"big":-99999999999999999999,"nested":{"b":[],"a":{}}}]}}
+            """.utf8).write(to: url)
+        let whole = try await runProduct("graphstore", ["dump", url.path])
+        let entity = try await runProduct("graphstore", ["dump", url.path, "--entity", "Reading"])
+        for result in [whole, entity] {
+            #expect(result.status == 0, "\(result.standardError)")
+            let text = result.standardOutput
+            #expect(text.contains("\"zero\": -0"), "\(text)")
+            #expect(text.contains("123456789012345678901234567890") && text.contains("-99999999999999999999"), "\(text)")
+            #expect(!text.contains("e+29") && !text.contains("e+19"), "\(text)")
+            #expect(text.contains("0.30000000000000004") && text.contains("5e-324"), "\(text)")
+            #expect(text.contains("\"text\": \"a,b:{[\\\"]}\""), "\(text)")
+            #expect((try? JSONSerialization.jsonObject(with: Data(text.utf8))) != nil, "valid JSON")
+        }
+        // The whole dump is a snapshot document that reads back as the file.
+        let copy = directory.file("copy.json")
+        try Data(whole.standardOutput.utf8).write(to: copy)
+        #expect(try GenericSnapshot.read(from: copy).sortedJSON() == GenericSnapshot.read(from: url).sortedJSON())
+        let again = try await runProduct("graphstore", ["dump", url.path])
+        #expect(again.standardOutput == whole.standardOutput, "the same file gives the same text")
+    }
+
     @Test func verifyExitStatusSaysWhetherTheFileIsSound() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

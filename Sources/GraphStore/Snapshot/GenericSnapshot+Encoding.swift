@@ -212,3 +212,54 @@ private struct TablePart: @unchecked Sendable {
     let table: BPlistObjectTable
     let elements: [UInt32]
 }
+
+extension GenericSnapshot {
+    /// The snapshot as JSON text for people and tools to read: the whole document
+    /// (`{"entities":{…},"header":{…}}`), or, with `entity`, that entity's objects as an array.
+    /// Values are written as the snapshot's own JSON writer writes them, so every number reads
+    /// back as stored (`-0.0`, an integer beyond 64 bits, a double to the bit), and every
+    /// object's members, the entities and the header are sorted by key, so the same snapshot
+    /// always gives the same text. What `graphstore dump` prints (re-indented).
+    ///
+    /// - Throws: ``GraphStoreError/codingFailed(path:entity:id:reason:)`` (without a path) for a
+    ///   value JSON cannot hold, naming the entity and the id.
+    /// - Complexity: O(size of the objects).
+    public func sortedJSON(entity: String? = nil) throws -> Data {
+        let source = withURLsAndDecimalsInJSONShape()
+        let byID = source.exactNumbers.byID
+        func objects(_ values: [SnapshotValue]) -> [ExactlyEncoded] {
+            values.map { ExactlyEncoded(value: $0, numbers: $0["id"].flatMap { byID[$0] }, sortsKeys: true) }
+        }
+        do {
+            if let entity {
+                return try FastJSONEncoder.encode(objects(source.objects(of: entity)))
+            }
+            var header = source.header
+            header.counts = Dictionary(uniqueKeysWithValues: source.entities.map { ($0.name, $0.objects.count) })
+            let headerValue = try SnapshotCodec.makeJSONDecoder().decode(SnapshotValue.self, from: SnapshotCodec.makeJSONEncoder().encode(header))
+            let document = SortedDocument(
+                header: ExactlyEncoded(value: headerValue, numbers: nil, sortsKeys: true),
+                entities: source.entities.map { ($0.name, objects($0.objects)) }.sorted { $0.0 < $1.0 })
+            return try FastJSONEncoder.encode(document)
+        } catch let error as EncodingError {
+            throw Self.describe(error, entities: source.entities)
+        } catch let error as GraphStoreError {
+            throw error
+        } catch {
+            throw GraphStoreError.codingFailed(path: nil, entity: entity ?? "document", id: nil, reason: "\(error)")
+        }
+    }
+
+    /// `{"entities":{<name>:[…],…},"header":{…}}`, in that order.
+    private struct SortedDocument: Encodable {
+        let header: ExactlyEncoded
+        let entities: [(String, [ExactlyEncoded])]
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: AnyKey.self)
+            var byName = container.nestedContainer(keyedBy: AnyKey.self, forKey: AnyKey("entities"))
+            for (name, objects) in entities { try byName.encode(objects, forKey: AnyKey(name)) }
+            try container.encode(header, forKey: AnyKey("header"))
+        }
+    }
+}

@@ -203,7 +203,7 @@ public struct GenericSnapshot: Sendable {
 
     /// An encoding error of the JSON writer, naming the entity and the id of the object at
     /// fault (its coding path starts `entities.<entity>[<index>]`).
-    private static func describe(_ error: EncodingError, entities: [(name: String, objects: [SnapshotValue])]) -> GraphStoreError {
+    static func describe(_ error: EncodingError, entities: [(name: String, objects: [SnapshotValue])]) -> GraphStoreError {
         guard case .invalidValue(_, let context) = error, context.codingPath.count >= 3,
               context.codingPath[0].stringValue == DocumentKey.entities.stringValue, let index = context.codingPath[2].intValue
         else {
