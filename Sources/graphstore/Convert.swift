@@ -38,6 +38,7 @@ struct Convert: AsyncParsableCommand {
             }
             try checkDestination(destination, force: force)
             let snapshot = try GenericSnapshot.read(from: source)
+            warnAboutOtherNames(of: source, kind: kind)
             // As `migrate` writes: refused over a store that is open or whose journal holds saves
             // its file does not, built under a temporary name and renamed into place.
             try Migration.writeSnapshot(snapshot, to: destination, format: format, compression: compression, options: MigrationOptions(overwrite: force))

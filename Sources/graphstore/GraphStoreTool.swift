@@ -3,6 +3,12 @@ import Foundation
 import GraphStore
 import GraphStoreSQLite
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// `graphstore`: inspect, verify, dump, convert and migrate GraphStore stores without the app's
 /// Swift types.
 @main
@@ -94,4 +100,31 @@ extension Compression: ExpressibleByArgument {
     public init?(argument: String) {
         self.init(rawValue: argument.lowercased())
     }
+}
+
+/// Writes `line` to standard error as a warning.
+func warn(_ line: String) {
+    FileHandle.standardError.write(Data("graphstore: warning: \(line)\n".utf8))
+}
+
+/// Warns when the store at `url`, of `kind`, is a file with other hard links and no journal
+/// beside this name: an app that opened it under another name keeps its journal (saves its file
+/// does not hold yet) beside that name, where no reader of this name can find it, so those
+/// saves would be missing from what is read here without a word.
+func warnAboutOtherNames(of url: URL, kind: StoreKind) {
+    guard kind == .snapshot || kind == .graphStoreSQLite, let message = otherNamesWarning(for: url) else { return }
+    warn(message)
+}
+
+/// The warning of ``warnAboutOtherNames(of:kind:)``, or `nil` when the file has one name or a
+/// journal beside this one.
+func otherNamesWarning(for url: URL) -> String? {
+    var info = stat()
+    guard stat(url.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_nlink > 1 else { return nil }
+    let names = [url.path, url.resolvingSymlinksInPath().path]
+    guard !names.contains(where: { FileManager.default.fileExists(atPath: $0 + ".journal") }) else { return nil }
+    let others = info.st_nlink - 1
+    return "\(url.path) has \(others) other hard link\(others == 1 ? "" : "s") (the same file, inode \(info.st_ino), under another name): "
+        + "an app that opened the store under another name keeps its journal beside that name, and saves still only in that journal "
+        + "are not seen here; read the store under the name the app opens, or open and close it with the app first"
 }

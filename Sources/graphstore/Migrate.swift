@@ -62,6 +62,7 @@ struct Migrate: AsyncParsableCommand {
             let read = try Migration.readStore(from: sourceURL, kind: from, model: description, progress: progress?("read"))
             let snapshot = read.snapshot
             let origin = read.kind
+            warnAboutOtherNames(of: sourceURL, kind: origin)
             let notes = read.notes
             var summary: MigrationSummary
             switch target {

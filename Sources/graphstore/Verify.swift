@@ -19,7 +19,12 @@ struct Verify: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let file = source.file
-            switch try source.open() {
+            let opened = try source.open()
+            switch opened {
+            case .graphStoreSQLite: warnAboutOtherNames(of: source.url, kind: .graphStoreSQLite)
+            case .read(_, let kind): warnAboutOtherNames(of: source.url, kind: kind)
+            }
+            switch opened {
             case .graphStoreSQLite:
                 let info = try SQLiteStoreInfo.verify(source.url)
                 let total = info.entities.reduce(0) { $0 + $1.rows }
@@ -27,7 +32,7 @@ struct Verify: AsyncParsableCommand {
             case .read(let read, let kind):
                 // What an import left out or changed (references to rows that do not exist, NULLs
                 // given defaults): the migrated store opens, but without those values.
-                for line in read.coreDataReport?.warnings ?? [] { FileHandle.standardError.write(Data("graphstore: warning: \(line)\n".utf8)) }
+                for line in read.coreDataReport?.warnings ?? [] { warn(line) }
                 let snapshot = read.snapshot
                 let total = snapshot.entities.reduce(0) { $0 + $1.objects.count }
                 let what = kind == .snapshot ? "" : "\(kind.displayName), "

@@ -195,6 +195,41 @@ typealias Tag = ExampleModel.Tag
         #expect(!FileManager.default.fileExists(atPath: directory.file("store.plist.gz").path))
     }
 
+    /// A store read through another hard link of its file does not see the journal the app
+    /// keeps beside the name it opened: the commands that read it say so instead of silently
+    /// reading the file without those saves.
+    @Test func aSourceWithOtherHardLinksAndNoJournalIsWarnedAbout() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let live = directory.file("live.json.gz"), app = directory.file("app.json.gz"), linked = directory.file("linked.json.gz")
+        _ = try await Self.makeStore(live)
+        let container = try GraphContainer(for: exampleModel, store: .file(live))
+        container.mainContext.insert(Tag(name: "only in the journal"))
+        try container.mainContext.save()
+        // The files as a killed app leaves them, and another name for the store's file.
+        try FileManager.default.copyItem(at: live, to: app)
+        try FileManager.default.copyItem(atPath: live.path + ".journal", toPath: app.path + ".journal")
+        try await container.close()
+        try FileManager.default.linkItem(at: app, to: linked)
+
+        let runs = [
+            ["verify", linked.path], ["migrate", linked.path, directory.file("out.sqlite").path],
+            ["convert", linked.path, "--format", "plist"],
+        ]
+        for arguments in runs {
+            let result = try await runProduct("graphstore", arguments)
+            let warning = result.standardError
+            #expect(warning.contains("warning") && warning.contains(linked.path) && warning.contains("hard link") && warning.contains("journal"), "\(arguments[0]): \(warning)")
+        }
+        // Under the app's name, the journal is found (and the read refused); a file with one
+        // name, or with its journal beside it, gets no warning.
+        let underTheAppsName = try await runProduct("graphstore", ["verify", app.path])
+        #expect(underTheAppsName.status == 1 && underTheAppsName.standardError.contains(app.path + ".journal"), "\(underTheAppsName.standardError)")
+        #expect(!underTheAppsName.standardError.contains("hard link"))
+        let single = try await runProduct("graphstore", ["verify", live.path])
+        #expect(single.status == 0 && single.standardError.isEmpty, "\(single.standardError)")
+    }
+
     @Test func badArgumentsAreRefused() async throws {
         let unknownFormat = try await runProduct("graphstore", ["convert", "x.json.gz", "--format", "yaml"])
         #expect(unknownFormat.status != 0)
