@@ -61,7 +61,9 @@ extension StoreConfiguration {
     ///
     /// Values SQLite would change are kept as BLOBs in their column: NaN and -0.0 (a REAL
     /// column turns them into NULL and 0), a `UInt64` above `Int64.max`, a string containing
-    /// NUL. Round trips are lossless: dates to the bit, `Data`, optionals, nested `Codable`,
+    /// NUL. An `Int128` or `UInt128` is an integer within 64 bits and, beyond them, the JSON
+    /// number with every digit (as a snapshot file writes it), so its column turns to JSON as
+    /// below. Round trips are lossless: dates to the bit, `Data`, optionals, nested `Codable`,
     /// integer extremes, Unicode.
     ///
     /// Limits: an entity must encode its properties with `encode(_:forKey:)` in a keyed

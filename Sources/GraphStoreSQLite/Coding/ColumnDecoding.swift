@@ -141,6 +141,8 @@ struct ColumnValueDecoder: Decoder, SingleValueDecodingContainer {
     func decode(_ type: UInt16.Type) throws -> UInt16 { try ColumnDecoding.integer(type, value, codingPath: codingPath) }
     func decode(_ type: UInt32.Type) throws -> UInt32 { try ColumnDecoding.integer(type, value, codingPath: codingPath) }
     func decode(_ type: UInt64.Type) throws -> UInt64 { try ColumnDecoding.integer(type, value, codingPath: codingPath) }
+    func decode(_ type: Int128.Type) throws -> Int128 { try ColumnDecoding.integer(type, value, codingPath: codingPath) }
+    func decode(_ type: UInt128.Type) throws -> UInt128 { try ColumnDecoding.integer(type, value, codingPath: codingPath) }
 
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
         try ColumnDecoding.decode(type, from: value, kind: kind, codingPath: codingPath, json: json)

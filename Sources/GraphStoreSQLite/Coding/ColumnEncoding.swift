@@ -3,7 +3,8 @@ import GRDB
 
 /// Encodes one top-level value of an entity as a column value.
 ///
-/// `Date` becomes a `date` REAL, `Data` a BLOB, `UUID` its `uuidString`; a value that encodes
+/// `Date` becomes a `date` REAL, `Data` a BLOB, `UUID` its `uuidString`, an `Int128` or
+/// `UInt128` an integer or, beyond 64 bits, its JSON number (``wide(_:)``); a value that encodes
 /// a single primitive (a raw-value enum, a wrapper) becomes that primitive; anything that
 /// encodes a keyed or unkeyed container (a nested struct, an array, a dictionary) becomes JSON
 /// text written with ``SQLiteJSON``.
@@ -40,6 +41,25 @@ enum ColumnEncoding {
         return ColumnValue(value: withUnsafeBytes(of: UInt64(value).bigEndian) { Data($0) }.databaseValue, kind: .integer)
     }
 
+    /// The column value for an `Int128` or `UInt128`: within 64 bits the integer an `Int64` or
+    /// `UInt64` gets (so the column is an `integer` one, as for the narrower types); beyond, the
+    /// JSON number with every digit, as the snapshot document writes it, in a `json` column (a
+    /// REAL would round it). A field holding both turns its column to `json`, as a field whose
+    /// values encode as several kinds does.
+    static func wide<T: FixedWidthInteger>(_ value: T) -> ColumnValue {
+        if let signed = Int64(exactly: value) { return .integer(signed) }
+        if let unsigned = UInt64(exactly: value) { return self.unsigned(unsigned) }
+        return ColumnValue(value: String(value).databaseValue, kind: .json)
+    }
+
+    /// Whether `value`, written for a column of kind `recorded`, is an integer beyond 64 bits
+    /// (``wide(_:)``'s JSON number) where the column holds integers: the field did not change
+    /// type, its values grew, and the writer turns the column to `json`.
+    static func widens(_ recorded: ColumnKind, to value: ColumnValue) -> Bool {
+        guard recorded == .integer, value.kind == .json, case .string(let text) = value.value.storage else { return false }
+        return Int64(text) == nil && UInt64(text) == nil && (Int128(text) != nil || UInt128(text) != nil)
+    }
+
     /// A primitive reaching the generic entry point (a generic caller's `encode(_:)` does).
     private static func primitive<T: Encodable>(_ value: T) -> ColumnValue? {
         switch value {
@@ -57,6 +77,8 @@ enum ColumnEncoding {
         case let value as UInt32: .integer(Int64(value))
         case let value as UInt16: .integer(Int64(value))
         case let value as UInt8: .integer(Int64(value))
+        case let value as Int128: wide(value)
+        case let value as UInt128: wide(value)
         default: nil
         }
     }
@@ -105,6 +127,8 @@ private final class ValueProbe: Encoder, SingleValueEncodingContainer {
     func encode(_ value: UInt16) throws { captured = .integer(Int64(value)) }
     func encode(_ value: UInt32) throws { captured = .integer(Int64(value)) }
     func encode(_ value: UInt64) throws { captured = ColumnEncoding.unsigned(value) }
+    func encode(_ value: Int128) throws { captured = ColumnEncoding.wide(value) }
+    func encode(_ value: UInt128) throws { captured = ColumnEncoding.wide(value) }
 
     func encode<T: Encodable>(_ value: T) throws {
         captured = try ColumnEncoding.encode(value, codingPath: codingPath, json: json)

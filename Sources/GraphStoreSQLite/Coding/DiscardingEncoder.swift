@@ -1,6 +1,7 @@
 /// An encoder that accepts everything and keeps nothing: what a probe hands to a value that
 /// turned out to need a container, and what the row encoder hands to code it refuses (after
-/// recording why), since `Encoder`'s container methods cannot throw.
+/// recording why), since `Encoder`'s container methods cannot throw. It takes `Int128` and
+/// `UInt128` too, whose default implementations throw.
 struct DiscardingEncoder: Encoder {
     let codingPath: [any CodingKey]
     var userInfo: [CodingUserInfoKey: Any] { [:] }
@@ -35,6 +36,8 @@ struct DiscardingEncoder: Encoder {
         mutating func encode(_ value: UInt16, forKey key: Key) throws {}
         mutating func encode(_ value: UInt32, forKey key: Key) throws {}
         mutating func encode(_ value: UInt64, forKey key: Key) throws {}
+        mutating func encode(_ value: Int128, forKey key: Key) throws {}
+        mutating func encode(_ value: UInt128, forKey key: Key) throws {}
         mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {}
 
         mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
@@ -72,6 +75,8 @@ struct DiscardingEncoder: Encoder {
         mutating func encode(_ value: UInt16) throws { count += 1 }
         mutating func encode(_ value: UInt32) throws { count += 1 }
         mutating func encode(_ value: UInt64) throws { count += 1 }
+        mutating func encode(_ value: Int128) throws { count += 1 }
+        mutating func encode(_ value: UInt128) throws { count += 1 }
         mutating func encode<T: Encodable>(_ value: T) throws { count += 1 }
 
         mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
@@ -105,6 +110,8 @@ struct DiscardingEncoder: Encoder {
         mutating func encode(_ value: UInt16) throws {}
         mutating func encode(_ value: UInt32) throws {}
         mutating func encode(_ value: UInt64) throws {}
+        mutating func encode(_ value: Int128) throws {}
+        mutating func encode(_ value: UInt128) throws {}
         mutating func encode<T: Encodable>(_ value: T) throws {}
     }
 }

@@ -71,12 +71,11 @@ private struct RowDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try ColumnDecoding.integer(type, value(key), codingPath: [key]) }
     func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try ColumnDecoding.integer(type, value(key), codingPath: [key]) }
     func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try ColumnDecoding.integer(type, value(key), codingPath: [key]) }
+    // An integer column, or beyond 64 bits a `json` one (see ``ColumnEncoding/wide(_:)``).
+    func decode(_ type: Int128.Type, forKey key: Key) throws -> Int128 { try column(type, key) }
+    func decode(_ type: UInt128.Type, forKey key: Key) throws -> UInt128 { try column(type, key) }
 
-    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        let index = try columnIndex(key)
-        return try ColumnDecoding.decode(
-            type, from: decoder.values[index], kind: decoder.table.kinds[index], codingPath: [key], json: decoder.json)
-    }
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try column(type, key) }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
         throw unsupported(key, "nestedContainer(keyedBy:forKey:)")
@@ -102,6 +101,13 @@ private struct RowDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
                 codingPath: [], debugDescription: "table \(decoder.table.name) has no column \"\(key.stringValue)\""))
         }
         return index
+    }
+
+    /// The value of `key`'s column as a `T`, by the column's kind.
+    private func column<T: Decodable>(_ type: T.Type, _ key: Key) throws -> T {
+        let index = try columnIndex(key)
+        return try ColumnDecoding.decode(
+            type, from: decoder.values[index], kind: decoder.table.kinds[index], codingPath: [key], json: decoder.json)
     }
 
     private func value(_ key: Key) throws -> DatabaseValue {

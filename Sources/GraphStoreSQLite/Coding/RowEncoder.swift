@@ -82,6 +82,8 @@ private struct RowContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     mutating func encode(_ value: UInt16, forKey key: Key) throws { try add(value, .integer(Int64(value)), key) }
     mutating func encode(_ value: UInt32, forKey key: Key) throws { try add(value, .integer(Int64(value)), key) }
     mutating func encode(_ value: UInt64, forKey key: Key) throws { try add(value, ColumnEncoding.unsigned(value), key) }
+    mutating func encode(_ value: Int128, forKey key: Key) throws { try add(value, ColumnEncoding.wide(value), key) }
+    mutating func encode(_ value: UInt128, forKey key: Key) throws { try add(value, ColumnEncoding.wide(value), key) }
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
         try add(value, ColumnEncoding.encode(value, codingPath: [key], json: encoder.json), key)

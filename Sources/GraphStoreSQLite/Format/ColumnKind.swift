@@ -14,7 +14,7 @@ import GraphStoreCoding
 /// | `date`    | REAL          | seconds since 2001-01-01T00:00:00Z, exactly `timeIntervalSinceReferenceDate` (specials as for `real`) |
 /// | `text`    | TEXT          | strings (UUIDs as `uuidString`); a string containing NUL as a BLOB of its UTF-8 |
 /// | `blob`    | BLOB          | `Data`                                                          |
-/// | `json`    | TEXT          | nested values and arrays as JSON, with the snapshot codec's strategies |
+/// | `json`    | TEXT          | nested values and arrays as JSON, with the snapshot codec's strategies; an `Int128` or `UInt128` beyond 64 bits as its JSON number |
 ///
 /// Every kind may hold NULL: an absent optional.
 enum ColumnKind: String, Sendable, CaseIterable {

@@ -16,7 +16,9 @@ import GraphStore
 /// objects hold a value in that field. A table
 /// with no rows has nothing to compare: the first write of a value of another kind writes the
 /// table again with the kinds its objects write. Columns of kind `json` take any value and are
-/// never a mismatch.
+/// never a mismatch; nor is an `integer` column that an `Int128` or `UInt128` beyond 64 bits
+/// writes JSON for, even when no object still writes an integer (every value grew in saves a
+/// crash left in the journal): the writer turns the column to `json` as it always does.
 enum SQLiteColumnKindCheck {
     /// The most objects of one entity encoded at open.
     static let sampleLimit = 1_000
@@ -61,7 +63,7 @@ enum SQLiteColumnKindCheck {
                     unencoded.remove(field.name)
                     guard let kind = field.value.kind else { continue }
                     unseen.remove(field.name)
-                    if let recorded = table.kindByName[field.name], recorded != kind {
+                    if let recorded = table.kindByName[field.name], recorded != kind, !ColumnEncoding.widens(recorded, to: field.value) {
                         if mismatches[field.name] == nil { mismatches[field.name] = (kind, key.description) }
                     } else {
                         fitting.insert(field.name)
