@@ -147,4 +147,32 @@ import Testing
         #expect(try await Self.fetch(.sqlite(crashed)) == widened)
         #expect(try await Self.fetch(.sqlite(url)) == widened)
     }
+
+    /// The snapshot stores keep the same values; `migrate` carries them to SQLite and back.
+    /// (A property list's `UInt128` above `Int128.max` reads, without the app's types, as the
+    /// negative number its 16 bytes are, so a migration of one is refused when it is opened as
+    /// a `UInt128`: documented, and left out here.)
+    @Test(arguments: SnapshotFormat.allCases)
+    func migrationCarriesWideValues(format: SnapshotFormat) async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        func signedRange(_ value: UInt128) -> UInt128 { format == .json ? value : min(value, UInt128(Int128.max)) }
+        let objects = (Self.narrow + Self.wide).map { object in
+            var object = object
+            object.unsigned = signedRange(object.unsigned)
+            object.list = object.list.map(signedRange)
+            object.nested.high = object.nested.high.map(signedRange)
+            return object
+        }
+        let snapshot = directory.file("wide.\(format.fileExtension).gz")
+        try await Self.save(objects, to: .file(snapshot, format: format))
+        #expect(try await Self.fetch(.file(snapshot, format: format)) == objects)
+
+        let sqlite = directory.file("wide.sqlite")
+        try Migration.snapshotToSQLite(from: snapshot, to: sqlite)
+        #expect(try await Self.fetch(.sqlite(sqlite)) == objects)
+        let back = directory.file("back.\(format.fileExtension).gz")
+        try Migration.sqliteToSnapshot(from: sqlite, to: back, format: format)
+        #expect(try await Self.fetch(.file(back, format: format)) == objects)
+    }
 }

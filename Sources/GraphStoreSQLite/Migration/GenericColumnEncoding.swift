@@ -19,6 +19,12 @@ import GraphStoreCoding
 /// | only strings (and, from JSON, `"NaN"`-like ones) | `text`    |
 /// | only data / only dates (property lists)          | `blob` / `date` |
 /// | an array or an object, or a mixture              | `json`    |
+/// | a number a double holds only rounded (an `Int128` beyond 64 bits, a long `Decimal`) | `json` |
+///
+/// A number a double rounds (one the snapshot's exact numbers hold the digits
+/// of) makes its column `json` whatever else the column holds, so its digits are kept as the
+/// typed store keeps an `Int128` beyond 64 bits; under a `date` or `real` hint, which no such
+/// number fits, it is refused when it is written (see ``GenericColumnEncoding``).
 ///
 /// A key with no non-null value gets no column, as in the typed store.
 struct ColumnKindInference {
@@ -33,15 +39,17 @@ struct ColumnKindInference {
     private var sawData = false
     private var sawDate = false
     private var sawContainer = false
+    private var sawRounded = false
 
     init(isFromJSON: Bool) {
         self.isFromJSON = isFromJSON
     }
 
-    /// Counts one value in.
+    /// Counts one value in; `numbers` are the exact numbers of the object that holds it.
     ///
     /// - Complexity: O(1).
-    mutating func add(_ value: SnapshotValue) {
+    mutating func add(_ value: SnapshotValue, numbers: ExactNumbers.Bag? = nil) {
+        if GenericColumnEncoding.isRounded(value, numbers: numbers) { sawRounded = true }
         switch value {
         case .null: break
         case .bool: sawBool = true
@@ -68,7 +76,7 @@ struct ColumnKindInference {
         case "url", "decimal": return .json
         default: break
         }
-        if sawContainer { return .json }
+        if sawContainer || sawRounded { return .json }
         let others = [sawBool, sawNumber, sawString, sawData, sawDate].filter { $0 }.count
         if others == 1 {
             if sawBool { return .bool }
@@ -99,10 +107,16 @@ enum GenericColumnEncoding {
     /// keys, written by ``FastJSONEncoder``.
     ///
     /// - Throws: ``Mismatch`` when the value cannot be stored as `kind` (a string that is not
-    ///   Base64 in a `blob` column, text in a `date` column); the JSON encoder's errors.
+    ///   Base64 in a `blob` column, text in a `date` column, a number with more digits than a
+    ///   double keeps in a `real` or `date` column); the JSON encoder's errors.
     /// - Complexity: O(size of the value).
     static func encode(_ value: SnapshotValue, as kind: ColumnKind, numbers: ExactNumbers.Bag? = nil) throws -> ColumnValue {
         if case .null = value { return .null }
+        if kind != .json, isRounded(value, numbers: numbers), case .double(let number) = value {
+            let exact = (try? numbers?.exact(for: number, codingPath: []))?.description ?? "a longer number"
+            throw Mismatch(
+                reason: "the number \(exact) has more digits than a double keeps; a \(kind.rawValue) column (as the header's field types make it) would round it to \(number)")
+        }
         switch (kind, value) {
         case (.json, _):
             // A double `numbers` holds the exact value of (a long decimal) is written whole.
@@ -130,6 +144,20 @@ enum GenericColumnEncoding {
             return .blob(bytes)
         default:
             throw mismatch(value, kind)
+        }
+    }
+
+    /// Whether `value` is a double that stands for a number it rounds: one `numbers` (the
+    /// exact numbers of the object holding it) keep the digits of.
+    ///
+    /// - Complexity: O(1).
+    static func isRounded(_ value: SnapshotValue, numbers: ExactNumbers.Bag?) -> Bool {
+        guard let numbers, case .double(let number) = value else { return false }
+        do {
+            return try numbers.exact(for: number, codingPath: []) != nil
+        } catch {
+            // Two numbers of the object round to it: both are long. Writing the JSON says so.
+            return true
         }
     }
 

@@ -26,7 +26,9 @@ import GraphStore
 /// as BLOBs), recorded in `graphstore_columns`. Column kinds come from the snapshot header's
 /// ``GraphStore/SnapshotHeaderV1/fieldTypes`` (`date`, `data`, `real`) and otherwise from the
 /// values: only Booleans give `bool`, only integers `integer`, other numbers `real`, strings
-/// `text`, arrays, objects and mixtures `json`. Going back, the column kinds give the snapshot its
+/// `text`, arrays, objects and mixtures `json`; so does a number a double holds only rounded
+/// (an `Int128` beyond 64 bits, a long `Decimal`), whose digits the column keeps as the typed
+/// store keeps them (under a `real` or `date` field type, such a number is refused). Going back, the column kinds give the snapshot its
 /// values: dates as seconds since 2001 in JSON and native dates in a property list, data as
 /// Base64 in JSON and native in a property list; the header's `fieldTypes` records them.
 ///

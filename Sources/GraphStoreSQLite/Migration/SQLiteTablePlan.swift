@@ -20,6 +20,7 @@ struct SQLiteTablePlan {
         var plans: [SQLiteTablePlan] = []
         var seen: [String: String] = [:]
         let isFromJSON = snapshot.format == .json
+        let numbers = snapshot.exactNumbers.byID
         for (entityIndex, entity) in snapshot.entities.enumerated() where !entity.objects.isEmpty {
             func refuse(_ reason: String, id: String? = nil) -> GraphStoreError {
                 .codingFailed(path: path, entity: entity.name, id: id, reason: reason)
@@ -38,8 +39,10 @@ struct SQLiteTablePlan {
                 guard let id = fields[SQLiteFormatV1.idColumn], id != .null else {
                     throw refuse("object #\(index) has no id; the SQLite store keys every row by its top-level \"id\"")
                 }
+                // The object's numbers a double rounds: their column keeps their digits.
+                let bag = numbers.isEmpty ? nil : numbers[id]
                 for (key, value) in fields {
-                    inferences[key, default: ColumnKindInference(isFromJSON: isFromJSON)].add(value)
+                    inferences[key, default: ColumnKindInference(isFromJSON: isFromJSON)].add(value, numbers: bag)
                 }
             }
             let hints = snapshot.header.fieldTypes?[entity.name] ?? [:]
