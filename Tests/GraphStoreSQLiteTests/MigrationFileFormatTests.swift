@@ -208,7 +208,11 @@ import Testing
         #expect(metadata["modelVersion"] as? String == "1")
         #expect(metadata["storeVersion"] as? Int == 1)
         #expect(metadata["dateEncoding"] as? String == "secondsSince2001")
-        #expect(json["counts"] as? [String: Int] == ["Post": 8, "Note": 4, "Tag": graph.tags.count, "graphstore_columns": 16, "graphstore_metadata": 6])
+        // The snapshot header's field types, as JSON text.
+        #expect(metadata["fieldTypesVersion"] as? Int == SnapshotHeaderV1.currentFieldTypesVersion)
+        let fieldTypes = try JSONSerialization.jsonObject(with: Data(try #require(metadata["fieldTypes"] as? String).utf8)) as? [String: [String: String]]
+        #expect(fieldTypes == (try GenericSnapshot.read(from: snapshot).header.fieldTypes))
+        #expect(json["counts"] as? [String: Int] == ["Post": 8, "Note": 4, "Tag": graph.tags.count, "graphstore_columns": 16, "graphstore_metadata": 8])
         let post = try #require(json["post"] as? [Any])
         let written = try #require(graph.posts.first { $0.id == 1 })
         #expect(post[0] as? Int == 1)

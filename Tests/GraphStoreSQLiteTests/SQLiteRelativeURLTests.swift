@@ -70,9 +70,9 @@ import Testing
         #expect(try await Models.fetch(V1.self, .sqlite(crashed)) == Models.links + [Models.link(100)])
     }
 
-    /// `migrate` from a snapshot file of either format to SQLite, and back to JSON. (Back to a
-    /// property list no URL field can be told from a string: the SQLite store keeps no type
-    /// hints, as for every URL.)
+    /// `migrate` from a snapshot file of either format to SQLite, and back to either format
+    /// (a property list's URLs are dictionaries, where the field types the SQLite file records
+    /// from the snapshot's header say).
     @Test(arguments: SnapshotFormat.allCases)
     func theMigrateToolCarriesEveryURL(format: SnapshotFormat) async throws {
         let directory = try TemporaryDirectory()
@@ -86,9 +86,24 @@ import Testing
         let sqlite = directory.file("links.sqlite")
         try Migration.snapshotToSQLite(from: snapshot, to: sqlite)
         #expect(try await Models.fetch(V1.self, .sqlite(sqlite)) == Models.links)
-        let back = directory.file("back.json.gz")
-        try Migration.sqliteToSnapshot(from: sqlite, to: back, format: .json)
-        #expect(try await Models.fetch(V1.self, .file(back)) == Models.links)
+        for other in SnapshotFormat.allCases {
+            let back = directory.file("back.\(other.fileExtension).gz")
+            try Migration.sqliteToSnapshot(from: sqlite, to: back, format: other)
+            #expect(try await Models.fetch(V1.self, .file(back, format: other)) == Models.links, "\(format) → SQLite → \(other)")
+        }
+    }
+
+    /// The same from a store the app wrote: it records the field types itself.
+    @Test func aTypedStoreMigratesToEitherFormat() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("links.sqlite")
+        try await Self.write(url)
+        for format in SnapshotFormat.allCases {
+            let snapshot = directory.file("links.\(format.fileExtension).gz")
+            try Migration.sqliteToSnapshot(from: url, to: snapshot, format: format)
+            #expect(try await Models.fetch(V1.self, .file(snapshot, format: format)) == Models.links, "\(format)")
+        }
     }
 
     @Test func aModelMigrationKeepsEveryURL() async throws {

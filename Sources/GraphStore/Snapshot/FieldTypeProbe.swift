@@ -22,7 +22,7 @@ import Foundation
 /// custom encoding that writes either); and the values of a dictionary, whose keys differ from
 /// object to object.
 /// The result goes into ``SnapshotHeaderV1/fieldTypes``.
-enum FieldTypeProbe {
+package enum FieldTypeProbe {
     /// `path → "date" | "data" | "url" | "decimal" | "real" | "string"` found in `objects` (at
     /// most `limit` of them are probed).
     ///
@@ -33,6 +33,24 @@ enum FieldTypeProbe {
             try? object.encode(to: ProbeEncoder(recorder: recorder, path: ""))
         }
         return recorder.types
+    }
+
+    /// `recorded` (an entity's field types found before, as a SQLite store keeps them) with
+    /// those found in `objects` (at most `limit` of them) added: a path found now takes the
+    /// type found now, a path found before and not now keeps its type, except that a nested
+    /// place found to hold a floating-point number is no longer named `string`. Probing
+    /// objects one write at a time so gathers what probing them all at once would find.
+    ///
+    /// - Complexity: O(size of the probed objects + recorded paths).
+    package static func merged(_ recorded: [String: String], probing objects: some Sequence<any Entity>, limit: Int = 64) -> [String: String] {
+        let recorder = Recorder()
+        for object in objects.prefix(limit) {
+            try? object.encode(to: ProbeEncoder(recorder: recorder, path: ""))
+        }
+        var merged = recorded
+        for path in recorder.numberPaths where merged[path] == "string" { merged[path] = nil }
+        merged.merge(recorder.types) { _, found in found }
+        return merged
     }
 
     /// Collects paths while one probe runs; used on one thread only.

@@ -23,8 +23,16 @@ public struct GenericSnapshot: Sendable {
     /// list's integers beyond 64 bits): writing gives them back with every digit.
     package var exactNumbers = ExactNumbers()
     /// Whether the objects' URLs and decimals are in their JSON shapes whatever ``format``
-    /// says: set when they were read from a SQLite store, which keeps them as JSON.
+    /// says: set when they were read from a SQLite store, which keeps them as JSON (and so
+    /// the values nested in its `json` columns: dates as numbers, data as Base64). Writing a
+    /// property list then converts them as the header's field types say, as from JSON.
     package var urlsAndDecimalsInJSONShape = false
+    /// Per entity, the top-level fields read from a SQLite store's `json` columns where the
+    /// store records no field types (one written before they were recorded): their values may
+    /// hold URLs, decimals, dates or data that nothing tells from strings and numbers, which a
+    /// property list would hold in other shapes than the app's types read. Writing a property
+    /// list refuses the first such value instead of guessing.
+    package var unhintedJSONFields: [String: [String]] = [:]
 
     /// A snapshot of `entities` under `header`, to be written in `format` with `compression`
     /// (JSON and gzip by default). Nothing is checked until it is written or converted.
@@ -151,19 +159,26 @@ public struct GenericSnapshot: Sendable {
 
     /// The document, uncompressed, in `format`, with the header's counts recomputed.
     ///
-    /// - Throws: ``GraphStoreError/codingFailed(path:entity:id:reason:)``.
+    /// - Throws: ``GraphStoreError/codingFailed(path:entity:id:reason:)``, also for a property
+    ///   list of a snapshot read from a SQLite store that records no field types while one of
+    ///   its `json` columns holds a value (naming the entity, the object and the field).
     public func encoded(as format: SnapshotFormat) throws -> Data {
         // A JSON document's dates are numbers, its data strings, its URLs strings (a URL with a
-        // base a dictionary whose base is a string) and its decimals numbers: a property list
-        // holds dates and data natively and URLs and decimals as dictionaries, where the header
-        // says they are. The other way, the property list's
-        // shapes become JSON's (and the header then names the fields that held them).
+        // base a dictionary whose base is a string) and its decimals numbers, and so are a
+        // SQLite store's in its `json` columns: a property list holds dates and data natively
+        // and URLs and decimals as dictionaries, where the header says they are. The other way,
+        // the property list's shapes become JSON's (and the header then names the fields that
+        // held them).
         let source = format == .json ? withURLsAndDecimalsInJSONShape() : self
         var header = source.header
         header.counts = Dictionary(uniqueKeysWithValues: entities.map { ($0.name, $0.objects.count) })
         let byID = source.exactNumbers.byID
+        if format == .binaryPropertyList { try refuseUnhintedJSONFields() }
+        // Values in JSON's shapes: read from JSON, or from a SQLite store (whose dates and data
+        // outside `json` columns are native already, which the conversion leaves as they are).
+        let inJSONShape = self.format == .json || urlsAndDecimalsInJSONShape
         let entities: [(name: String, objects: [SnapshotValue])] = try source.entities.map { entity in
-            if format == .binaryPropertyList, self.format == .json, let types = header.fieldTypes?[entity.name],
+            if format == .binaryPropertyList, inJSONShape, let types = header.fieldTypes?[entity.name],
                case let paths = SnapshotValue.typedPaths(types), !paths.isEmpty {
                 return (entity.name, try entity.objects.map { object in
                     do {
@@ -198,6 +213,26 @@ public struct GenericSnapshot: Sendable {
             throw error
         } catch {
             throw GraphStoreError.codingFailed(path: nil, entity: "document", id: nil, reason: "\(error)")
+        }
+    }
+
+    /// Throws for the first value of ``unhintedJSONFields``, which a property list cannot be
+    /// trusted to hold as the app's types read it.
+    ///
+    /// - Throws: ``GraphStoreError/codingFailed(path:entity:id:reason:)`` (without a path)
+    ///   naming the entity, the object and the field.
+    /// - Complexity: O(objects of the entities named) when none holds a value there.
+    private func refuseUnhintedJSONFields() throws {
+        for entity in entities {
+            guard let fields = unhintedJSONFields[entity.name], !fields.isEmpty else { continue }
+            for object in entity.objects {
+                for field in fields {
+                    guard let value = object[field], value != .null else { continue }
+                    throw GraphStoreError.codingFailed(
+                        path: nil, entity: entity.name, id: object["id"].map(ModelMigrator.idText),
+                        reason: "\(field): the SQLite store records no field types (it was written before GraphStore recorded them), so the JSON in this column may hold URLs, decimals, dates or data that cannot be told from strings and numbers, which a property list holds in other shapes than the app reads. Migrate the store to JSON instead, or open it once with the app (which records its field types) and migrate it again.")
+                }
+            }
         }
     }
 

@@ -55,7 +55,7 @@ extension SnapshotValue {
 
     /// The paths `fieldTypes` (an entity's) names strings, each split into its components
     /// (``pathComponents(_:)``), for ``withNonFiniteStringsRestored(at:)``.
-    static func stringPaths(of fieldTypes: [String: String]) -> [ArraySlice<String>] {
+    package static func stringPaths(of fieldTypes: [String: String]) -> [ArraySlice<String>] {
         fieldTypes.compactMap { $0.value == "string" ? pathComponents($0.key) : nil }
     }
 
@@ -73,7 +73,7 @@ extension SnapshotValue {
     ///
     /// - Complexity: O(the values on the paths); an object without a non-finite double on them
     ///   is not copied.
-    func withNonFiniteStringsRestored(at paths: [ArraySlice<String>]) -> SnapshotValue {
+    package func withNonFiniteStringsRestored(at paths: [ArraySlice<String>]) -> SnapshotValue {
         var value = self
         for path in paths {
             if let restored = value.restoringNonFiniteStrings(at: path) { value = restored }

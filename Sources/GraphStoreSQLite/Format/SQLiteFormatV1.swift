@@ -8,7 +8,13 @@ import GraphStore
 ///   `formatVersion` (1), `modelVersion`, `storeVersion` (the commit the file holds),
 ///   `dateEncoding` ("secondsSince2001") and `lineage` (a UUID naming the store, which the
 ///   journal beside the file must carry to be replayed; absent in files written before
-///   journals).
+///   journals), `fieldTypes` and `fieldTypesVersion` (absent in files written before they
+///   were recorded): what a snapshot header's ``GraphStore/SnapshotHeaderV1/fieldTypes`` and
+///   ``GraphStore/SnapshotHeaderV1/fieldTypesVersion`` say, as JSON text (entity name → path →
+///   type, keys sorted) and an integer. They tell a tool without the app's types where the
+///   values in `json` columns hold URLs, decimals, dates and data, which a property list
+///   holds in other shapes than JSON. The typed store records what it finds on a sample of
+///   its objects at open and in each write's changed objects; a migration, its source's.
 /// - `graphstore_columns(entity, column, kind)`: the ``ColumnKind`` of every column of every
 ///   entity table.
 /// - A table per entity, named by its `entityName`, with a column per top-level Codable key and
@@ -25,7 +31,7 @@ enum SQLiteFormatV1 {
 
     /// The keys of `graphstore_metadata`.
     enum MetadataKey: String {
-        case format, formatVersion, modelVersion, storeVersion, dateEncoding, lineage
+        case format, formatVersion, modelVersion, storeVersion, dateEncoding, lineage, fieldTypes, fieldTypesVersion
     }
 
     /// The metadata a store opens with.
@@ -37,6 +43,11 @@ enum SQLiteFormatV1 {
         /// The store's lineage, which its journal carries; `nil` in a file written before
         /// journals.
         var lineage: UUID?
+        /// The field types the file records (entity name → path → type); `nil` in a file
+        /// written before they were recorded.
+        var fieldTypes: [String: [String: String]]?
+        /// Which field types the writer named (see ``GraphStore/SnapshotHeaderV1/fieldTypesVersion``).
+        var fieldTypesVersion: Int?
     }
 
     /// Whether `name` is a table name SQLite or this format keeps for itself.
@@ -66,6 +77,19 @@ enum SQLiteFormatV1 {
     static func setMetadata(_ key: MetadataKey, to value: some DatabaseValueConvertible, in db: Database) throws {
         try db.cachedStatement(sql: "INSERT INTO \(metadataTable) (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
             .execute(arguments: [key.rawValue, value])
+    }
+
+    /// Records the field types of the store's objects (see the type's description), replacing
+    /// any recorded before.
+    static func setFieldTypes(_ types: [String: [String: String]], version: Int?, in db: Database) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        try setMetadata(.fieldTypes, to: String(decoding: try encoder.encode(types), as: UTF8.self), in: db)
+        if let version {
+            try setMetadata(.fieldTypesVersion, to: Int64(version), in: db)
+        } else {
+            try db.execute(sql: "DELETE FROM \(metadataTable) WHERE key = ?", arguments: [MetadataKey.fieldTypesVersion.rawValue])
+        }
     }
 
     /// Records the kind of a new column.
@@ -129,7 +153,22 @@ enum SQLiteFormatV1 {
             }
             lineage = uuid
         }
-        return Metadata(modelVersion: modelVersion, storeVersion: storeVersion, formatVersion: Int(version), lineage: lineage)
+        var metadata = Metadata(modelVersion: modelVersion, storeVersion: storeVersion, formatVersion: Int(version), lineage: lineage)
+        if let value = values[MetadataKey.fieldTypes.rawValue], !value.isNull {
+            guard let text = String.fromDatabaseValue(value),
+                  let types = try? JSONDecoder().decode([String: [String: String]].self, from: Data(text.utf8))
+            else {
+                throw damaged("has the field types \(ColumnDecoding.describe(value)), which are not a JSON object of entity names to objects of paths and types")
+            }
+            metadata.fieldTypes = types
+        }
+        if let value = values[MetadataKey.fieldTypesVersion.rawValue], !value.isNull {
+            guard case .int64(let number) = value.storage, let fieldTypesVersion = Int(exactly: number) else {
+                throw damaged("has the field types version \(ColumnDecoding.describe(value)), which is not an integer")
+            }
+            metadata.fieldTypesVersion = fieldTypesVersion
+        }
+        return metadata
     }
 
     /// Column name → kind, per entity name, from `graphstore_columns` (`tables` are the

@@ -88,8 +88,13 @@ struct TableLayout: Sendable {
     }
 }
 
-/// The tables of a store as they are on disk, by entity name, plus the model version recorded.
+/// The tables of a store as they are on disk, by entity name, plus the model version and the
+/// field types recorded.
 struct StoreLayout: Sendable {
     var tables: [String: TableLayout] = [:]
     var modelVersion: String
+    /// The field types `graphstore_metadata` records (see ``SQLiteFormatV1``).
+    var fieldTypes: [String: [String: String]] = [:]
+    /// Their version; `nil` while the file records none.
+    var fieldTypesVersion: Int?
 }

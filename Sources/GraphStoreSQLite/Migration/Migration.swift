@@ -36,12 +36,18 @@ import GraphStore
 /// when complete, so it is never half-written, and an existing destination is replaced only
 /// with ``MigrationOptions/overwrite``. The source is only read.
 ///
-/// Limits: a value nested in a `json` column keeps no type beside its JSON (a SQLite file
-/// records kinds for top-level columns only), so in a property list written from SQLite a
-/// nested date is a number and nested data a Base64 string; a JSON snapshot is exact. A JSON
-/// snapshot without `real` field types (written before they were recorded) gives a Double
-/// property whose values are all whole numbers an `integer` column; the typed store reads it,
-/// and writes only whole numbers to it.
+/// A `json` column holds URLs, decimals and nested dates and data as JSON does (strings and
+/// numbers), where a property list holds dictionaries and native values. The SQLite file
+/// records the snapshot header's field types in `graphstore_metadata` (the typed store records
+/// those its objects hold; a migration, its source's), so a property list written from it holds
+/// them as the app reads them, wherever the field types name them (as converting a JSON
+/// snapshot to a property list does). A SQLite file that records none (written before they were
+/// recorded) is not written as a property list while one of its `json` columns holds a value:
+/// that is refused, naming the entity, the object and the field; JSON is exact from it.
+///
+/// Limits: a JSON snapshot without `real` field types (written before they were recorded) gives
+/// a Double property whose values are all whole numbers an `integer` column; the typed store
+/// reads it, and writes only whole numbers to it.
 public enum Migration {
     /// Writes the snapshot file at `source` as a GraphStore SQLite file at `destination`.
     ///
@@ -82,7 +88,10 @@ public enum Migration {
     /// - Returns: What was migrated, and how fast.
     /// - Throws: the errors of ``readSQLite(from:progress:)`` for the source;
     ///   ``GraphStore/GraphStoreError/fileOperationFailed(path:operation:reason:)`` when the
-    ///   destination exists (without ``MigrationOptions/overwrite``) or cannot be written.
+    ///   destination exists (without ``MigrationOptions/overwrite``) or cannot be written;
+    ///   ``GraphStore/GraphStoreError/codingFailed(path:entity:id:reason:)`` for a property list
+    ///   from a file that records no field types while a `json` column holds a value (naming the
+    ///   entity, the object and the field; see ``Migration``).
     /// - Complexity: O(rows × their size); the graph is built in memory.
     @discardableResult
     public static func sqliteToSnapshot(
@@ -135,7 +144,8 @@ public enum Migration {
     /// by name; a table `graphstore_columns` knows nothing of is not the store's, and skipped), an
     /// object per row (in table order), a key per non-NULL column; the header has the file's
     /// model and store versions, the time of reading as `savedAt`, and `fieldTypes` for its
-    /// `date`, `blob` and `real` columns. What `graphstore dump` prints.
+    /// `date`, `blob`, `real` and `text` columns and, inside its `json` columns, those the file
+    /// records (with their `fieldTypesVersion`). What `graphstore dump` prints.
     ///
     /// The file is opened read-only, in one read transaction, and never changed.
     ///
@@ -154,26 +164,37 @@ public enum Migration {
         defer { database.close() }
         return try database.read { db in
             let contents = try SQLiteStoreContents.read(db, path: database.path)
+            let fieldTypes = contents.snapshotFieldTypes
             var entities: [(name: String, objects: [SnapshotValue])] = []
             var numbers = ExactNumbers()
             for table in contents.tables {
-                entities.append((
-                    table.name, try SQLiteStoreContents.objects(of: table, in: db, path: database.path, progress: progress, numbers: &numbers)))
+                var objects = try SQLiteStoreContents.objects(of: table, in: db, path: database.path, progress: progress, numbers: &numbers)
+                // A `json` column's "NaN" reads as a double, as in a JSON snapshot; where the
+                // recorded types say `String`, it was the string.
+                if let types = fieldTypes[table.name], case let paths = SnapshotValue.stringPaths(of: types), !paths.isEmpty {
+                    objects = objects.map { $0.withNonFiniteStringsRestored(at: paths) }
+                }
+                entities.append((table.name, objects))
             }
-            let fieldTypes = contents.fieldTypes
-            let header = SnapshotHeaderV1(
+            var header = SnapshotHeaderV1(
                 modelVersion: contents.metadata.modelVersion, savedAt: Date(), storeVersion: contents.metadata.storeVersion,
                 counts: Dictionary(uniqueKeysWithValues: entities.map { ($0.name, $0.objects.count) }),
                 fieldTypes: fieldTypes.isEmpty ? nil : fieldTypes)
+            header.fieldTypesVersion = contents.metadata.fieldTypesVersion
             if let saves = try UnreplayedSaves.find(forStoreAt: source, fileVersion: header.storeVersion, lineage: contents.metadata.lineage) {
                 throw saves.error(reading: source.path)
             }
-            // Its dates and data are native values, as a property list's are: no conversion by
-            // field types is needed for either format.
+            // Its top-level dates and data are native values, as a property list's are; its
+            // `json` columns hold URLs, decimals and nested values as JSON does, which a
+            // property list written from it converts by the recorded field types.
             var snapshot = GenericSnapshot(header: header, entities: entities, format: .binaryPropertyList, compression: .none)
             snapshot.exactNumbers = numbers
-            // A SQLite store keeps URLs and decimals as JSON: no property-list shapes to convert.
             snapshot.urlsAndDecimalsInJSONShape = true
+            // A file that records no field types (written before they were recorded) leaves a
+            // property list to guess: writing one is refused while a `json` column holds a value.
+            // (One that records a snapshot's is as good as that snapshot: an older one's types
+            // name no URLs or decimals, and converting it to a property list directly is the same.)
+            if contents.metadata.fieldTypes == nil { snapshot.unhintedJSONFields = contents.jsonColumns }
             return snapshot
         }
     }

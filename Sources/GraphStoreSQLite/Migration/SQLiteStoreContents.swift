@@ -100,7 +100,36 @@ struct SQLiteStoreContents {
         return objects
     }
 
-    /// The header's field types for the tables: `date`, `data` and `real` columns.
+    /// The field types of a snapshot of the store: for its `json` columns, the paths
+    /// `graphstore_metadata` records in them (URLs, decimals, nested dates, data and strings;
+    /// see ``SQLiteFormatV1``), and for the other columns their kinds' (``fieldTypes``), which
+    /// the values stored in them follow whatever was recorded.
+    var snapshotFieldTypes: [String: [String: String]] {
+        var types = fieldTypes
+        for table in tables {
+            guard let recorded = metadata.fieldTypes?[table.name] else { continue }
+            for (path, type) in recorded {
+                // `shipment.when`, `history[]`: the column is the path's first key.
+                let column = String(path.prefix { $0 != "." && $0 != "[" })
+                guard table.kindByName[column] == .json else { continue }
+                types[table.name, default: [:]][path] = type
+            }
+        }
+        return types
+    }
+
+    /// Per entity, its table's `json` columns, sorted.
+    var jsonColumns: [String: [String]] {
+        var columns: [String: [String]] = [:]
+        for table in tables {
+            let names = zip(table.columns, table.kinds).filter { $0.1 == .json }.map(\.0).sorted()
+            if !names.isEmpty { columns[table.name] = names }
+        }
+        return columns
+    }
+
+    /// The header's field types for the tables' columns: `date`, `data`, `real` and `string`
+    /// ones, by their kinds.
     var fieldTypes: [String: [String: String]] {
         var types: [String: [String: String]] = [:]
         for table in tables {

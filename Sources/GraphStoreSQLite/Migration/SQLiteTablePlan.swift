@@ -83,6 +83,9 @@ struct SQLiteTablePlan {
                     try db.inTransaction(.exclusive) {
                         try SQLiteFormatV1.create(in: db, modelVersion: modelVersion)
                         try SQLiteFormatV1.setMetadata(.storeVersion, to: Int64(truncatingIfNeeded: snapshot.header.storeVersion), in: db)
+                        // The source's field types, which tell a tool what its `json` columns
+                        // hold: the file is as good as its source for writing a property list.
+                        try SQLiteFormatV1.setFieldTypes(snapshot.header.fieldTypes ?? [:], version: snapshot.header.fieldTypesVersion, in: db)
                         var remaining = plans[...]
                         let numbers = snapshot.exactNumbers.byID
                         for (index, entity) in snapshot.entities.enumerated() {

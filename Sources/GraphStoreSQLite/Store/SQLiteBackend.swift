@@ -32,7 +32,8 @@ final class SQLiteBackend: StoreBackend {
     ///
     /// In one exclusive transaction: read the store, replay the journal records newer than it,
     /// check that the app's types still encode the kinds its columns record, write the
-    /// replayed rows, and record the store's lineage. A store of an older model version is
+    /// replayed rows, and record the store's lineage and the field types its objects hold
+    /// (see ``SQLiteFieldTypes``). A store of an older model version is
     /// migrated instead, in the same transaction (see ``SQLiteStoreMigration``). Anything
     /// failing rolls it all back (and removes the copies of the old files a migration kept),
     /// so a store that does not open is left as it was.
@@ -243,6 +244,8 @@ final class SQLiteBackend: StoreBackend {
             try plan.execute(in: db)
             layout = next
         }
+        // Where the objects hold URLs, decimals, dates and data, for tools without the types.
+        try SQLiteFieldTypes.recordAtOpen(version, schema: schema, layout: &layout, in: db)
         if stored.lineage != replay.lineage {
             try SQLiteFormatV1.setMetadata(.lineage, to: replay.lineage.uuidString, in: db)
         }

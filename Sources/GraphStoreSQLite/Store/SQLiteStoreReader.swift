@@ -46,7 +46,7 @@ enum SQLiteStoreReader {
             return try SQLiteStoreMigration.migrate(db, from: older, metadata: metadata, schema: schema, path: path, modelVersion: modelVersion)
         }
         var kinds = try SQLiteFormatV1.readColumnKinds(in: db, tables: tables, path: path)
-        var layout = StoreLayout(modelVersion: metadata.modelVersion)
+        var layout = StoreLayout(modelVersion: metadata.modelVersion, fieldTypes: metadata.fieldTypes ?? [:], fieldTypesVersion: metadata.fieldTypesVersion)
         var objects: [[any Entity]] = []
         let json = SQLiteJSON.makeDecoder()
         for entity in schema.entities {

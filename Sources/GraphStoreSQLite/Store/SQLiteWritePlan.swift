@@ -36,6 +36,8 @@ struct SQLiteWritePlan {
     let storeVersion: UInt64
     /// The model version to record, when it differs from the file's.
     let modelVersion: String?
+    /// The field types to record, when they differ from the file's (see ``SQLiteFieldTypes``).
+    private(set) var fieldTypes: [String: [String: String]]?
     /// The approximate number of bytes of row data written.
     private(set) var byteCount = 0
     /// The number of rows upserted or deleted.
@@ -137,6 +139,14 @@ struct SQLiteWritePlan {
             plan.rowCount += rows.count + deletes.count
             plan.writes.append(write)
             newLayout.tables[entity.name] = table
+            // The types the written objects hold, for tools that read the file without the
+            // app's types (a sample, as a snapshot's header has).
+            SQLiteFieldTypes.add(
+                keys.lazy.compactMap { version.tables[entityIndex][$0]?.value }, of: entity.name, to: &newLayout.fieldTypes)
+        }
+        if newLayout.fieldTypes != layout.fieldTypes || layout.fieldTypesVersion != SQLiteFieldTypes.version {
+            plan.fieldTypes = newLayout.fieldTypes
+            newLayout.fieldTypesVersion = SQLiteFieldTypes.version
         }
         return (plan, newLayout)
     }
@@ -180,6 +190,9 @@ struct SQLiteWritePlan {
         try SQLiteFormatV1.setMetadata(.storeVersion, to: Int64(truncatingIfNeeded: storeVersion), in: db)
         if let modelVersion {
             try SQLiteFormatV1.setMetadata(.modelVersion, to: modelVersion, in: db)
+        }
+        if let fieldTypes {
+            try SQLiteFormatV1.setFieldTypes(fieldTypes, version: SQLiteFieldTypes.version, in: db)
         }
     }
 
