@@ -221,16 +221,19 @@ struct SettledObjects {
 
 /// What a parent context's saves and rollbacks left of the pending changes its children may
 /// have read through: per id, the last such change's sequence and the base a child's change
-/// of the id is then based on (the object the save wrote, or the dropped change's base).
+/// of the id is then based on (the object the save wrote, or the dropped change's base, with
+/// the ancestor's change that base was inherited through, if any, for a later look-up to
+/// follow).
 ///
 /// Only a child that read the id through one of these changes (or an earlier one: sequences
 /// increase) takes that base; a child that never read the id is based as any context is.
-/// Bounded as ``EntityReads``: past its limit, the records whose base is no object, of ids with
-/// no stored object now, go. A base that is an object stays, so that a child's copy of an
-/// object deleted elsewhere since conflicts; those are bounded by the objects this context's
-/// saves wrote and its rollbacks dropped while it had children.
+/// Bounded as ``EntityReads``: past its limit, the records whose base is no object (and was
+/// inherited through no ancestor's change), of ids with no stored object now, go. A base that
+/// is an object stays, so that a child's copy of an object deleted elsewhere since conflicts;
+/// those are bounded by the objects this context's saves wrote and its rollbacks dropped while
+/// it had children.
 struct ChildBases: Sendable {
-    private var byID: [ObjectKey: (sequence: UInt64, base: StoredObject?)] = [:]
+    private var byID: [ObjectKey: (sequence: UInt64, base: StoredObject?, through: UInt64?)] = [:]
     /// Twice the records the last pruning kept: the next waits until the records pass it.
     private var pruneAbove = 0
     /// A save dropped the whole table: a change read at or before this sequence saw an
@@ -241,23 +244,27 @@ struct ChildBases: Sendable {
     var count: Int { byID.count }
 
     /// The base for a child that read `key` through the change of sequence `seen`, if this
-    /// context settled that change (or a later one of the same id).
+    /// context settled that change (or a later one of the same id): with the sequence of the
+    /// ancestor's change a dropped change's base was itself inherited through, if it was.
     ///
     /// - Complexity: O(1) hashing.
-    func base(for key: ObjectKey, seen: UInt64) -> StoredObject?? {
-        if let settled = byID[key], settled.sequence >= seen { return .some(settled.base) }
-        if let droppedThrough, droppedThrough >= seen { return .some(nil) }
+    func base(for key: ObjectKey, seen: UInt64) -> (base: StoredObject?, through: UInt64?)? {
+        if let settled = byID[key], settled.sequence >= seen { return (settled.base, settled.through) }
+        if let droppedThrough, droppedThrough >= seen { return (nil, nil) }
         return nil
     }
 
-    /// Records what the changes `records` (id, sequence, base) left; `table` is the entity's
-    /// table now (for pruning).
+    /// Records what the changes `records` (id, sequence, base, and the ancestor's change a
+    /// dropped change's base was inherited through) left; `table` is the entity's table now (for
+    /// pruning).
     ///
     /// - Complexity: O(k) amortized for k records.
-    mutating func settle(_ records: some Sequence<(ObjectKey, UInt64, StoredObject?)>, table: TreeDictionary<ObjectKey, StoredObject>) {
-        for (key, sequence, base) in records { byID[key] = (sequence, base) }
+    mutating func settle(
+        _ records: some Sequence<(ObjectKey, UInt64, StoredObject?, UInt64?)>, table: TreeDictionary<ObjectKey, StoredObject>
+    ) {
+        for (key, sequence, base, through) in records { byID[key] = (sequence, base, through) }
         if byID.count > max(EntityReads.limit(storedCount: table.count), pruneAbove) {
-            byID = byID.filter { key, settled in settled.base != nil || table[key] != nil }
+            byID = byID.filter { key, settled in settled.base != nil || settled.through != nil || table[key] != nil }
             pruneAbove = 2 * byID.count
         }
     }

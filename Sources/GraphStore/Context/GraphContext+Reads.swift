@@ -106,7 +106,7 @@ extension GraphContext {
                 // marker deleted).
                 let marker = committed.cleared[entity]?.sequence ?? 0
                 let changes = committed.entities[entity]
-                state.childBases[entity].settle(objects.lazy.map { ($0, changes[$0]?.sequence ?? marker, $1) }, table: latest.tables[entity])
+                state.childBases[entity].settle(objects.lazy.map { ($0, changes[$0]?.sequence ?? marker, $1, nil) }, table: latest.tables[entity])
             }
         }
     }

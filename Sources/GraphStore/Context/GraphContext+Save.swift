@@ -104,10 +104,20 @@ extension GraphContext {
     }
 
     /// Takes a child's saved changes and its `onCommit` actions.
+    ///
+    /// A change the child made over an ancestor's pending change is based on what that change
+    /// left when this context holds no change of the id (this context or an ancestor may have
+    /// saved it since): looked up under this context's lock, so that a save of this context
+    /// settles either before (and the look-up finds what it wrote) or after (and rebases the
+    /// change it finds pending then).
     private func absorb(_ changes: ChangeSet, actions: [@Sendable () -> Void]) {
         withState { state in
             state.generation += 1
-            state.pending.merge(changes)
+            // A copy of what the look-ups read (a reference: the merge does not change it).
+            let childBases = state.childBases
+            state.pending.merge(changes) { entity, key, through in
+                rebasedPush(entity: entity, key: key, through: through, childBases: childBases)
+            }
             state.commitActions.append(contentsOf: actions)
         }
     }

@@ -153,7 +153,11 @@ public final class GraphContext: Sendable {
                 // another context is a conflict, not overwritten.
                 for entity in state.pending.entities.indices where state.pending.hasChanges(entity: entity) {
                     state.pending.fold(entity)
-                    let records = state.pending.entities[entity].lazy.map { ($0.key, $0.value.sequence, $0.value.base) }
+                    // With the ancestor's change a dropped change's base came through, if it
+                    // did: once that ancestor saves it, what it wrote is the base.
+                    let records = state.pending.entities[entity].lazy.map {
+                        ($0.key, $0.value.sequence, $0.value.base, $0.value.inheritedThrough)
+                    }
                     state.childBases[entity].settle(records, table: latest.tables[entity])
                 }
             }
@@ -258,35 +262,70 @@ public final class GraphContext: Sendable {
     /// stored object (read from `table` when given).
     private func firstBase(
         entity: Int, key: ObjectKey, marker: ClearMarker?, reads: EntityReads, table: TreeDictionary<ObjectKey, StoredObject>?
-    ) -> StoredObject? {
-        if let marked = marker?.table[key] { return marked }
+    ) -> InheritedBase {
+        if let marked = marker?.table[key] { return InheritedBase(marked) }
         let record = reads.record(for: key)
-        if let object = record?.storedObject { return object }
+        if let object = record?.storedObject { return InheritedBase(object) }
         if let parent { return parent.inheritedBase(entity: entity, key: key, seen: record?.inheritedSequence) }
-        if let table { return table[key] }
-        return core.storedObject(entity: entity, key: key)
+        if let table { return InheritedBase(table[key]) }
+        return InheritedBase(core.storedObject(entity: entity, key: key))
     }
 
     /// What a child's first change of `key` is based on, when the child itself never read it
     /// from the store (`seen`: the sequence of the ancestor's change it read the id through, if
-    /// it did): this context's pending change's base, else, for a child that read through a
-    /// change this context has since saved or dropped, what that save wrote or the dropped
-    /// change's base, else what this context last read, else its own parent's answer, else the
+    /// it did): this context's pending change's base (inherited through that change), else, for
+    /// a child that read through a change this context has since saved or dropped, what that
+    /// save wrote or the dropped change's base, else its own parent's answer for the change the
+    /// child saw, else what this context last read, else its own parent's answer, else the
     /// stored object.
-    func inheritedBase(entity: Int, key: ObjectKey, seen: UInt64?) -> StoredObject? {
+    func inheritedBase(entity: Int, key: ObjectKey, seen: UInt64?) -> InheritedBase {
         let (change, record, settled) = state.withLock { state in
             state.pending.fold(entity)
             return (
                 state.pending.change(entity: entity, key: key), state.reads[entity].record(for: key),
                 seen.flatMap { state.childBases.isEmpty ? nil : state.childBases[entity].base(for: key, seen: $0) })
         }
-        if let change { return change.base }
+        if let change { return InheritedBase(change.base, through: change.sequence, isTraced: true) }
+        return inheritedBase(entity: entity, key: key, seen: seen, settled: settled, record: record)
+    }
+
+    /// ``inheritedBase(entity:key:seen:)`` past this context's pending changes, from what its
+    /// saves and rollbacks left for children (`settled`) and what it read (`record`).
+    private func inheritedBase(
+        entity: Int, key: ObjectKey, seen: UInt64?, settled: (base: StoredObject?, through: UInt64?)?, record: EntityReads.Record?
+    ) -> InheritedBase {
         // What the child saw, as this context's save or rollback left it, before what this
         // context read since: a newer read of its own must not rebase the child's older copy.
-        if let settled { return settled }
-        if let object = record?.storedObject { return object }
-        if let parent { return parent.inheritedBase(entity: entity, key: key, seen: seen ?? record?.inheritedSequence) }
-        return core.storedObject(entity: entity, key: key)
+        if let settled {
+            // A dropped change based on an ancestor's pending change: what that ancestor's
+            // change left, once it saved it.
+            if let through = settled.through, let parent {
+                let above = parent.inheritedBase(entity: entity, key: key, seen: through)
+                if above.isTraced { return above }
+            }
+            return InheritedBase(settled.base, through: settled.through, isTraced: true)
+        }
+        // The change the child saw is an ancestor's (or was pushed there): asked for by its
+        // sequence, past what this context read of the id since.
+        if let seen, let parent { return parent.inheritedBase(entity: entity, key: key, seen: seen) }
+        if let object = record?.storedObject { return InheritedBase(object) }
+        if let parent { return parent.inheritedBase(entity: entity, key: key, seen: record?.inheritedSequence) }
+        return InheritedBase(core.storedObject(entity: entity, key: key))
+    }
+
+    /// The base a child's change of `key`, made over the ancestor's pending change of sequence
+    /// `through`, takes when the child's save pushes it into this context, which holds no change
+    /// of the id: what that change left if it was saved or dropped since, the base of the
+    /// ancestor's change if it is still pending, or `nil` when nothing is known of it (the
+    /// change keeps its base).
+    ///
+    /// Called with this context's state lock held, with its `childBases`; it asks the
+    /// ancestors, whose locks it takes in turn. (What this context read is not asked: it
+    /// tells nothing of the ancestor's change.)
+    func rebasedPush(entity: Int, key: ObjectKey, through: UInt64, childBases: [ChildBases]) -> InheritedBase? {
+        let settled = childBases.isEmpty ? nil : childBases[entity].base(for: key, seen: through)
+        let found = inheritedBase(entity: entity, key: key, seen: through, settled: settled, record: nil)
+        return found.isTraced ? found : nil
     }
 
     /// This context's pending change for `key`, or its nearest ancestor's.
@@ -324,6 +363,26 @@ public final class GraphContext: Sendable {
 
 /// One entity's pending changes, in the order they were made.
 typealias EntityChanges = OrderedDictionary<ObjectKey, PendingChange>
+
+/// The base of a context's first change of an id, with where a child context took it from.
+struct InheritedBase {
+    /// The stored object the change is based on (`nil`: none).
+    var base: StoredObject?
+    /// The sequence of the ancestor's pending change whose base `base` is, while that change
+    /// may still be pending: once the ancestor saves it, what the save wrote is the base (see
+    /// ``PendingChange/inheritedThrough``). `nil` for a base no pending change holds.
+    var through: UInt64?
+    /// Whether `base` was found for the change the child saw (an ancestor's pending change,
+    /// or what the ancestor's save or rollback of it left), not as what a context read or the
+    /// store holds now.
+    var isTraced: Bool
+
+    init(_ base: StoredObject?, through: UInt64? = nil, isTraced: Bool = false) {
+        self.base = base
+        self.through = through
+        self.isTraced = isTraced
+    }
+}
 
 private let pendingSequence = Atomic<UInt64>(0)
 

@@ -6,9 +6,9 @@
 /// its parent); for an id the context never read, on the object as stored when the context
 /// first changed it (`insert` or `delete`). At save, a change conflicts when the stored object
 /// was inserted, updated or deleted by another save since then: a copy read, held while
-/// another context saves, then changed and saved, is a conflict. Reading the object again
-/// before changing it refreshes the base. Deleting an object another save already deleted is
-/// not a conflict.
+/// another context saves, then changed and saved, is a conflict. A child's change is never a
+/// conflict with its own ancestors' saves. Reading the object again before changing it
+/// refreshes the base. Deleting an object another save already deleted is not a conflict.
 ///
 /// | policy | conflicting change | unique collision |
 /// |---|---|---|

@@ -21,6 +21,12 @@ struct PendingChange: Sendable {
     var base: StoredObject?
     /// Increases with every change a context makes; lets a save clear exactly what it committed.
     var sequence: UInt64
+    /// For a child context's change whose base was taken from an ancestor's pending change:
+    /// that change's sequence (`nil` otherwise). Once the ancestor saves or drops that change,
+    /// the base is what its save wrote or the dropped change's base, and the change is based on
+    /// that when the child's save pushes it into a parent that holds no change of the id (see
+    /// ``ChangeSet/merge(_:rebasing:)``): an ancestor's own save is no conflict for it.
+    var inheritedThrough: UInt64? = nil
 
     var upserted: (any Entity)? {
         if case .upsert(let value) = kind { return value }
@@ -182,13 +188,19 @@ struct ChangeSet: Sendable {
 
     // MARK: Recording
 
-    /// Records `kind` for `key`: a first change of `key` gets the base `base()` computes, a
-    /// later one keeps the first one's. Folds the entity's log first.
+    /// Records `kind` for `key`: a first change of `key` gets the base `base()` computes (and
+    /// the ancestor's change it was inherited through, if any), a later one keeps the first
+    /// one's. Folds the entity's log first.
     ///
     /// - Complexity: O(1) amortized, plus `base()` for a new id.
-    mutating func record(_ kind: PendingChange.Kind, key: ObjectKey, entity: Int, sequence: UInt64, base: () -> StoredObject?) {
+    mutating func record(
+        _ kind: PendingChange.Kind, key: ObjectKey, entity: Int, sequence: UInt64, base: () -> InheritedBase
+    ) {
         fold(entity)
-        entities[entity].updateValue(forKey: key, default: PendingChange(kind: kind, base: base(), sequence: sequence)) { change in
+        entities[entity].updateValue(forKey: key, default: {
+            let first = base()
+            return PendingChange(kind: kind, base: first.base, sequence: sequence, inheritedThrough: first.through)
+        }()) { change in
             change.kind = kind
             change.sequence = sequence
         }
@@ -280,14 +292,25 @@ struct ChangeSet: Sendable {
 
     /// Folds `child`'s changes over these: the child's value wins, the base of an id this set
     /// already changed (or its clear marker covers) is kept: it is the older, store-relative
-    /// one. A child context records no clear markers of its own.
-    mutating func merge(_ child: ChangeSet) {
+    /// one. A child's change of an id this set has no change of, based on an ancestor's
+    /// pending change (``PendingChange/inheritedThrough``), takes what `rebasing(entity, key,
+    /// sequence)` says that change left, when it knows: the ancestor may have saved it since.
+    /// A child context records no clear markers of its own.
+    ///
+    /// - Complexity: O(child's changes), plus `rebasing` for each inherited base.
+    mutating func merge(_ child: ChangeSet, rebasing: (Int, ObjectKey, UInt64) -> InheritedBase?) {
         let child = child.folded()
         for (entity, changes) in child.entities.enumerated() where !changes.isEmpty {
             fold(entity)
             for (key, change) in changes {
                 var merged = change
-                if let existing = self.change(entity: entity, key: key) { merged.base = existing.base }
+                if let existing = self.change(entity: entity, key: key) {
+                    merged.base = existing.base
+                    merged.inheritedThrough = existing.inheritedThrough
+                } else if let through = change.inheritedThrough, let rebased = rebasing(entity, key, through) {
+                    merged.base = rebased.base
+                    merged.inheritedThrough = rebased.through
+                }
                 entities[entity][key] = merged
             }
         }
@@ -320,6 +343,7 @@ struct ChangeSet: Sendable {
             for key in changes.keys {
                 guard entities[entity][key] != nil, let object = settled(entity, key) else { continue }
                 entities[entity][key]?.base = object
+                entities[entity][key]?.inheritedThrough = nil
             }
         }
         // Entries made during the save for objects a committed clear marker covered were based
