@@ -9,6 +9,15 @@ import HashTreeCollections
 /// entity are bounded by what the context read: past ``limit(storedCount:)`` ids, the records
 /// of ids it saw no object at, that have none now either, are dropped (see
 /// ``prune(keeping:keepingSettled:)``).
+///
+/// What a save of the context left counts as read, whether or not the context read anything
+/// of the entity before: the context knows what it wrote. While it has read nothing of the
+/// entity and no other context's commit changed the table since its first save recorded here,
+/// the table after its last save holds what its saves wrote (``SavedRun``): that table is kept
+/// (O(1) per save, plus a pass over the save's changes without look-ups), with a record only per
+/// id a save left no object at; a top-level context then also logs its changes without looking
+/// their bases up (``admitsLogging(stamp:)``). Once another commit changed the table, each later
+/// save is recorded id by id, O(its changes).
 struct EntityReads: Sendable {
     /// What one read of an id saw.
     enum Record: Sendable {
@@ -46,6 +55,11 @@ struct EntityReads: Sendable {
         func isSettled(after number: UInt64) -> Bool {
             if case .settled(_, let settled) = self { settled > number } else { false }
         }
+
+        /// Whether this is what a save of this context committed before store version `number`.
+        func isSettled(before number: UInt64) -> Bool {
+            if case .settled(_, let settled) = self { settled < number } else { false }
+        }
     }
 
     /// The table as of the last fetch that read every object, if any did.
@@ -60,18 +74,103 @@ struct EntityReads: Sendable {
     /// one waits until the records pass it, not only ``limit(storedCount:)``, so that holding
     /// many objects does not make every read prune again.
     private var pruneAbove = 0
+    /// Whether the context recorded a read of the entity (a fetch, ``GraphContext/model(_:id:)``,
+    /// a child's save into it; not one its own pending changes answered): until then what is
+    /// recorded is what its own saves left.
+    private(set) var hasRead = false
+    /// The context's saves of the entity in a row with no other commit changing its table in
+    /// between, while it has read nothing of the entity: what they wrote is what the table after
+    /// the last one holds at their versions, kept as that table (O(1)) instead of a record per id.
+    private var run: SavedRun?
+    /// The table's stamp (``GraphVersion/tableStamps``) after the context's last save of the
+    /// entity.
+    private var savedStamp: UInt64 = 0
+    /// Whether the table may hold, at an id this context's saves left something at, what
+    /// another commit wrote since: another context's commit changed the table after a save
+    /// of this context recorded here, or a `.mergeByProperty` save stored merges. Then only
+    /// the records tell what the context's saves left: `run` is not extended, and later saves
+    /// are recorded id by id.
+    private var changedElsewhere = false
 
-    var isEmpty: Bool { whole == nil && byID.isEmpty }
     /// The number of per-id records.
     var count: Int { byID.count }
 
-    /// What this context last read of `key`, or `nil` when it never read it.
+    /// Whether anything tells what the context's saves left.
+    private var hasSavedRecords: Bool { run != nil || !byID.isEmpty }
+
+    /// What this context last read of `key` (or its save left there), or `nil` when it neither
+    /// read nor saved it.
     ///
-    /// - Complexity: O(1) hashing, plus O(log n) in `whole`.
+    /// - Complexity: O(1) hashing, plus O(log n) in `whole` or the run's table.
     func record(for key: ObjectKey) -> Record? {
-        if let record = byID[key] { return record }
-        if let whole { return .stored(whole[key]) }
-        return nil
+        let recorded = byID[key] ?? whole.map { .stored($0[key]) }
+        // What the run wrote, unless a later save recorded the id since (or the context read
+        // it since: a read ends the run).
+        guard let written = run?.object(for: key) else { return recorded }
+        if let recorded, !recorded.isSettled(before: written.version) { return recorded }
+        return .settled(written, number: written.version)
+    }
+
+    // MARK: What saves left
+
+    /// Whether a top-level context's change of the entity may be logged, its base read later
+    /// from the table with stamp `stamp` (see ``PendingLog``): only while the context has read
+    /// nothing of the entity, and, once a save of it is recorded here, while that table still
+    /// holds what its saves left (no other commit changed it since). Once another commit did,
+    /// changes are recorded with their bases looked up, from the records, from then on.
+    mutating func admitsLogging(stamp: UInt64) -> Bool {
+        guard !hasRead else { return false }
+        guard hasSavedRecords else { return true }
+        if !changedElsewhere, stamp == savedStamp { return true }
+        changedElsewhere = true
+        return false
+    }
+
+    /// Notes a save of this context with changes of the entity, before what it left is
+    /// recorded: `previous` is the table's stamp in the version it committed on, `stamp` the
+    /// one after it; `merged`, whether it stored property merges (which its records do not
+    /// equal).
+    mutating func noteSave(previous: UInt64, stamp: UInt64, merged: Bool) {
+        if merged || (hasSavedRecords && previous != savedStamp) { changedElsewhere = true }
+        savedStamp = stamp
+    }
+
+    /// Records what `saved`, a save of this context of an entity it has not read, left;
+    /// `table` is the entity's table in the version the save made, on the version numbered
+    /// `after`. While no other commit changed the table since the run of saves began, the run
+    /// takes that table, and only the ids the save left no object at are recorded; otherwise
+    /// each id it settled is.
+    ///
+    /// - Complexity: O(the save's changes): while the run goes on, a pass without look-ups plus
+    ///   O(log n) per deletion.
+    mutating func recordSave(_ saved: SavedChanges, after baseNumber: UInt64, table: TreeDictionary<ObjectKey, StoredObject>) {
+        let number = saved.version
+        latestSettled = max(latestSettled, number)
+        if !changedElsewhere {
+            // Objects stored at or before `baseNumber` are another context's (or older).
+            run = SavedRun(since: run?.since ?? baseNumber + 1, table: table)
+            saved.forEachDeletion(in: table) { key in byID[key] = .settled(nil, number: number) }
+            return
+        }
+        saved.forEachSettled(in: table) { key, object in byID[key] = .settled(object, number: number) }
+        if byID.count > max(Self.limit(storedCount: table.count), pruneAbove) { prune(keeping: table) }
+    }
+
+    /// Records what a save of this context left at the ids it settled, committed as store
+    /// version `number` (see ``read(_:number:table:keepingSettled:)`` for the rest).
+    mutating func recordSaved(
+        _ objects: some Sequence<(ObjectKey, StoredObject?)>, number: UInt64, table: TreeDictionary<ObjectKey, StoredObject>,
+        keepingSettled: Bool
+    ) {
+        add(objects.lazy.map { ($0, .settled($1, number: number)) }, number: nil, table: table, keepingSettled: keepingSettled)
+    }
+
+    /// After a save of this context dropped the whole table of an entity it has not read:
+    /// what its earlier saves left is gone with it.
+    mutating func forgetSaved() {
+        run = nil
+        byID = [:]
+        pruneAbove = 0
     }
 
     /// Records a read of every object of `table`, the table of store version `number`;
@@ -87,6 +186,9 @@ struct EntityReads: Sendable {
     ///   `number`.
     mutating func readAll(_ table: TreeDictionary<ObjectKey, StoredObject>, number: UInt64, inherited: some Sequence<(ObjectKey, UInt64)>) {
         guard number >= emptiedAt else { return }
+        hasRead = true
+        // A save of this context settles its ids while a fetch runs: the run is older.
+        run = nil
         whole = table
         byID = latestSettled > number ? byID.filter { $0.value.isSettled(after: number) } : [:]
         pruneAbove = 0
@@ -106,16 +208,30 @@ struct EntityReads: Sendable {
         _ records: some Sequence<(ObjectKey, Record)>, number: UInt64? = nil, table: TreeDictionary<ObjectKey, StoredObject>, keepingSettled: Bool = false
     ) {
         if let number, number < emptiedAt { return }
+        if add(records, number: number, table: table, keepingSettled: keepingSettled) { hasRead = true }
+    }
+
+    /// Records `records` (see ``read(_:number:table:keepingSettled:)``), read or not; returns
+    /// whether it recorded any.
+    @discardableResult
+    private mutating func add(
+        _ records: some Sequence<(ObjectKey, Record)>, number: UInt64?, table: TreeDictionary<ObjectKey, StoredObject>, keepingSettled: Bool
+    ) -> Bool {
+        var added = false
         for (key, record) in records {
             if case .settled(_, let settled) = record { latestSettled = max(latestSettled, settled) }
             if let number, latestSettled > number, byID[key]?.isSettled(after: number) ?? false { continue }
             byID[key] = record
+            added = true
         }
         if byID.count > max(Self.limit(storedCount: table.count), pruneAbove) { prune(keeping: table, keepingSettled: keepingSettled) }
+        return added
     }
 
     /// After a save of store version `number` dropped the whole table: the context saw it empty.
     mutating func settleEmptied(number: UInt64) {
+        run = nil
+        hasRead = true
         whole = [:]
         byID = [:]
         pruneAbove = 0
@@ -142,8 +258,10 @@ struct EntityReads: Sendable {
     ///
     /// - Complexity: O(records).
     mutating func prune(keeping table: TreeDictionary<ObjectKey, StoredObject>, keepingSettled: Bool = false) {
+        // A deletion recorded after the run wrote the object stays: without it the run's
+        // object would be the base.
         let gone = byID.filter { key, record in
-            record.isOfNoObject && table[key] == nil && !(keepingSettled && record.isSettled(after: 0))
+            record.isOfNoObject && table[key] == nil && !(keepingSettled && record.isSettled(after: 0)) && run?.object(for: key) == nil
         }.keys
         for key in gone {
             byID[key] = nil
@@ -168,38 +286,52 @@ struct SettledObjects {
     init(committed: ChangeSet, written: GraphChange, latest: GraphVersion, schema: Schema, entities: some Sequence<Int>) {
         for entity in entities {
             let name = schema.entities[entity].name
-            let table = latest.tables[entity]
             if let whole = written.dropped[name] { dropped[entity] = whole }
-            var map: [ObjectKey: StoredObject?] = [:]
-            let mine = committed.entities[entity]
-            let merged = written.merged[name] ?? []
-            for keys in [written.inserted[name], written.updated[name]] {
-                for key in keys ?? [] {
-                    if !merged.isEmpty, merged.contains(key), let value = mine[key]?.upserted {
-                        // Stored is a merge with values this context never saw: what it last
-                        // read is what it wrote, one version older than the merge, so that a
-                        // change of its copy merges again instead of reverting them.
-                        map[key] = .some(StoredObject(value: value, version: written.version - 1))
-                    } else if let object = table[key], object.version == written.version {
-                        map[key] = .some(object)
-                    } else if let value = mine[key]?.upserted {
-                        map[key] = .some(StoredObject(value: value, version: written.version))
-                    }
+            objects[entity] = Self.settled(
+                mine: committed.entities[entity], marker: committed.cleared[entity], written: written, name: name, table: latest.tables[entity])
+        }
+    }
+
+    /// What a save left of the ids of one entity it settled.
+    ///
+    /// - Parameters:
+    ///   - mine: the entity's changes in the saved change set, folded.
+    ///   - marker: the entity's clear marker in it, if any.
+    ///   - table: the entity's table in a version at or after `written`; an object it holds at
+    ///     `written.version` is the one written, otherwise the committed value stands for it.
+    /// - Complexity: O(changed objects), plus the objects `marker` covers when the save did not
+    ///   drop the table whole.
+    static func settled(
+        mine: EntityChanges, marker: ClearMarker?, written: GraphChange, name: String, table: TreeDictionary<ObjectKey, StoredObject>
+    ) -> [ObjectKey: StoredObject?] {
+        var map: [ObjectKey: StoredObject?] = [:]
+        let merged = written.merged[name] ?? []
+        for keys in [written.inserted[name], written.updated[name]] {
+            for key in keys ?? [] {
+                if !merged.isEmpty, merged.contains(key), let value = mine[key]?.upserted {
+                    // Stored is a merge with values this context never saw: what it last
+                    // read is what it wrote, one version older than the merge, so that a
+                    // change of its copy merges again instead of reverting them.
+                    map[key] = .some(StoredObject(value: value, version: written.version - 1))
+                } else if let object = table[key], object.version == written.version {
+                    map[key] = .some(object)
+                } else if let value = mine[key]?.upserted {
+                    map[key] = .some(StoredObject(value: value, version: written.version))
                 }
             }
-            for key in written.deleted[name] ?? [] { map[key] = .some(nil) }
-            // Deleting what was already gone settles it too, whether the context deleted it by
-            // id or through a clear marker (whose deletions the save spelled out, O(n) anyway).
-            for (key, change) in mine where change.upserted == nil && map[key] == nil && table[key] == nil {
+        }
+        for key in written.deleted[name] ?? [] { map[key] = .some(nil) }
+        // Deleting what was already gone settles it too, whether the context deleted it by
+        // id or through a clear marker (whose deletions the save spelled out, O(n) anyway).
+        for (key, change) in mine where change.upserted == nil && map[key] == nil && table[key] == nil {
+            map[key] = .some(nil)
+        }
+        if let marker, written.dropped[name] == nil {
+            for key in marker.table.keys where map[key] == nil && mine[key] == nil && table[key] == nil {
                 map[key] = .some(nil)
             }
-            if let marker = committed.cleared[entity], written.dropped[name] == nil {
-                for key in marker.table.keys where map[key] == nil && mine[key] == nil && table[key] == nil {
-                    map[key] = .some(nil)
-                }
-            }
-            objects[entity] = map
         }
+        return map
     }
 
     /// What the save left at `key`: the object, `.some(nil)` for none, `nil` when it did not
@@ -217,6 +349,97 @@ struct SettledObjects {
 
     /// Whether the save dropped `entity`'s whole table.
     func droppedTable(entity: Int) -> Bool { dropped[entity] != nil }
+}
+
+/// One entity's part of a save of a top-level context that has not read the entity, as the
+/// save committed it: what ``EntityReads/recordSave(_:after:table:)`` records.
+struct SavedChanges {
+    /// The entity's changes in the saved change set: its entries, then its log's (not folded).
+    var entries: EntityChanges
+    var logged: [PendingLog.Entry]
+    /// The store version the save committed as.
+    var version: UInt64
+    /// What the commit reported of the entity; `nil` when every change was written as made
+    /// (see ``writesAsMade(policy:isConstrained:)``).
+    var reported: Report?
+
+    /// What a commit reported, and the name of the entity it is read for.
+    struct Report {
+        var written: GraphChange
+        var name: String
+    }
+
+    /// Whether a save under `policy` that deleted nothing of an entity (`isConstrained`: with
+    /// unique constraints) wrote every change of it as made: no change dropped (`.storeWins`)
+    /// or merged (`.mergeByProperty`), no object moved to another id by a unique constraint
+    /// (`.contextWins` on a constrained entity), none cascaded away (that deletes), and a
+    /// deletion found its object gone.
+    static func writesAsMade(policy: MergePolicy, isConstrained: Bool) -> Bool {
+        policy == .error || (policy == .contextWins && !isConstrained)
+    }
+
+    /// Calls `body` with what the save left at each id it settled: the object it wrote, `nil`
+    /// for one it deleted or found deleted. Ids it did not settle (a change `.storeWins`
+    /// dropped, an object merged into another by a unique constraint) are left out. `table` is
+    /// the entity's table in a version at or after the save.
+    ///
+    /// - Complexity: O(changes); no look-up or folding when every change was written as made.
+    func forEachSettled(in table: TreeDictionary<ObjectKey, StoredObject>, _ body: (ObjectKey, StoredObject?) -> Void) {
+        guard let reported else {
+            // In the order made: a later change of an id replaces an earlier one's record.
+            for (key, change) in entries { body(key, change.upserted.map { StoredObject(value: $0, version: version) }) }
+            for entry in logged {
+                if case .upsert(let value) = entry.kind {
+                    body(entry.key, StoredObject(value: value, version: version))
+                } else {
+                    body(entry.key, nil)
+                }
+            }
+            return
+        }
+        // Each id's last change (its base is not needed here).
+        var mine = entries
+        for entry in logged {
+            mine.updateValue(forKey: entry.key, default: PendingChange(kind: entry.kind, base: nil, sequence: entry.sequence)) {
+                $0.kind = entry.kind
+            }
+        }
+        for (key, object) in SettledObjects.settled(mine: mine, marker: nil, written: reported.written, name: reported.name, table: table) {
+            body(key, object)
+        }
+    }
+
+    /// Calls `body` with each id the save left no object at (deleted, found deleted, or
+    /// deleted by a delete rule), given `table`, the entity's table right after the save.
+    ///
+    /// - Complexity: O(changes), plus O(log n) per deletion.
+    func forEachDeletion(in table: TreeDictionary<ObjectKey, StoredObject>, _ body: (ObjectKey) -> Void) {
+        for (key, change) in entries where change.upserted == nil && table[key] == nil { body(key) }
+        for entry in logged {
+            if case .delete = entry.kind, table[entry.key] == nil { body(entry.key) }
+        }
+        if let reported, !reported.written.deleted.isEmpty {
+            for key in reported.written.deleted[reported.name] ?? [] { body(key) }
+        }
+    }
+}
+
+/// A context's saves of one entity in a row, with no other commit changing the entity's table
+/// in between: every object the table after the last one holds at a version from the first
+/// one's on was written by one of them.
+struct SavedRun: Sendable {
+    /// The store version of the first save.
+    var since: UInt64
+    /// The entity's table right after the last save.
+    var table: TreeDictionary<ObjectKey, StoredObject>
+
+    /// The object the saves left at `key`, if they wrote it.
+    ///
+    /// - Complexity: O(log n).
+    func object(for key: ObjectKey) -> StoredObject? {
+        guard let object = table[key], object.version >= since else { return nil }
+        return object
+    }
 }
 
 /// What a parent context's saves and rollbacks left of the pending changes its children may

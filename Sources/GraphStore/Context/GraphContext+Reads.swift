@@ -63,24 +63,53 @@ extension GraphContext {
     }
 
     /// After a committed save: what it left of every id it settled becomes what this context
-    /// last read of it, for the entities this context has read (it knows what it wrote), and
-    /// the entries changed again while it committed are based on it.
+    /// last read of it (it knows what it wrote), and the entries changed again while it
+    /// committed are based on it.
+    ///
+    /// For an entity the context has not read, with no child or fetch of it to settle for,
+    /// while no other context's commit changed its table since this context's first save of it,
+    /// the save only keeps the table it left (see ``EntityReads``): an import's log is never
+    /// folded here.
     ///
     /// Called with the state lock held.
     ///
-    /// - Complexity: O(changes of the entities concerned).
-    func settle(_ committed: ChangeSet, written: GraphChange, rebasing: Bool, state: inout State) {
+    /// - Complexity: O(changes); for the entities whose table is kept, a pass without look-ups
+    ///   plus O(log n) per deletion.
+    func settle(
+        _ committed: ChangeSet, written: GraphChange, stamps: GraphCore.Committed, policy: MergePolicy, rebasing: Bool, state: inout State
+    ) {
         // With children, every saved id settles for them: a child that read it through this
         // context's change bases its later changes on what this save wrote.
         let settlesAll = recordsForChildren(&state)
         let fetching = state.fetchesInFlight > 0
+        var settlesNow = false
+        for entity in committed.entities.indices where committed.hasChanges(entity: entity) {
+            state.reads[entity].noteSave(
+                previous: stamps.previousStamps[entity], stamp: stamps.stamps[entity], merged: !written.merged.isEmpty)
+            if settlesAll || fetching || state.reads[entity].hasRead || committed.cleared[entity] != nil
+                || (rebasing && state.pending.hasChanges(entity: entity)) {
+                settlesNow = true
+            } else {
+                // Named only when the commit's report is needed: a save under `.error` that
+                // deleted nothing was written as made.
+                var reported: SavedChanges.Report?
+                let asMade = policy == .error
+                    || SavedChanges.writesAsMade(policy: policy, isConstrained: !core.schema.entities[entity].constraints.isEmpty)
+                if !asMade || !written.deleted.isEmpty {
+                    let name = core.schema.entities[entity].name
+                    if !asMade || written.deleted[name] != nil { reported = SavedChanges.Report(written: written, name: name) }
+                }
+                let saved = SavedChanges(
+                    entries: committed.entities[entity], logged: committed.logs[entity].entries, version: written.version, reported: reported)
+                state.reads[entity].recordSave(saved, after: stamps.baseNumber, table: stamps.tables[entity])
+            }
+        }
+        guard settlesNow else { return }
         let entities = committed.entities.indices.filter { entity in
             committed.hasChanges(entity: entity)
-                && (settlesAll || fetching || !state.reads[entity].isEmpty || (rebasing && state.pending.hasChanges(entity: entity)))
+                && (settlesAll || fetching || state.reads[entity].hasRead || committed.cleared[entity] != nil
+                    || (rebasing && state.pending.hasChanges(entity: entity)))
         }
-        // Nothing to do for a context that has not read what it saved and changed nothing
-        // during the save: an import's log is never folded here.
-        guard !entities.isEmpty else { return }
         var committed = committed
         for entity in entities { committed.fold(entity) }
         let latest = core.currentVersion
@@ -88,19 +117,16 @@ extension GraphContext {
         if rebasing {
             state.pending.rebase(committed) { settled.object(entity: $0, key: $1) }
         }
-        for entity in entities where settlesAll || fetching || !state.reads[entity].isEmpty {
-            let isRead = fetching || !state.reads[entity].isEmpty
+        for entity in entities {
+            let isRead = fetching || state.reads[entity].hasRead
             if settled.droppedTable(entity: entity) {
-                if isRead { state.reads[entity].settleEmptied(number: written.version) }
+                if isRead { state.reads[entity].settleEmptied(number: written.version) } else { state.reads[entity].forgetSaved() }
                 if settlesAll { state.childBases[entity].settleDropped(through: committed.cleared[entity]?.sequence ?? 0) }
                 continue
             }
             var objects: [(ObjectKey, StoredObject?)] = []
             settled.forEach(entity: entity) { key, object in objects.append((key, object)) }
-            if isRead {
-                state.reads[entity].read(
-                    objects.lazy.map { ($0, .settled($1, number: written.version)) }, table: latest.tables[entity], keepingSettled: fetching)
-            }
+            state.reads[entity].recordSaved(objects, number: written.version, table: latest.tables[entity], keepingSettled: fetching)
             if settlesAll {
                 // Each with the sequence of the change it settles (a marker's, for an id the
                 // marker deleted).

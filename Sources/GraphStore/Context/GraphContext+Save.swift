@@ -37,18 +37,18 @@ extension GraphContext {
             let (changes, actions, actionsEpoch, policy, name, generation) = withState { state in
                 (state.pending, state.commitActions, state.commitActionsEpoch, state.mergePolicy, state.name, state.generation)
             }
-            var written: GraphChange?
+            var committed: GraphCore.Committed?
             var notDurable: GraphStoreError?
             if let parent {
                 parent.absorb(changes, actions: actions)
             } else if !changes.isEmpty {
                 do {
-                    written = try core.commit(changes, policy: policy, contextName: name)
-                } catch let committed as GraphCore.CommittedButNotDurable {
+                    committed = try core.commit(changes, policy: policy, contextName: name)
+                } catch let notDurableCommit as GraphCore.CommittedButNotDurable {
                     // Committed and visible: the context moves on, and the caller hears that
                     // the save may not survive a power loss.
-                    written = committed.change
-                    notDurable = committed.error
+                    committed = notDurableCommit.committed
+                    notDurable = notDurableCommit.error
                 }
             }
             withState { state in
@@ -66,10 +66,10 @@ extension GraphContext {
                     // change of it is based as the parent's is, or, once the parent saved, on
                     // what that save wrote.
                     markPushed(changes, state: &state)
-                } else if !changes.isEmpty {
+                } else if let committed {
                     // A save that changed nothing (it only deleted what was gone) settles those ids.
-                    let settledBy = written ?? GraphChange(version: core.currentNumber, contextName: name, inserted: [:], updated: [:], deleted: [:])
-                    settle(changes, written: settledBy, rebasing: rebasing, state: &state)
+                    let settledBy = committed.change ?? GraphChange(version: core.currentNumber, contextName: name, inserted: [:], updated: [:], deleted: [:])
+                    settle(changes, written: settledBy, stamps: committed, policy: policy, rebasing: rebasing, state: &state)
                 }
                 state.generation += 1
                 if state.commitActionsEpoch == actionsEpoch { state.commitActions.removeFirst(actions.count) }
@@ -77,7 +77,7 @@ extension GraphContext {
             // Either may hold the last reference to a whole deleted table (a clear marker, a
             // dropped table) or to many thousand objects: freeing them should not delay the save.
             if changes.count >= BackgroundRelease.objectCount || changes.cleared.contains(where: { $0 != nil }) {
-                BackgroundRelease.drop((consume changes, consume written))
+                BackgroundRelease.drop((consume changes, consume committed))
             }
             return (parent == nil ? actions : [], notDurable)
         }

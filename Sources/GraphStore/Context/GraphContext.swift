@@ -103,13 +103,15 @@ public final class GraphContext: Sendable {
     /// after `save()`.
     ///
     /// The change is based on the object as this context last read it (through
-    /// ``model(_:id:)`` or ``fetch(_:)``), or for an id it never read, as stored now: if
-    /// another save changed the object since, saving is a conflict (see ``MergePolicy``).
+    /// ``model(_:id:)`` or ``fetch(_:)``) or as its own last save of it left it, or for an id
+    /// it neither read nor saved, as stored now: if another save changed the object since,
+    /// saving is a conflict (see ``MergePolicy``).
     ///
-    /// - Complexity: O(1) amortized for a top-level context that has not read this entity:
-    ///   the change is appended to the context's log, and the stored object it is based on is
-    ///   read (O(log n)) when the context saves or first looks the id up. Otherwise the base is
-    ///   looked up at once, O(log n).
+    /// - Complexity: O(1) amortized for a top-level context that has not read this entity
+    ///   (and, once it saved objects of it, while no other context's save changed the entity
+    ///   since): the change is appended to the context's log, and the stored object it is based
+    ///   on is read (O(log n)) when the context saves or first looks the id up. Otherwise the
+    ///   base is looked up at once, O(log n).
     public func insert<E: Entity>(_ object: E) {
         record(.upsert(object), entity: core.schema.index(of: E.self), key: ObjectKey(object.id))
     }
@@ -214,20 +216,36 @@ public final class GraphContext: Sendable {
         let latestNumber = core.currentNumber
         state.withLock { state in
             state.generation += 1
-            if parent == nil, state.pending.cleared[entity] == nil, state.reads[entity].isEmpty {
+            if logsChanges(entity: entity, state: state) {
                 // A top-level context logs the change: one append, no lookup (see PendingLog).
-                // Not once it has read the entity: then a base may be an older version than
-                // the log's tables hold.
-                state.pending.log(PendingLog.Entry(key: key, kind: kind, sequence: sequence), entity: entity, latestNumber: latestNumber) {
-                    core.latestTable(entity: entity)
+                let entry = PendingLog.Entry(key: key, kind: kind, sequence: sequence)
+                if state.pending.logs[entity].isCurrent(latestNumber) {
+                    state.pending.log(entry, entity: entity, latestNumber: latestNumber) { core.latestTable(entity: entity) }
+                    return
                 }
-                return
+                // A new segment: on a table that still holds what this context's saves left.
+                let latest = core.latestTable(entity: entity)
+                if state.reads[entity].admitsLogging(stamp: latest.stamp) {
+                    state.pending.log(entry, entity: entity, latestNumber: latestNumber) { latest }
+                    return
+                }
             }
             let marker = state.pending.cleared[entity], reads = state.reads[entity]
             state.pending.record(kind, key: key, entity: entity, sequence: sequence) {
                 firstBase(entity: entity, key: key, marker: marker, reads: reads, table: nil)
             }
         }
+    }
+
+    /// Whether this context may log its changes of `entity` (see ``PendingLog``): a top-level
+    /// context does, without a clear marker of the entity, until it has read the entity (a base
+    /// may then be an older version than the log's tables hold). A new segment of the log must
+    /// also be on a table that holds what the context's own saves left (see
+    /// ``EntityReads/admitsLogging(stamp:)``); the current one was checked when it started.
+    ///
+    /// Called with the state lock held.
+    private func logsChanges(entity: Int, state: borrowing State) -> Bool {
+        parent == nil && state.pending.cleared[entity] == nil && !state.reads[entity].hasRead
     }
 
     /// Records many changes, in order, under one lock: logged by a top-level context, else
@@ -237,9 +255,16 @@ public final class GraphContext: Sendable {
         if parent == nil {
             let latestNumber = core.currentNumber
             let logged = state.withLock { state -> Bool in
-                guard state.pending.cleared[entity] == nil, state.reads[entity].isEmpty else { return false }
+                guard logsChanges(entity: entity, state: state) else { return false }
+                if state.pending.logs[entity].isCurrent(latestNumber) {
+                    state.pending.log(contentsOf: entries, entity: entity, latestNumber: latestNumber) { core.latestTable(entity: entity) }
+                } else {
+                    // A new segment: on a table that still holds what this context's saves left.
+                    let latest = core.latestTable(entity: entity)
+                    guard state.reads[entity].admitsLogging(stamp: latest.stamp) else { return false }
+                    state.pending.log(contentsOf: entries, entity: entity, latestNumber: latestNumber) { latest }
+                }
                 state.generation += 1
-                state.pending.log(contentsOf: entries, entity: entity, latestNumber: latestNumber) { core.latestTable(entity: entity) }
                 return true
             }
             if logged { return }

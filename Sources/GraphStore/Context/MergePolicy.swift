@@ -3,12 +3,13 @@
 ///
 /// A change is based on the object as this context last read it, through
 /// ``GraphContext/model(_:id:)`` or ``GraphContext/fetch(_:)`` (for a child context, or through
-/// its parent); for an id the context never read, on the object as stored when the context
-/// first changed it (`insert` or `delete`). At save, a change conflicts when the stored object
-/// was inserted, updated or deleted by another save since then: a copy read, held while
-/// another context saves, then changed and saved, is a conflict. A child's change is never a
-/// conflict with its own ancestors' saves. Reading the object again before changing it
-/// refreshes the base. Deleting an object another save already deleted is not a conflict.
+/// its parent), or as its own last save of it left it; for an id the context neither read nor
+/// saved, on the object as stored when the context first changed it (`insert` or `delete`). At
+/// save, a change conflicts when the stored object was inserted, updated or deleted by another
+/// save since then: a copy read or saved, held while another context saves, then changed and
+/// saved, is a conflict. A child's change is never a conflict with its own ancestors' saves.
+/// Reading the object again before changing it refreshes the base. Deleting an object another
+/// save already deleted is not a conflict.
 ///
 /// | policy | conflicting change | unique collision |
 /// |---|---|---|

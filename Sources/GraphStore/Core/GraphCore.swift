@@ -40,8 +40,9 @@ package final class GraphCore: Sendable {
         latest.withLock { $0 }
     }
 
-    /// Commits `changes` atomically and returns what changed, or `nil` when there was nothing
-    /// to write. Subscribers and the backend hear of the commit after it is visible.
+    /// Commits `changes` atomically and returns what changed (``Committed/change`` is `nil` when
+    /// there was nothing to write). Subscribers and the backend hear of the commit after it is
+    /// visible.
     ///
     /// The commit is planned (conflicts, unique constraints, delete rules, new indexes) on the
     /// latest version without any lock, and its journal record is encoded; the commit lock is
@@ -58,7 +59,7 @@ package final class GraphCore: Sendable {
     ///   when a ``Durability/synchronous`` fsync fails after the commit.
     /// - Complexity: O(changed objects + their references); O(1) plus one `write(2)` under the
     ///   commit lock in the common case.
-    func commit(_ changes: ChangeSet, policy: MergePolicy, contextName: String?) throws -> GraphChange? {
+    func commit(_ changes: ChangeSet, policy: MergePolicy, contextName: String?) throws -> Committed {
         let journal = backend.journal
         for _ in 0..<3 {
             let base = currentVersion
@@ -73,27 +74,54 @@ package final class GraphCore: Sendable {
                 continue
             }
             if case .published(let change, let mark) = try publish(planned, record: record, to: journal, ifBasedOn: base.number) {
-                try waitUntilDurable(change, mark: mark, journal: journal)
-                return change
+                let committed = Committed(change: change, base: base, made: planned.0)
+                try waitUntilDurable(committed, mark: mark, journal: journal)
+                return committed
             }
         }
         var replaced: GraphVersion?
-        let (change, mark) = try commits.withLock { state in
+        let (committed, mark) = try commits.withLock { state in
             let base = currentVersion
             let planned = try CommitPlan.commit(changes, onto: base, schema: schema, policy: policy, contextName: contextName)
             let record = try journal.flatMap { try journalRecord(planned, journal: $0) }
-            return try publishLocked(planned, record: record, to: journal, state: &state, replaced: &replaced)
+            let (change, mark) = try publishLocked(planned, record: record, to: journal, state: &state, replaced: &replaced)
+            return (Committed(change: change, base: base, made: planned.0), mark)
         }
         // The replaced version, if it is freed here, is freed after the commit lock is let go.
         replaced = nil
-        try waitUntilDurable(change, mark: mark, journal: journal)
-        return change
+        try waitUntilDurable(committed, mark: mark, journal: journal)
+        return committed
+    }
+
+    /// What a commit did, for the context that saved it: what changed (`nil`: nothing was
+    /// written), each entity table's stamp (``GraphVersion/tableStamps``) in the version it was
+    /// made on and in the one it made, which differ where it changed the table, and the tables
+    /// of the version it made.
+    struct Committed {
+        let change: GraphChange?
+        /// The number of the version the commit was made on: any object this commit wrote has
+        /// a newer version, any other object stored then an older or equal one.
+        let baseNumber: UInt64
+        let previousStamps: [UInt64]
+        let stamps: [UInt64]
+        let tables: [TreeDictionary<ObjectKey, StoredObject>]
+
+        /// A commit planned on `base` as `made`: when it wrote nothing (`change` is `nil`),
+        /// `made` was never published, and the store stays at `base`.
+        init(change: GraphChange?, base: GraphVersion, made: GraphVersion) {
+            let after = change == nil ? base : made
+            self.change = change
+            baseNumber = base.number
+            previousStamps = base.tableStamps
+            stamps = after.tableStamps
+            tables = after.tables
+        }
     }
 
     /// A commit that is visible (and journaled) but whose ``Durability/synchronous`` fsync
     /// failed: the saving context treats its changes as committed and throws `error`.
     struct CommittedButNotDurable: Error {
-        let change: GraphChange?
+        let committed: Committed
         let error: GraphStoreError
     }
 
@@ -111,12 +139,12 @@ package final class GraphCore: Sendable {
         return try JournalRecord(next, change: change, schema: schema).framed(schema: schema, path: journal.path)
     }
 
-    private func waitUntilDurable(_ change: GraphChange?, mark: StoreJournal.Mark?, journal: StoreJournal?) throws {
+    private func waitUntilDurable(_ committed: Committed, mark: StoreJournal.Mark?, journal: StoreJournal?) throws {
         guard let mark, let journal, journal.durability == .synchronous else { return }
         do {
             try journal.waitUntilDurable(mark)
         } catch {
-            throw CommittedButNotDurable(change: change, error: error)
+            throw CommittedButNotDurable(committed: committed, error: error)
         }
     }
 

@@ -109,21 +109,32 @@ import Testing
         }
     }
 
+    /// A child of the editor reads the note and saves it as "first", the editor saves, and
+    /// another context deletes the note. Returns the editor and the child's copy.
+    static func childSavedThenDeletedElsewhere(
+        _ container: GraphContainer, policy: MergePolicy
+    ) throws -> (editor: GraphContext, copy: Note) {
+        let (importer, editor) = try ReadConflictTests.setUp(container, policy: policy)
+        let first = editor.newChildContext()
+        var copy = try #require(first.model(Note.self, id: ReadConflictTests.note.id))
+        copy.text = "first"
+        first.insert(copy)
+        try first.save()
+        try editor.save()
+        importer.delete(Note.self, id: copy.id)
+        try importer.save()
+        return (editor, copy)
+    }
+
     /// A child made after its parent saved never read through the saved change: its change of
-    /// the id is based as any context's, so re-creating an object another context deleted
-    /// since is not a conflict.
+    /// the id is based as its parent's own would be, not on the earlier child's read. The
+    /// parent read the object again after another context deleted it: re-creating it is not a
+    /// conflict.
     @Test(arguments: StoreKind.allCases, [MergePolicy.error, .storeWins])
     func aNewChildIsNotBasedOnAnEarlierChildsRead(store: StoreKind, policy: MergePolicy) async throws {
         try await withContainer(store) { container in
-            let (importer, editor) = try ReadConflictTests.setUp(container, policy: policy)
-            let first = editor.newChildContext()
-            var copy = try #require(first.model(Note.self, id: ReadConflictTests.note.id))
-            copy.text = "first"
-            first.insert(copy)
-            try first.save()
-            try editor.save()
-            importer.delete(Note.self, id: copy.id)
-            try importer.save()
+            var (editor, copy) = try Self.childSavedThenDeletedElsewhere(container, policy: policy)
+            #expect(editor.model(Note.self, id: copy.id) == nil)
 
             let second = editor.newChildContext()
             copy.text = "again"
@@ -131,6 +142,26 @@ import Testing
             try second.save()
             try editor.save()
             #expect(ReadConflictTests.stored(container)?.text == "again")
+        }
+    }
+
+    /// Without that read, the parent's save is what it last read of the object: a new child
+    /// re-creating it from the copy is a conflict with the deletion, as the parent's own change
+    /// would be, not a silent resurrection.
+    @Test(arguments: StoreKind.allCases, [MergePolicy.error, .storeWins])
+    func aNewChildRecreatingWhatItsParentSavedConflictsWithADeletionElsewhere(store: StoreKind, policy: MergePolicy) async throws {
+        try await withContainer(store) { container in
+            var (editor, copy) = try Self.childSavedThenDeletedElsewhere(container, policy: policy)
+            let second = editor.newChildContext()
+            copy.text = "again"
+            second.insert(copy)
+            try second.save()
+            if policy == .error {
+                ReadConflictTests.expectConflict(editor, .deletedElsewhere)
+            } else {
+                try editor.save()
+            }
+            #expect(ReadConflictTests.stored(container) == nil)
         }
     }
 

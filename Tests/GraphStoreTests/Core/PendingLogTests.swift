@@ -173,8 +173,9 @@ import Testing
     /// A change is based on the version the context last read of the id (a fetch of every
     /// object reads the whole table, absent ids included; `model(_:id:)` and a fetch with a
     /// predicate read the ids they return, unless the context has its own pending change of
-    /// them), else on the version stored when the context first changed it. A save refreshes
-    /// what the context read of the ids it wrote, once it has read the entity at all.
+    /// them) or last saved, else on the version stored when the context first changed it: a
+    /// save is what the context last read of the ids it wrote, whether or not it read the
+    /// entity before.
     struct Model {
         let policy: MergePolicy
         /// id → (value, version of the write).
@@ -184,8 +185,11 @@ import Testing
         var writes = 0
         /// The versions of the last whole-table read (absent: no object then), if any.
         var whole: [Int: Int]?
-        /// Reads of single ids since (nil: read while absent).
+        /// Reads of single ids since (nil: read while absent), and what saves left at them.
         var byID: [Int: Int?] = [:]
+        /// Whether the context recorded a read of the entity (a fetch or `model(_:id:)` of an id
+        /// its pending changes do not answer).
+        var hasRead = false
 
         var committed: [Int: Int] { objects.mapValues(\.value) }
 
@@ -194,8 +198,6 @@ import Testing
             for (id, change) in pending { seen[id] = change.value }
             return seen
         }
-
-        var hasRead: Bool { whole != nil || !byID.isEmpty }
 
         /// The version the context last read of `id`; `.none` when it never read it.
         func lastRead(_ id: Int) -> Int?? {
@@ -213,10 +215,15 @@ import Testing
         mutating func readAll() {
             whole = objects.mapValues(\.version)
             byID = [:]
+            hasRead = true
         }
 
+        /// Reads `ids`: those the context's pending changes do not answer.
         mutating func read(_ ids: some Sequence<Int>) {
-            for id in ids where pending[id] == nil { byID[id] = .some(objects[id]?.version) }
+            for id in ids where pending[id] == nil {
+                byID[id] = .some(objects[id]?.version)
+                hasRead = true
+            }
         }
 
         /// Whether a `delete(model:)` is pending (the context holds a clear marker).
@@ -265,12 +272,14 @@ import Testing
             let dropsTable = isMarked && isMarkPure && !objects.isEmpty
             for (id, change) in pending.sorted(by: { $0.key < $1.key }) where policy != .storeWins || !conflicting.contains(id) {
                 store(id, change.value)
-                // Of an entity it has read, the context knows what it wrote, and that what it
-                // deleted is gone (even when another save deleted it first).
-                if hasRead { byID[id] = .some(objects[id]?.version) }
+                // The context knows what it wrote, and that what it deleted is gone (even when
+                // another save deleted it first).
+                byID[id] = .some(objects[id]?.version)
             }
-            if dropsTable, hasRead {
-                whole = [:]
+            if dropsTable {
+                // Having read the entity, the context knows it empty; else it forgets what its
+                // saves left, gone with the table.
+                if hasRead { whole = [:] }
                 byID = [:]
             }
             pending = [:]
