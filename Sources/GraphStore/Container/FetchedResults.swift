@@ -21,7 +21,10 @@ import Observation
 /// commit that does not change them (another entity, an object outside the window) assigns
 /// nothing and notifies no observer. Updates use ``GraphContainer/observeChanges(_:)``, so they
 /// coalesce the same way: when the main actor is busy, the next assignment is the latest
-/// results. Results are committed state only, never a context's pending changes.
+/// results. Results are committed state only, never a context's pending changes, and no
+/// context reads them: to save an edit of a shown object, read it through the saving context
+/// (``GraphContext/model(_:id:)``) and apply the edit to that value (see
+/// ``GraphContainer/observe(_:)``).
 ///
 /// The type is `@MainActor`, like `@Query` and a main-queue `NSFetchedResultsController`:
 /// ``objects`` changes only on the main actor, so a view reading it never sees it change

@@ -18,6 +18,13 @@ extension GraphContainer {
     /// without bound. Results are committed state only (no context's pending changes). The
     /// sequence ends when the task iterating it is cancelled or the container closes.
     ///
+    /// No context reads these results: an object from them, changed and inserted into a
+    /// context, is based as that context bases it (see ``MergePolicy``), not on the version
+    /// shown. To save an edit of one, read the object through the saving context
+    /// (``GraphContext/model(_:id:)``) and apply the edit to that value; saving the shown copy
+    /// itself overwrites, without a conflict, a save made since it was fetched, unless the
+    /// context read or saved the object itself.
+    ///
     /// - Complexity: one fetch (see ``GraphContext/fetch(_:)``) per element, plus O(results ×
     ///   log n) to compare with the previous element.
     public func observe<E: Entity>(_ descriptor: FetchDescriptor<E>) -> FetchedResultsSequence<E> {
