@@ -150,6 +150,9 @@ struct EntityReads: Sendable {
             // Objects stored at or before `baseNumber` are another context's (or older).
             run = SavedRun(since: run?.since ?? baseNumber + 1, table: table)
             saved.forEachDeletion(in: table) { key in byID[key] = .settled(nil, number: number) }
+            // A context that inserts and deletes objects it never reads would otherwise keep a
+            // record per deleted id for good.
+            if byID.count > max(Self.limit(storedCount: table.count), pruneAbove) { prune(keeping: table) }
             return
         }
         saved.forEachSettled(in: table) { key, object in byID[key] = .settled(object, number: number) }

@@ -173,4 +173,22 @@ import Testing
         try context.save()
         #expect(Self.stored(container)?.text == "from server")
     }
+
+    /// A long-lived context that inserts and deletes objects it never reads, with no other
+    /// writer, keeps no record per deleted id for good: its records stay within the pruning
+    /// limit.
+    @Test func ownDeletionsStayWithinThePruningLimit() throws {
+        let container = try Fixtures.inMemoryContainer()
+        let main = container.mainContext
+        let entity = container.core.schema.index(of: Note.self)
+        for number in 0..<10_000 {
+            let note = Note(text: "job \(number)", createdAt: Fixtures.epoch)
+            main.insert(note)
+            try main.save()
+            main.delete(note)
+            try main.save()
+        }
+        #expect(container.count(of: Note.self) == 0)
+        #expect(main.withState { $0.reads[entity].count } <= EntityReads.limit(storedCount: 0))
+    }
 }

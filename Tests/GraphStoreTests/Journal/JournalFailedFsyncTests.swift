@@ -21,6 +21,28 @@ import Darwin
         return try record.withUnsafeBytes { try journal.append($0, version: version) }
     }
 
+    /// A store in `directory` whose fsyncs go through the returned fault injector; snapshots
+    /// only when flushed (the interval is an hour).
+    private static func store(in directory: TemporaryDirectory, durability: Durability) throws -> (GraphContainer, FaultInjectingFileSystem, URL) {
+        let faults = FaultInjectingFileSystem()
+        var options = SnapshotOptions()
+        options.fileSystem = faults
+        let url = directory.file("store.json.gz")
+        let container = try GraphContainer(
+            for: exampleModel, store: .file(url, coalescingInterval: .seconds(3600), durability: durability, options: options))
+        return (container, faults, url)
+    }
+
+    /// The note texts the snapshot file at `url` holds alone, without its journal.
+    private static func snapshotNoteTexts(_ url: URL, scratch: TemporaryDirectory) async throws -> [String] {
+        let snapshotOnly = scratch.file("snapshot-only.json.gz")
+        try FileManager.default.copyItem(at: url, to: snapshotOnly)
+        let container = try GraphContainer(for: exampleModel, store: .file(snapshotOnly))
+        let texts = try JournalStoreTests.noteTexts(container)
+        try await container.close()
+        return texts
+    }
+
     @Test func aLaterFsyncDoesNotCountForRecordsBeforeAFailedOne() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
@@ -62,12 +84,7 @@ import Darwin
     @Test func aSynchronousSaveAfterAFailedFsyncThrowsUntilASnapshotHoldsTheSaves() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let faults = FaultInjectingFileSystem()
-        var options = SnapshotOptions()
-        options.fileSystem = faults
-        let url = directory.file("store.json.gz")
-        let container = try GraphContainer(
-            for: exampleModel, store: .file(url, coalescingInterval: .seconds(3600), durability: .synchronous, options: options))
+        let (container, faults, url) = try Self.store(in: directory, durability: .synchronous)
         let context = container.mainContext
         context.insert(Note(text: "a", createdAt: Fixtures.epoch))
         try context.save()
@@ -94,11 +111,7 @@ import Darwin
 
         let scratch = try TemporaryDirectory()
         defer { scratch.remove() }
-        let snapshotOnly = scratch.file("snapshot-only.json.gz")
-        try FileManager.default.copyItem(at: url, to: snapshotOnly)
-        let fromSnapshot = try GraphContainer(for: exampleModel, store: .file(snapshotOnly))
-        #expect(try JournalStoreTests.noteTexts(fromSnapshot) == ["a", "b", "c"])
-        try await fromSnapshot.close()
+        #expect(try await Self.snapshotNoteTexts(url, scratch: scratch) == ["a", "b", "c"])
         let crashed = try JournalStoreTests.crashCopy(of: url, into: scratch)
         try await container.close()
         let reopened = try GraphContainer(for: exampleModel, store: .file(crashed))
@@ -109,12 +122,7 @@ import Darwin
     @Test func aFlushAfterAFailedFsyncWritesASnapshot() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let faults = FaultInjectingFileSystem()
-        var options = SnapshotOptions()
-        options.fileSystem = faults
-        let url = directory.file("store.json.gz")
-        let container = try GraphContainer(
-            for: exampleModel, store: .file(url, coalescingInterval: .seconds(3600), options: options))
+        let (container, faults, url) = try Self.store(in: directory, durability: .journaled)
         let context = container.mainContext
         context.insert(Note(text: "a", createdAt: Fixtures.epoch))
         try context.save()
@@ -132,11 +140,7 @@ import Darwin
         // pages. (The snapshot interval is an hour: only the flush wrote it.)
         let scratch = try TemporaryDirectory()
         defer { scratch.remove() }
-        let snapshotOnly = scratch.file("snapshot-only.json.gz")
-        try FileManager.default.copyItem(at: url, to: snapshotOnly)
-        let fromSnapshot = try GraphContainer(for: exampleModel, store: .file(snapshotOnly))
-        #expect(try JournalStoreTests.noteTexts(fromSnapshot) == ["a", "b"])
-        try await fromSnapshot.close()
+        #expect(try await Self.snapshotNoteTexts(url, scratch: scratch) == ["a", "b"])
         try await container.close()
     }
 }
