@@ -371,6 +371,21 @@ package final class StoreJournal: Sendable {
         }
     }
 
+    /// Returns when every record appended before the call is on the device: through the
+    /// journal's fsync, or, after an fsync of the journal failed, through `writeStore`, which
+    /// must return once the store's own file (a snapshot, a database transaction) durably holds
+    /// every earlier commit. No later fsync proves those records are on the device: the kernel
+    /// may have dropped the pages it could not write.
+    ///
+    /// - Throws: as ``flush()``, or what `writeStore` throws.
+    package func flush(orWritingTheStore writeStore: () async throws -> Void) async throws {
+        do {
+            try await flush()
+        } catch where hasFailedSync {
+            try await writeStore()
+        }
+    }
+
     /// The newest store version whose record is on the device.
     package var durableVersion: UInt64 {
         gate.syncedVersion

@@ -131,14 +131,7 @@ final class SnapshotFileBackend: StoreBackend {
         if let journal {
             // After close the journal is gone or detached, and the lock released.
             guard !opened.withLock({ $0.isClosed }) else { throw GraphStoreError.containerClosed }
-            do {
-                try await journal.flush()
-            } catch where journal.hasFailedSync {
-                // An fsync of the journal failed: no later one proves its records are on the
-                // device (the kernel may have dropped the pages it could not write), so a
-                // snapshot of the graph in memory must hold them instead.
-                try await writer.flush()
-            }
+            try await journal.flush(orWritingTheStore: writer.flush)
         } else {
             try await writer.flush()
         }

@@ -161,13 +161,7 @@ final class SQLiteBackend: StoreBackend {
             return
         }
         guard !isClosed.withLock({ $0 }) else { throw GraphStoreError.containerClosed }
-        do {
-            try await runJournal.flush()
-        } catch where runJournal.hasFailedSync {
-            // An fsync of the journal failed: no later one proves its records are on the
-            // device, so a transaction must hold them instead.
-            try await writer.flush()
-        }
+        try await runJournal.flush(orWritingTheStore: writer.flush)
         // A write that cannot succeed (a value that no longer fits its column) is an error of
         // the store even though the journal keeps the commits.
         if let error = writer.permanentError { throw error }
