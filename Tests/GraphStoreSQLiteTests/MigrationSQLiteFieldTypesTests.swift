@@ -49,17 +49,11 @@ import Testing
     ]
 
     static func fetch(_ store: StoreConfiguration) async throws -> [Rec] {
-        let container = try GraphContainer(for: [Rec.self], store: store)
-        let objects = try container.mainContext.fetch(FetchDescriptor<Rec>()).sorted { $0.id < $1.id }
-        try await container.close()
-        return objects
+        try await StoreRoundTrips.fetch(Rec.self, store)
     }
 
     static func save(_ objects: [Rec], to store: StoreConfiguration) async throws {
-        let container = try GraphContainer(for: [Rec.self], store: store)
-        container.mainContext.insert(contentsOf: objects)
-        try container.mainContext.save()
-        try await container.close()
+        try await StoreRoundTrips.save(objects, to: store)
     }
 
     /// The reviewer's case: a store the app wrote, migrated by the tool to a property list,

@@ -48,17 +48,11 @@ import Testing
     ]
 
     static func fetch(_ store: StoreConfiguration) async throws -> [Wide] {
-        let container = try GraphContainer(for: [Wide.self], store: store)
-        let objects = try container.mainContext.fetch(FetchDescriptor<Wide>()).sorted { $0.id < $1.id }
-        try await container.close()
-        return objects
+        try await StoreRoundTrips.fetch(Wide.self, store)
     }
 
     static func save(_ objects: [Wide], to store: StoreConfiguration) async throws {
-        let container = try GraphContainer(for: [Wide.self], store: store)
-        container.mainContext.insert(contentsOf: objects)
-        try container.mainContext.save()
-        try await container.close()
+        try await StoreRoundTrips.save(objects, to: store)
     }
 
     /// The recorded kinds of the table's columns.

@@ -11,10 +11,7 @@ public enum RelativeURLModels {
     public static func fetch<E: Entity>(_ type: E.Type, _ store: StoreConfiguration, version: Int = 1, migrations: [SchemaMigration] = [])
         async throws -> [E] where E.ID == Int
     {
-        let container = try GraphContainer(for: [type], store: store, version: version, migrations: migrations)
-        let objects = try container.mainContext.fetch(FetchDescriptor<E>()).sorted { $0.id < $1.id }
-        try await container.close()
-        return objects
+        try await StoreRoundTrips.fetch(type, store, version: version, migrations: migrations)
     }
 
     public struct Place: Codable, Sendable, Equatable {
