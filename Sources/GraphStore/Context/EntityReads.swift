@@ -98,6 +98,10 @@ struct EntityReads: Sendable {
     /// Whether anything tells what the context's saves left.
     private var hasSavedRecords: Bool { run != nil || !byID.isEmpty }
 
+    /// Whether the context read anything of the entity or recorded what its saves left: a
+    /// change is based on these records rather than on the stored object.
+    var hasRecords: Bool { hasRead || hasSavedRecords }
+
     /// What this context last read of `key` (or its save left there), or `nil` when it neither
     /// read nor saved it.
     ///

@@ -64,7 +64,8 @@ extension GraphContext {
 
     /// After a committed save: what it left of every id it settled becomes what this context
     /// last read of it (it knows what it wrote), and the entries changed again while it
-    /// committed are based on it.
+    /// committed are based on it. That includes the objects of entities the context did not
+    /// change that the save deleted or changed through delete rules or a unique merge.
     ///
     /// For an entity the context has not read, with no child or fetch of it to settle for,
     /// while no other context's commit changed its table since this context's first save of it,
@@ -104,12 +105,29 @@ extension GraphContext {
                 state.reads[entity].recordSave(saved, after: stamps.baseNumber, table: stamps.tables[entity])
             }
         }
+        // Objects of other entities the save deleted or changed through a delete rule (a
+        // cascade, a nullified reference) or a unique merge's moved references are its own
+        // writes too: a copy this context holds from before, saved again, is based on them.
+        // Only an entity the context has records of needs it: otherwise a change is based on
+        // the stored object anyway.
+        var byRule: [Int] = []
+        for names in [written.updated, written.deleted] where !names.isEmpty {
+            for name in names.keys {
+                guard let entity = core.schema.index(named: name), !committed.hasChanges(entity: entity), !byRule.contains(entity),
+                      settlesAll || fetching || state.reads[entity].hasRecords
+                else { continue }
+                state.reads[entity].noteSave(
+                    previous: stamps.previousStamps[entity], stamp: stamps.stamps[entity], merged: !written.merged.isEmpty)
+                byRule.append(entity)
+                settlesNow = true
+            }
+        }
         guard settlesNow else { return }
         let entities = committed.entities.indices.filter { entity in
             committed.hasChanges(entity: entity)
                 && (settlesAll || fetching || state.reads[entity].hasRead || committed.cleared[entity] != nil
                     || (rebasing && state.pending.hasChanges(entity: entity)))
-        }
+        } + byRule
         var committed = committed
         for entity in entities { committed.fold(entity) }
         let latest = core.currentVersion
