@@ -225,6 +225,38 @@ import Testing
         #expect(try Self.kinds(of: "Setting", in: url)["value"] == "json")
     }
 
+    /// As above, but the journaled save changed every stored object to the second kind: no
+    /// object writes the column's kind any more, yet the type did not change (the database
+    /// still holds values of the first kind, which it decodes). The store opens, and the
+    /// saves are there.
+    @Test func aJournaledSaveChangingEveryObjectToTheSecondKindOpens() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.sqlite")
+        let container = try SQLiteTestKit.open(url, model: [Setting.self])
+        container.mainContext.insert(Setting(id: 1, name: "volume", value: .number(3)))
+        try container.mainContext.save()
+        try await container.close()
+        let database = try Data(contentsOf: url)
+        let second = try SQLiteTestKit.open(url, model: [Setting.self])
+        second.mainContext.insert(Setting(id: 1, name: "volume", value: .text("loud")))
+        try second.mainContext.save()
+        let journal = SQLiteJournalTestKit.journal(of: url)
+        let journalBytes = try Data(contentsOf: journal)
+        try await second.close()
+        try database.write(to: url)
+        try journalBytes.write(to: journal)
+
+        let reopened = try SQLiteTestKit.open(url, model: [Setting.self])
+        #expect(try SQLiteTestKit.fetchAll(Setting.self, from: reopened) { $0.id }.map(\.value) == [.text("loud")])
+        try await reopened.close()
+        // The table was written again with the kind its objects write now.
+        #expect(try Self.kinds(of: "Setting", in: url)["value"] == "text")
+        let third = try SQLiteTestKit.open(url, model: [Setting.self])
+        #expect(try SQLiteTestKit.fetchAll(Setting.self, from: third) { $0.id }.map(\.value) == [.text("loud")])
+        try await third.close()
+    }
+
     /// The kinds `graphstore_columns` records for `entity`'s columns.
     static func kinds(of entity: String, in url: URL) throws -> [String: String] {
         let queue = try DatabaseQueue(path: url.path)

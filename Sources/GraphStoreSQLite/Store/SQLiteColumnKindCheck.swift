@@ -7,7 +7,9 @@ import GraphStore
 /// a `Double`), but the values written from then on would be of another kind than the ones
 /// stored. A type that writes the recorded kind for some objects and another for others (an
 /// enum with an `Int` case and a `String` case) did not change; the writer turns its column
-/// into JSON (see ``SQLiteWritePlan``).
+/// into JSON (see ``SQLiteWritePlan``). Nor did it when no object writes the recorded kind any
+/// more (saves a crash left in the journal changed every one) but a value the database holds,
+/// decoded and encoded again, still does.
 ///
 /// Each entity's objects are encoded with the store's row encoder until every column of its
 /// table has been seen with a non-NULL value, or ``sampleLimit`` objects were encoded. A column
@@ -71,6 +73,10 @@ enum SQLiteColumnKindCheck {
                 }
             }
             for (field, mismatch) in mismatches.sorted(by: { $0.key < $1.key }) where !fitting.contains(field) {
+                // No object writes the recorded kind any more: saves a crash left in the journal
+                // may have changed every one of them. A value the database holds that the type
+                // still writes as the recorded kind shows the type did not change.
+                if let db, try rowWritesRecordedKind(field, of: entity, table: table, db: db, json: json, path: path) { continue }
                 try compare(field, mismatch.kind, table: table, entity: entity.name, id: mismatch.id, path: path)
             }
             if let db, !unseen.isEmpty, sampled < version.tables[index].count {
@@ -104,6 +110,29 @@ enum SQLiteColumnKindCheck {
                 try compare(column, kind, table: table, entity: entity.name, id: id, path: path)
             }
         }
+    }
+
+    /// Whether the first row with a value in `column`, decoded with the app's type and encoded
+    /// again, writes the column's recorded kind there.
+    ///
+    /// - Complexity: one query, at most a scan of the table.
+    private static func rowWritesRecordedKind(
+        _ column: String, of entity: EntityDescription, table: TableLayout, db: Database, json: SQLiteJSON.Writer, path: String
+    ) throws -> Bool {
+        let sql = table.selectSQL + " WHERE \(column.quotedDatabaseIdentifier) IS NOT NULL LIMIT 1"
+        guard let row = try Row.fetchOne(db, sql: sql), let recorded = table.kindByName[column] else { return false }
+        let id = SQLiteStoreReader.id(of: row, table: table)
+        // A row the type no longer decodes says nothing here; the mismatch found stands.
+        guard let object = try? SQLiteStoreReader.decode(row, of: entity, table: table, json: SQLiteJSON.makeDecoder(), path: path) else {
+            return false
+        }
+        let fields: [EncodedField]
+        do {
+            fields = try RowEncoder.encode(object, existingKinds: table.kindByName, json: json)
+        } catch {
+            throw GraphStoreError.sqliteCoding(error, path: path, entity: entity.name, id: id)
+        }
+        return fields.contains { $0.name == column && ($0.value.kind == recorded || ColumnEncoding.widens(recorded, to: $0.value)) }
     }
 
     private static func compare(_ field: String, _ kind: ColumnKind, table: TableLayout, entity: String, id: String?, path: String) throws {
