@@ -149,18 +149,21 @@ import Testing
         #expect(source.contains("enum NotesModel {"))
     }
 
-    /// The snapshot migrated with the model opens with the generated types, unedited.
-    @Test func theMigratedSnapshotOpensWithTheGeneratedTypes() async throws {
+    /// The snapshot migrated with the model opens with the generated types, unedited, in
+    /// either format: the header marks the model's decimals and URIs, which a property list
+    /// holds as `Decimal` and `URL` encode them.
+    @Test(arguments: [SnapshotFormat.json, .binaryPropertyList])
+    func theMigratedSnapshotOpensWithTheGeneratedTypes(format: SnapshotFormat) async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let model = try CoreDataModelDescription.read(from: try CoreDataModelTestKit.writeModel(in: directory.url))
         let store = try CoreDataModelTestKit.writeStore(in: directory.url)
         let read = try Migration.readStore(from: store, model: model)
         #expect(read.kind == .coreData)
-        let snapshotURL = directory.file("notes.json.gz")
-        _ = try Migration.writeSnapshot(read.snapshot, to: snapshotURL, format: .json, compression: .gzip)
+        let snapshotURL = directory.file("notes.gz")
+        _ = try Migration.writeSnapshot(read.snapshot, to: snapshotURL, format: format, compression: .gzip)
 
-        let container = try GraphContainer(for: NotesModel.entities, store: .file(snapshotURL, format: .json, compression: .gzip))
+        let container = try GraphContainer(for: NotesModel.entities, store: .file(snapshotURL, format: format, compression: .gzip))
         try await Self.check(container)
         try await container.close()
     }

@@ -62,6 +62,10 @@ import GraphStore
 ///   (see ``CoreDataImportOptions/decodesUUIDBlobs``) becomes UUID strings. INTEGER, FLOAT
 ///   and VARCHAR columns give integers, doubles and strings. Booleans are INTEGER 0/1 like any
 ///   integer and stay numbers unless ``CoreDataImportOptions/valueConversions`` says `.bool`.
+///   Decimal attributes (known by the model, or without one by the column type `DECIMAL`) give
+///   numbers marked `"decimal"`, and URI attributes (known only by the model) strings marked
+///   `"url"`: a property list written from the snapshot holds them as Swift's `Decimal` and
+///   `URL` encode them, so the app's types (as `graphstore generate` writes them) open it.
 ///   Externally stored values are kept as Core Data's reference. NULL leaves the key out.
 /// - **To-one relationships** are integer columns holding the target's `Z_PK`; the field (named
 ///   like any column: `ZFOLDER` → `folder`) holds the target's id. A column is taken for one

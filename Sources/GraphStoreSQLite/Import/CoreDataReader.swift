@@ -253,6 +253,20 @@ struct CoreDataReader {
         var objects: [SnapshotValue] = []
         objects.reserveCapacity(total)
         var types: [String: String] = [:]
+        // Decimals and URIs read as numbers and strings: the header names them, so that a
+        // property list holds them as `Decimal` and `URL` encode them (dictionaries) and the
+        // app opens it. A decimal is known by the model, or without one by the column Core
+        // Data declares `DECIMAL`; a URI only by the model (its column is `VARCHAR`).
+        let marked: [(field: Int, type: String)] = plan.fields.indices.compactMap { index in
+            let field = plan.fields[index]
+            guard case .attribute(.asStored) = field.role else { return nil }
+            switch field.attribute?.type {
+            case .decimal: return (index, "decimal")
+            case .uri: return (index, "url")
+            case nil where table.columns[field.column].type.uppercased().hasPrefix("DECIMAL"): return (index, "decimal")
+            default: return nil
+            }
+        }
         let rows = try Row.fetchCursor(
             db, sql: "SELECT \(columns) FROM \(table.name.quotedDatabaseIdentifier) WHERE \(entityColumn) = ? ORDER BY \(primaryKey)", arguments: [plan.entity.number])
         while let row = try rows.next() {
@@ -264,6 +278,12 @@ struct CoreDataReader {
                 if case .attribute(.date) = field.role, case .double = value { types[field.name] = "date" }
                 if case .data = value { types[field.name] = "data" }
                 object[field.name] = value
+            }
+            for (index, type) in marked where types[plan.fields[index].name] == nil {
+                switch (type, object[plan.fields[index].name]) {
+                case ("decimal", .integer?), ("decimal", .double?), ("url", .string?): types[plan.fields[index].name] = type
+                default: break
+                }
             }
             let id = plan.idColumn == nil ? SnapshotValue.integer(pk) : translations[table.name]![pk]!
             if case .data = id { types["id"] = "data" }
