@@ -111,7 +111,7 @@ extension GraphContext {
         // Only an entity the context has records of needs it: otherwise a change is based on
         // the stored object anyway.
         var byRule: [Int] = []
-        for names in [written.updated, written.deleted] where !names.isEmpty {
+        func settleByRule(_ names: [String: [ObjectKey]]) {
             for name in names.keys {
                 guard let entity = core.schema.index(named: name), !committed.hasChanges(entity: entity), !byRule.contains(entity),
                       settlesAll || fetching || state.reads[entity].hasRecords
@@ -121,6 +121,12 @@ extension GraphContext {
                 byRule.append(entity)
                 settlesNow = true
             }
+        }
+        // Delete rules run only for a deletion, and moved references add a second entity: a
+        // save that deleted nothing and wrote one entity wrote only what the context changed.
+        if !(written.deleted.isEmpty && written.inserted.count + written.updated.count <= 1) {
+            settleByRule(written.updated)
+            settleByRule(written.deleted)
         }
         guard settlesNow else { return }
         let entities = committed.entities.indices.filter { entity in
