@@ -143,8 +143,21 @@ package enum SnapshotCodec {
         do {
             return try GraphVersion.loaded(objects, number: number, schema: schema)
         } catch {
-            throw GraphStoreError.damagedFile(path: path, offset: nil, reason: error.description)
+            throw GraphStoreError.damagedFile(path: path, offset: nil, reason: graphCheckReason + error.description)
         }
+    }
+
+    /// How the reason of a file whose objects do not form a graph under the app's model begins.
+    static let graphCheckReason = "its objects do not fit the app's model (a unique constraint, or a relationship, that the release of the app which wrote the file may not have declared): "
+    /// How the reason of a file one of whose objects a type's own `init(from:)` refused (with
+    /// an error of its own, not a `DecodingError`) begins.
+    static let decoderThrewReason = "a type's init(from:) refused an object: "
+
+    /// Whether `reason`, of a ``GraphStoreError/damagedFile(path:offset:reason:)`` this codec
+    /// threw, says the app's model refused objects the file holds, rather than that the file
+    /// does not read: recovery tells a model mismatch from damage by it, with a generic read.
+    static func isModelRefusal(_ reason: String) -> Bool {
+        reason.hasPrefix(graphCheckReason) || reason.hasPrefix(decoderThrewReason)
     }
 
     /// As ``decodeSurveying(_:schema:path:modelVersion:reportingPositions:survey:)``, without
@@ -196,7 +209,7 @@ package enum SnapshotCodec {
         } catch let found as StoredModelVersion {
             throw found
         } catch {
-            throw GraphStoreError.damagedFile(path: path, offset: nil, reason: "\(error)")
+            throw GraphStoreError.damagedFile(path: path, offset: nil, reason: decoderThrewReason + "\(error)")
         }
         // A type's `init(from:)` may have dropped the reader's error (`try?`).
         if expansion.isExhausted { throw GraphStoreError.decompressedSizeLimitExceeded(path: path, limit: limit) }

@@ -414,6 +414,13 @@ final class SnapshotFileBackend: StoreBackend {
         // rolling back to the previous snapshot would drop the saves of the release that wrote
         // it. Refused, with the file left as it is.
         if case .codingFailed = damage, Self.readsGenerically(target.url, limit: options.maxDecompressedBytes) { throw damage }
+        // So is a file that reads soundly whose objects break a unique constraint or hold a
+        // reference the app's model declares and the release that wrote it did not, or that a
+        // type's own `init(from:)` refuses (a validation of that release's values).
+        if case .damagedFile(_, nil, let reason) = damage, SnapshotCodec.isModelRefusal(reason),
+           Self.readsGenerically(target.url, limit: options.maxDecompressedBytes) {
+            throw damage
+        }
         return try PreviousSnapshotRecovery.prepare(
             from: damage, target: target, schema: schema, limit: options.maxDecompressedBytes, journalPath: journalPath)
     }

@@ -129,8 +129,11 @@ public struct SnapshotOptions: Sendable {
     /// that reads soundly without the app's types but not with them (an enum case, a field or
     /// an entity of another release of the app): that is a model mismatch, refused with
     /// ``GraphStoreError/codingFailed(path:entity:id:reason:)`` and never rolled back, since the
-    /// previous snapshot lacks what that release saved. A value damaged inside an uncompressed
-    /// file that still parses is refused the same way.
+    /// previous snapshot lacks what that release saved. So are objects that break a unique
+    /// constraint or hold a reference only the app's model declares, or that a type's own
+    /// `init(from:)` refuses (refused with ``GraphStoreError/damagedFile(path:offset:reason:)``
+    /// saying they do not fit the app's model). A value damaged inside an uncompressed file
+    /// that still parses is refused the same way.
     public var recoverFromPreviousSnapshot: Bool
     /// The application's model version, written into every header.
     public var modelVersion: String
