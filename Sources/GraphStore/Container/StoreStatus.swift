@@ -31,7 +31,10 @@ public enum StoreEvent: Sendable, Equatable {
     ///
     /// A write that cannot succeed until the model changes is not retried: a SQLite store whose
     /// column no longer fits a value (``GraphStoreError/codingFailed(path:entity:id:reason:)``)
-    /// announces it with `retryIn: .zero`, and from then on `save()` throws that error.
+    /// announces it with `retryIn: .zero`, and from then on `save()` throws that error. Under
+    /// ``Durability/coalesced``, whose saves never touch the disk, `save()` keeps returning:
+    /// `flush()` and `close()` throw the error, and the saves since the last write are not in
+    /// the file.
     case writeFailed(GraphStoreError, retryIn: Duration)
 }
 
