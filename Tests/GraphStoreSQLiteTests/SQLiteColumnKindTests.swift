@@ -196,6 +196,25 @@ import Testing
         #expect(String(describing: rows) == String(describing: [[1, 3], [2, 22], [3, "dark"], [4, "serif"]] as [[Any]]))
     }
 
+    /// Saves setting 1 as the number 3 and closes; then saves `journaled` and puts the
+    /// database back as it was before that save, beside the journal the save left: as a
+    /// process killed before its write.
+    static func journalOnly(_ journaled: Setting, at url: URL) async throws {
+        let container = try SQLiteTestKit.open(url, model: [Setting.self])
+        container.mainContext.insert(Setting(id: 1, name: "volume", value: .number(3)))
+        try container.mainContext.save()
+        try await container.close()
+        let database = try Data(contentsOf: url)
+        let second = try SQLiteTestKit.open(url, model: [Setting.self])
+        second.mainContext.insert(journaled)
+        try second.mainContext.save()
+        let journal = SQLiteJournalTestKit.journal(of: url)
+        let journalBytes = try Data(contentsOf: journal)
+        try await second.close()
+        try database.write(to: url)
+        try journalBytes.write(to: journal)
+    }
+
     /// A store whose journal holds a save of the second kind, not yet written (the process was
     /// killed before the write): the replay at open writes the table again, and every save is
     /// there.
@@ -203,21 +222,7 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let url = directory.file("store.sqlite")
-        let container = try SQLiteTestKit.open(url, model: [Setting.self])
-        container.mainContext.insert(Setting(id: 1, name: "volume", value: .number(3)))
-        try container.mainContext.save()
-        try await container.close()
-        // Keep the database as closed, save the second kind, and put the database back beside
-        // the journal that save left: as a process killed before its write.
-        let database = try Data(contentsOf: url)
-        let second = try SQLiteTestKit.open(url, model: [Setting.self])
-        second.mainContext.insert(Setting(id: 2, name: "theme", value: .text("dark")))
-        try second.mainContext.save()
-        let journal = SQLiteJournalTestKit.journal(of: url)
-        let journalBytes = try Data(contentsOf: journal)
-        try await second.close()
-        try database.write(to: url)
-        try journalBytes.write(to: journal)
+        try await Self.journalOnly(Setting(id: 2, name: "theme", value: .text("dark")), at: url)
 
         let reopened = try SQLiteTestKit.open(url, model: [Setting.self])
         #expect(try SQLiteTestKit.fetchAll(Setting.self, from: reopened) { $0.id }.map(\.value) == [.number(3), .text("dark")])
@@ -233,19 +238,7 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let url = directory.file("store.sqlite")
-        let container = try SQLiteTestKit.open(url, model: [Setting.self])
-        container.mainContext.insert(Setting(id: 1, name: "volume", value: .number(3)))
-        try container.mainContext.save()
-        try await container.close()
-        let database = try Data(contentsOf: url)
-        let second = try SQLiteTestKit.open(url, model: [Setting.self])
-        second.mainContext.insert(Setting(id: 1, name: "volume", value: .text("loud")))
-        try second.mainContext.save()
-        let journal = SQLiteJournalTestKit.journal(of: url)
-        let journalBytes = try Data(contentsOf: journal)
-        try await second.close()
-        try database.write(to: url)
-        try journalBytes.write(to: journal)
+        try await Self.journalOnly(Setting(id: 1, name: "volume", value: .text("loud")), at: url)
 
         let reopened = try SQLiteTestKit.open(url, model: [Setting.self])
         #expect(try SQLiteTestKit.fetchAll(Setting.self, from: reopened) { $0.id }.map(\.value) == [.text("loud")])
