@@ -140,6 +140,60 @@ import Testing
         #expect(Self.stored(container) == recreated)
     }
 
+    /// As above, but the main context deleted every note at once (its save dropped the table
+    /// whole): its held copy is still a conflict with the other context's re-creation, not an
+    /// overwrite of it, whether or not it had read the entity.
+    @Test(arguments: [MergePolicy.error, .storeWins], [false, true])
+    func aHeldCopyOfAnObjectItsTableDropDeletedConflictsWithItsRecreation(policy: MergePolicy, readFirst: Bool) throws {
+        let container = try Fixtures.inMemoryContainer()
+        let main = container.mainContext
+        main.mergePolicy = policy
+        main.insert(Self.note)
+        try main.save()
+        if readFirst { _ = try main.fetch(FetchDescriptor<Note>()) }
+        try main.delete(model: Note.self)
+        try main.save()
+        #expect(container.count(of: Note.self) == 0)
+        let other = container.newBackgroundContext()
+        var recreated = Self.note
+        recreated.text = "recreated"
+        other.insert(recreated)
+        try other.save()
+        main.insert(Self.note)
+        if policy == .error {
+            #expect {
+                try main.save()
+            } throws: { error in
+                guard case .mergeConflict(let conflicts) = error as? GraphStoreError else { return false }
+                return conflicts.map(\.kind) == [.insertedElsewhere]
+            }
+        } else {
+            try main.save()
+        }
+        #expect(Self.stored(container) == recreated)
+    }
+
+    /// After dropping the table, the context's own re-import logs its changes as before (no
+    /// look-up per change) and never conflicts with itself.
+    @Test func aReimportAfterItsOwnTableDropStaysLoggedAndConflictFree() throws {
+        let container = try Fixtures.inMemoryContainer()
+        let main = container.mainContext
+        let entity = container.core.schema.index(of: Note.self)
+        var note = Self.note
+        for round in 1...3 {
+            try main.delete(model: Note.self)
+            note.text = "round \(round)"
+            main.insert(note)
+            main.insert(Note(text: "other \(round)", createdAt: Fixtures.epoch))
+            try main.save()
+            main.insert(note)
+            #expect(main.withState { $0.pending.logs[entity].count } == 1)
+            try main.save()
+        }
+        #expect(Self.stored(container)?.text == "round 3")
+        #expect(container.count(of: Note.self) == 2)
+    }
+
     /// Saving again and again, with nothing else saved, is never a conflict, and the changes of
     /// a context that has read nothing of the entity are still logged (no look-up per change).
     @Test(arguments: MergePolicy.allCases)
