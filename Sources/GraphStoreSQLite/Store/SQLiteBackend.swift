@@ -234,7 +234,8 @@ final class SQLiteBackend: StoreBackend {
         try SQLiteUnkeptColumnCheck.check(notEncoded, schema: schema, layout: layout, db: db, path: path)
         if !replay.replayed.isEmpty {
             let (plan, next) = try SQLiteWritePlan.make(
-                version: version, changes: replay.replayed, schema: schema, layout: layout, modelVersion: schema.model.label(option: options.modelVersion), path: path)
+                version: version, changes: replay.replayed, written: stored.version, schema: schema, layout: layout,
+                modelVersion: schema.model.label(option: options.modelVersion), path: path)
             try plan.execute(in: db)
             layout = next
         }

@@ -43,16 +43,26 @@ struct SQLiteWritePlan {
     /// The number of rows upserted or deleted.
     private(set) var rowCount = 0
 
-    /// Encodes the objects `changes` touched, as they are in `version`, against `layout`.
+    /// Encodes the objects `changes` touched, as they are in `version`, against `layout`;
+    /// `written` is the version the database holds now (its rows' ids are spelled as its
+    /// objects' ids are).
+    ///
+    /// An id equal in Swift to the one a row holds may be spelled with other bytes ("é"
+    /// precomposed or not, a dictionary's members in another order), which SQLite compares
+    /// byte by byte: a deletion deletes the row by the spelling `written` holds, and an update
+    /// that changes the spelling deletes the old row.
     ///
     /// - Returns: the plan, and the layout the file will have after it.
     /// - Throws: ``GraphStoreError/codingFailed(path:entity:id:reason:)`` naming the object that
     ///   cannot be stored.
     /// - Complexity: O(changed objects × their size).
     static func make(
-        version: GraphVersion, changes: [GraphChange], schema: Schema, layout: StoreLayout, modelVersion: String, path: String
+        version: GraphVersion, changes: [GraphChange], written: GraphVersion?, schema: Schema, layout: StoreLayout, modelVersion: String,
+        path: String
     ) throws -> (SQLiteWritePlan, StoreLayout) {
-        try make(version: version, keys: changedKeys(changes, schema: schema, version: version), schema: schema, layout: layout, modelVersion: modelVersion, path: path)
+        try make(
+            version: version, keys: changedKeys(changes, schema: schema, version: version), written: written, schema: schema, layout: layout,
+            modelVersion: modelVersion, path: path)
     }
 
     /// Encodes every object of `version` into new tables: what a store migrated to a new model
@@ -69,13 +79,16 @@ struct SQLiteWritePlan {
         let keys = version.tables.indices.compactMap { index -> (Int, [ObjectKey])? in
             version.tables[index].isEmpty ? nil : (index, Array(version.tables[index].keys))
         }
-        return try make(version: version, keys: keys, schema: schema, layout: StoreLayout(modelVersion: previousModelVersion), modelVersion: modelVersion, path: path)
+        return try make(
+            version: version, keys: keys, written: nil, schema: schema, layout: StoreLayout(modelVersion: previousModelVersion), modelVersion: modelVersion,
+            path: path)
     }
 
     /// Encodes the objects `keys` name (per entity index, in schema order), as they are in
     /// `version`, against `layout`.
     private static func make(
-        version: GraphVersion, keys changedKeys: [(Int, [ObjectKey])], schema: Schema, layout: StoreLayout, modelVersion: String, path: String
+        version: GraphVersion, keys changedKeys: [(Int, [ObjectKey])], written: GraphVersion?, schema: Schema, layout: StoreLayout,
+        modelVersion: String, path: String
     ) throws -> (SQLiteWritePlan, StoreLayout) {
         var plan = SQLiteWritePlan(storeVersion: version.number, modelVersion: layout.modelVersion == modelVersion ? nil : modelVersion)
         var newLayout = layout
@@ -104,12 +117,19 @@ struct SQLiteWritePlan {
                             break
                         }
                         rows.append(fields)
+                        // The row the database holds for this id, when spelled otherwise, goes.
+                        if existing != nil, let old = written?.tables[entityIndex][key], !spellsUniquely(old.value.id),
+                           let new = fields.first(where: { $0.name == SQLiteFormatV1.idColumn })?.value.value {
+                            let stored = try idValue(old.value.id, table: table, json: json)
+                            if !sameBytes(stored, new) { deletes.append(stored) }
+                        }
                     } catch {
                         throw GraphStoreError.sqliteCoding(error, path: path, entity: entity.name, id: key.description)
                     }
                 } else if existing != nil {
                     do {
-                        deletes.append(try idValue(key, table: table, json: json))
+                        // As the row spells it: the deleting context may spell it otherwise.
+                        deletes.append(try idValue(written?.tables[entityIndex][key]?.value.id ?? key.base, table: table, json: json))
                     } catch {
                         throw GraphStoreError.sqliteCoding(error, path: path, entity: entity.name, id: key.description)
                     }
@@ -306,10 +326,30 @@ struct SQLiteWritePlan {
         return (table, rows)
     }
 
-    /// The stored form of a deleted object's id: what its row's `id` column holds.
-    private static func idValue(_ key: ObjectKey, table: TableLayout, json: SQLiteJSON.Writer) throws -> DatabaseValue {
-        guard let id = key.base as? any Encodable else {
-            throw EncodingError.invalidValue(key.description, EncodingError.Context(codingPath: [], debugDescription: "its id is not Encodable"))
+    /// Whether ids equal in Swift to `id` always encode to the same bytes: integers, UUIDs,
+    /// dates and doubles do (SQLite compares numbers by value, so `-0.0` is `0.0` there too);
+    /// strings do not ("é" precomposed or not), nor may types holding strings or dictionaries.
+    private static func spellsUniquely(_ id: Any) -> Bool {
+        id is any FixedWidthInteger || id is UUID || id is Date || id is Double || id is Float
+    }
+
+    /// Whether two column values are the same bytes, as SQLite compares a primary key
+    /// (`DatabaseValue`'s own `==` compares strings as Swift does, by canonical equivalence).
+    private static func sameBytes(_ a: DatabaseValue, _ b: DatabaseValue) -> Bool {
+        switch (a.storage, b.storage) {
+        case let (.string(x), .string(y)): x.utf8.elementsEqual(y.utf8)
+        case let (.blob(x), .blob(y)): x == y
+        case let (.int64(x), .int64(y)): x == y
+        case let (.double(x), .double(y)): x == y
+        case (.null, .null): true
+        default: false
+        }
+    }
+
+    /// The stored form of an object's id: what its row's `id` column holds.
+    private static func idValue(_ base: Any, table: TableLayout, json: SQLiteJSON.Writer) throws -> DatabaseValue {
+        guard let id = base as? any Encodable else {
+            throw EncodingError.invalidValue("\(base)", EncodingError.Context(codingPath: [], debugDescription: "its id is not Encodable"))
         }
         var column = try ColumnEncoding.encode(id, codingPath: [], json: json)
         if table.kindByName[SQLiteFormatV1.idColumn] == .json, column.kind != .json {

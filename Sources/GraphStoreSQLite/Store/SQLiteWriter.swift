@@ -32,6 +32,9 @@ final class SQLiteWriter: Sendable {
     /// The tables as they are on disk. Read and replaced only by writes on `queue`, so the
     /// lock is never contended; it makes the sharing visible to the compiler.
     private let layout: Guarded<StoreLayout>
+    /// The version the database holds, whose objects' ids are spelled as its rows' ids are
+    /// (see ``SQLiteWritePlan``). Read and replaced only by writes on `queue`, as `layout`.
+    private let written: Guarded<GraphVersion>
     private let broadcaster = Broadcaster<StoreEvent>()
     private let logger = Logger(label: "GraphStoreSQLite.SQLiteWriter")
 
@@ -74,6 +77,7 @@ final class SQLiteWriter: Sendable {
         beforeTransaction = options.beforeTransaction
         state = Guarded(State(opened: opened, own: Own()))
         self.layout = Guarded(layout)
+        written = Guarded(opened)
     }
 
     // MARK: - Events from the store
@@ -226,9 +230,11 @@ final class SQLiteWriter: Sendable {
     /// data written.
     private func apply(_ batch: Batch) throws(GraphStoreError) -> Int {
         let current = layout.withLock { $0 }
+        let previous = written.withLock { $0 }
         do {
             let (plan, next) = try SQLiteWritePlan.make(
-                version: batch.version, changes: batch.changes, schema: schema, layout: current, modelVersion: modelVersion, path: path)
+                version: batch.version, changes: batch.changes, written: previous, schema: schema, layout: current, modelVersion: modelVersion,
+                path: path)
             try database.writeWithoutTransaction { db in
                 try db.inTransaction(.immediate) {
                     try beforeTransaction?(db)
@@ -237,6 +243,7 @@ final class SQLiteWriter: Sendable {
                 }
             }
             layout.withLock { $0 = next }
+            written.withLock { $0 = batch.version }
             return plan.byteCount
         } catch {
             throw GraphStoreError.sqlite(error, path: path, operation: "write changed rows")
