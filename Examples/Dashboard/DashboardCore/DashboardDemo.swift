@@ -61,11 +61,12 @@ public struct DashboardDemo: Sendable {
         let status = container.storeStatus
         output("Store: \(container.count(of: Post.self)) posts, \(container.count(of: Tag.self)) tags, \(container.count(of: Note.self)) notes; version \(container.version); \(status.writesCompleted) background write(s) this run.")
         if let storeURL {
-            // A SQLite store's recent writes sit in its write-ahead log until it closes.
-            let size = [storeURL.path, storeURL.path + "-wal"].reduce(0) { total, path in
+            // Until the store closes, recent saves sit in its journal (a snapshot store, and a
+            // SQLite store between writes) or its write-ahead log (SQLite): counted with it.
+            let size = [storeURL.path, storeURL.path + ".journal", storeURL.path + "-wal"].reduce(0) { total, path in
                 total + ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0)
             }
-            output("Store file: \(storeURL.path) (\(size) bytes). Run again: the posts are still there.")
+            output("Store file: \(storeURL.path) (\(size) bytes with its journal until it closes). Run again: the posts are still there.")
         }
         return report
     }
