@@ -15,6 +15,11 @@ import Synchronization
 /// Shared by both decoders; each supplies a ``SpeculativeArrayWorker`` that walks its own
 /// document.
 final class ArraySpeculation: @unchecked Sendable {
+    // @unchecked Sendable: the worker thread writes `produced`, `worker`, `body` and the
+    // results only before it signals the `finished` semaphore, and the caller reads them only
+    // after waiting on it (the semaphore orders the two); `body` is set before the thread
+    // starts. `cancelled` is atomic. The caller's side (`joined`, `consumed`) is the caller's
+    // thread's alone.
     /// Arrays with fewer elements are decoded on one thread.
     static let minimumElements = 2_048
 
