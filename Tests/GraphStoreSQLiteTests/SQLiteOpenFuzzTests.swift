@@ -1,0 +1,85 @@
+import ExampleModel
+import Foundation
+import GraphStore
+import GraphStoreSQLite
+import GraphStoreTestSupport
+import Testing
+
+/// Random damage to a real SQLite store and its journal: every mutated pair either opens (a
+/// consistent graph) or is refused with a ``GraphStoreError`` that leaves the database file
+/// byte for byte as it was. Never a crash or another error type. `swift test` runs a few
+/// iterations; `scripts/fuzz-open.sh N` runs N.
+@Suite struct SQLiteOpenFuzzTests {
+    static let iterations = ProcessInfo.processInfo.environment["GRAPHSTORE_FUZZ_ITERATIONS"].flatMap(Int.init) ?? 30
+    static let seed = ProcessInfo.processInfo.environment["GRAPHSTORE_FUZZ_SEED"].flatMap(UInt64.init) ?? 0x5EED
+
+    /// A store of notes and tags, closed, and a journal of later saves its database does not
+    /// hold (the database put back as it was before them).
+    static func makeStore(in directory: TemporaryDirectory) async throws -> (database: Data, journal: Data) {
+        let url = directory.file("seed.sqlite")
+        let first = try GraphContainer(for: exampleModel, store: .sqlite(url))
+        let tags = Fixtures.tagNames.map { ExampleModel.Tag(name: $0) }
+        for tag in tags { first.mainContext.insert(tag) }
+        for number in 0..<12 {
+            first.mainContext.insert(Note(text: "note \(number) é", createdAt: Fixtures.epoch.addingTimeInterval(Double(number)), tagIDs: [tags[number % tags.count].id]))
+        }
+        try first.mainContext.save()
+        try await first.close()
+        let database = try Data(contentsOf: url)
+        let second = try GraphContainer(for: exampleModel, store: .sqlite(url))
+        let notes = try second.mainContext.fetch(FetchDescriptor<Note>(sortBy: [SortDescriptor(\.text)]))
+        for (index, var note) in notes.prefix(4).enumerated() {
+            note.text += " edited \(index)"
+            second.mainContext.insert(note)
+            try second.mainContext.save()
+        }
+        second.mainContext.delete(notes[5])
+        try second.mainContext.save()
+        let journal = try Data(contentsOf: URL(fileURLWithPath: url.path + ".journal"))
+        try await second.close()
+        return (database, journal)
+    }
+
+    /// Opens the pair; returns the notes' texts when it opened.
+    @discardableResult
+    static func openOnce(database: Data, journal: Data, label: String) async throws -> [String]? {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.sqlite")
+        try database.write(to: url)
+        try journal.write(to: URL(fileURLWithPath: url.path + ".journal"))
+        let container: GraphContainer
+        do {
+            container = try GraphContainer(for: exampleModel, store: .sqlite(url))
+        } catch is GraphStoreError {
+            #expect(try Data(contentsOf: url) == database, "\(label): a refused open changed the database")
+            return nil
+        } catch {
+            Issue.record("\(label): not a GraphStoreError: \(error)")
+            return nil
+        }
+        try container.checkInvariants()
+        let texts = try container.mainContext.fetch(FetchDescriptor<Note>()).map(\.text)
+        try await container.close()
+        return texts
+    }
+
+    @Test func mutatedDatabasesAndJournalsOpenOrAreRefused() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (database, journal) = try await Self.makeStore(in: directory)
+        let texts = try #require(try await Self.openOnce(database: database, journal: journal, label: "unmutated"))
+        #expect(texts.count == 11 && texts.filter { $0.contains("edited") }.count == 4)
+        var random = SplitMix64(seed: Self.seed)
+        for iteration in 0..<Self.iterations {
+            let label = "iteration \(iteration) (seed \(Self.seed))"
+            switch iteration % 3 {
+            case 0: try await Self.openOnce(database: FileMutations.mutate(database, using: &random), journal: journal, label: label)
+            case 1: try await Self.openOnce(database: database, journal: FileMutations.mutate(journal, using: &random), label: label)
+            default:
+                try await Self.openOnce(
+                    database: FileMutations.mutate(database, using: &random), journal: FileMutations.mutate(journal, using: &random), label: label)
+            }
+        }
+    }
+}
