@@ -92,13 +92,17 @@ extension GraphContext {
                 settlesNow = true
             } else {
                 // Named only when the commit's report is needed: a save under `.error` that
-                // deleted nothing was written as made.
+                // deleted nothing was written as made. One that deleted something may have
+                // deleted or nullified objects of this entity through delete rules, beside the
+                // context's own changes: those are its writes too.
                 var reported: SavedChanges.Report?
                 let asMade = policy == .error
                     || SavedChanges.writesAsMade(policy: policy, isConstrained: !core.schema.entities[entity].constraints.isEmpty)
                 if !asMade || !written.deleted.isEmpty {
                     let name = core.schema.entities[entity].name
-                    if !asMade || written.deleted[name] != nil { reported = SavedChanges.Report(written: written, name: name) }
+                    if !asMade || written.deleted[name] != nil || written.updated[name] != nil {
+                        reported = SavedChanges.Report(written: written, name: name)
+                    }
                 }
                 let saved = SavedChanges(
                     entries: committed.entities[entity], logged: committed.logs[entity].entries, version: written.version, reported: reported)

@@ -95,6 +95,28 @@ private struct Item: Entity, Hashable {
         try container.checkInvariants()
     }
 
+    /// The context saved the item without reading the entity, another context then changed
+    /// the item table, and the save that nullifies the item's label also inserts another item:
+    /// the nullified item is still the context's own write.
+    @Test(arguments: MergePolicy.allCases)
+    func aRuleWriteInAnEntityTheSaveAlsoChangedIsNotAConflict(policy: MergePolicy) throws {
+        let (container, main, held) = try Self.makeContainer(.savedItself, policy: policy)
+        let other = container.newBackgroundContext()
+        other.insert(Item(title: "someone else's"))
+        try other.save()
+        main.insert(Item(title: "second"))
+        main.delete(Self.label)
+        try main.save()
+        #expect(Self.stored(container)?.labelID == nil)
+        var edited = held
+        edited.title = "v1"
+        edited.labelID = nil
+        main.insert(edited)
+        try main.save()
+        #expect(Self.stored(container) == edited)
+        try container.checkInvariants()
+    }
+
     /// Another context's change of the item after the cascade is still a conflict for the
     /// copy held from before it.
     @Test(arguments: [MergePolicy.error, .storeWins])
