@@ -1,5 +1,6 @@
 import ExampleModel
 import Foundation
+import GRDB
 import GraphStore
 import GraphStoreSQLite
 import GraphStoreTestSupport
@@ -62,6 +63,46 @@ import Testing
         let texts = try container.mainContext.fetch(FetchDescriptor<Note>()).map(\.text)
         try await container.close()
         return texts
+    }
+
+    /// A metadata row holding NULL or a number where text belongs (as a damaged page can)
+    /// is refused naming the file, not a trap in the row decoding (found by this fuzz test).
+    /// A metadata key that is a number is a key the store does not know: the store opens.
+    @Test(arguments: [
+        // The table's NOT NULL is bypassed as damage would: a copy without it.
+        """
+        ALTER TABLE graphstore_columns RENAME TO damaged; CREATE TABLE graphstore_columns (entity, "column", kind);
+        INSERT INTO graphstore_columns SELECT * FROM damaged; DROP TABLE damaged; UPDATE graphstore_columns SET entity = NULL
+        """,
+        "UPDATE graphstore_columns SET kind = 7",
+        "UPDATE graphstore_metadata SET key = 5 WHERE key = 'fieldTypes'",
+    ])
+    func metadataOfAnotherTypeIsRefused(damage: String) async throws {
+        let refused = !damage.contains("graphstore_metadata")
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.sqlite")
+        let container = try GraphContainer(for: exampleModel, store: .sqlite(url))
+        container.mainContext.insert(Note(text: "one", createdAt: Fixtures.epoch))
+        try container.mainContext.save()
+        try await container.close()
+        let queue = try DatabaseQueue(path: url.path)
+        try await queue.write { try $0.execute(sql: damage) }
+        try queue.close()
+        let damaged = try Data(contentsOf: url)
+        do {
+            let opened = try GraphContainer(for: exampleModel, store: .sqlite(url))
+            #expect(!refused, "a store with damaged metadata opened")
+            try await opened.close()
+            return
+        } catch let error as GraphStoreError {
+            guard case .damagedFile(let path, _, _) = error else {
+                Issue.record("not damagedFile: \(error)")
+                return
+            }
+            #expect(path == url.path)
+        }
+        #expect(try Data(contentsOf: url) == damaged)
     }
 
     @Test func mutatedDatabasesAndJournalsOpenOrAreRefused() async throws {

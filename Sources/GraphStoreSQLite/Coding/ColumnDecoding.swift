@@ -154,3 +154,17 @@ struct ColumnValueDecoder: Decoder, SingleValueDecodingContainer {
             debugDescription: "the \(kind.rawValue) column holds a single value (\(ColumnDecoding.describe(value))), not a container"))
     }
 }
+
+extension Row {
+    /// The text at `index`, or `nil` for NULL or a value of another type. GRDB's typed
+    /// subscripts trap on a value they cannot convert, which a damaged or foreign file may hold
+    /// anywhere.
+    func text(at index: Int) -> String? {
+        if case .string(let text) = (self[index] as DatabaseValue).storage { text } else { nil }
+    }
+
+    /// The blob at `index`, or `nil` for NULL or a value of another type (see ``text(at:)``).
+    func blob(at index: Int) -> Data? {
+        if case .blob(let data) = (self[index] as DatabaseValue).storage { data } else { nil }
+    }
+}

@@ -126,7 +126,7 @@ enum SQLiteFormatV1 {
         }
         var values: [String: DatabaseValue] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT key, value FROM \(metadataTable)") {
-            if let key = row[0] as String? { values[key] = row[1] as DatabaseValue }
+            if let key = row.text(at: 0) { values[key] = row[1] as DatabaseValue }
         }
         func damaged(_ reason: String) -> GraphStoreError {
             .damagedFile(path: path, offset: nil, reason: "\(metadataTable) \(reason)")
@@ -182,9 +182,11 @@ enum SQLiteFormatV1 {
         }
         var kinds: [String: [String: ColumnKind]] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT entity, \"column\", kind FROM \(columnsTable)") {
-            let entity: String = row[0]
-            let column: String = row[1]
-            let name: String = row[2]
+            // A damaged file may hold NULL or another type here.
+            guard let entity = row.text(at: 0), let column = row.text(at: 1), let name = row.text(at: 2) else {
+                let values = (0..<3).map { ColumnDecoding.describe(row[$0] as DatabaseValue) }.joined(separator: ", ")
+                throw GraphStoreError.damagedFile(path: path, offset: nil, reason: "\(columnsTable) has a row that is not three texts (\(values))")
+            }
             guard let kind = ColumnKind(rawValue: name) else {
                 throw GraphStoreError.damagedFile(
                     path: path, offset: nil, reason: "\(columnsTable) gives column \(entity).\(column) the unknown kind \"\(name)\"")

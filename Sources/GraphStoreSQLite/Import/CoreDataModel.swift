@@ -109,8 +109,8 @@ struct CoreDataModel {
         }
         let uuidColumn = columns.contains("Z_UUID") ? "Z_UUID" : "NULL"
         guard let row = try Row.fetchOne(db, sql: "SELECT \(uuidColumn), Z_PLIST FROM \(table.quotedDatabaseIdentifier) LIMIT 1") else { return [:] }
-        model.storeUUID = row[0] as String?
-        guard let plist = row[1] as Data? else { return [:] }
+        model.storeUUID = row.text(at: 0)
+        guard let plist = row.blob(at: 1) else { return [:] }
         let dictionary: [String: Any]
         do {
             guard let decoded = try PropertyListSerialization.propertyList(from: plist, options: [], format: nil) as? [String: Any] else {
