@@ -204,15 +204,10 @@ import Testing
         container.mainContext.insert(Setting(id: 1, name: "volume", value: .number(3)))
         try container.mainContext.save()
         try await container.close()
-        let database = try Data(contentsOf: url)
-        let second = try SQLiteTestKit.open(url, model: [Setting.self])
-        second.mainContext.insert(journaled)
-        try second.mainContext.save()
-        let journal = SQLiteJournalTestKit.journal(of: url)
-        let journalBytes = try Data(contentsOf: journal)
-        try await second.close()
-        try database.write(to: url)
-        try journalBytes.write(to: journal)
+        try await SQLiteJournalTestKit.leaveInJournalOnly(url, model: [Setting.self]) { context in
+            context.insert(journaled)
+            try context.save()
+        }
     }
 
     /// A store whose journal holds a save of the second kind, not yet written (the process was

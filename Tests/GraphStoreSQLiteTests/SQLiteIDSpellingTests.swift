@@ -33,16 +33,13 @@ import Testing
         for object in first { container.mainContext.insert(object) }
         try container.mainContext.save()
         try await container.close()
-        let database = try Data(contentsOf: url)
+        if journalOnly {
+            try await SQLiteJournalTestKit.leaveInJournalOnly(url, model: model, change)
+            return
+        }
         let second = try GraphContainer(for: model, store: .sqlite(url))
         try change(second.mainContext)
-        let journal = URL(fileURLWithPath: url.path + ".journal")
-        let journalBytes = journalOnly ? try Data(contentsOf: journal) : nil
         try await second.close()
-        if let journalBytes {
-            try database.write(to: url)
-            try journalBytes.write(to: journal)
-        }
     }
 
     /// The values of every object, sorted, after opening and closing the store.

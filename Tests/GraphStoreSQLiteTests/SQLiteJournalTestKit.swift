@@ -18,6 +18,30 @@ enum SQLiteJournalTestKit {
         URL(fileURLWithPath: url.path + ".journal")
     }
 
+    /// Runs `change` on a new container of the closed store at `url` with its writer held at
+    /// a gate, so that the saves are in the journal only, and leaves the files as a process
+    /// killed then would: the database as it was before, beside the journal of those saves.
+    static func leaveInJournalOnly(
+        _ url: URL, model: [any Entity.Type], _ change: (GraphContext) throws -> Void
+    ) async throws {
+        let database = try Data(contentsOf: url)
+        let gate = WriterGate()
+        var options = SQLiteStoreOptions()
+        options.beforeTransaction = { _ in gate.pass() }
+        let container = try GraphContainer(for: model, store: .sqlite(url, options: options))
+        gate.close()
+        let journalBytes: Data
+        do {
+            defer { gate.open() }
+            try change(container.mainContext)
+            journalBytes = try Data(contentsOf: journal(of: url))
+        }
+        try await container.close()
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: url.path + suffix) }
+        try database.write(to: url)
+        try journalBytes.write(to: journal(of: url))
+    }
+
     /// Copies the store's files, as they are now, to `directory` under the same names: what the
     /// process would leave if it were killed at this instant. Call it while nothing writes the
     /// files (the writer held at a ``WriterGate``, or idle); returns the copied database's URL.

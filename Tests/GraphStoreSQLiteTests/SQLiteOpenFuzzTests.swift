@@ -26,19 +26,17 @@ import Testing
         }
         try first.mainContext.save()
         try await first.close()
-        let database = try Data(contentsOf: url)
-        let second = try GraphContainer(for: exampleModel, store: .sqlite(url))
-        let notes = try second.mainContext.fetch(FetchDescriptor<Note>(sortBy: [SortDescriptor(\.text)]))
-        for (index, var note) in notes.prefix(4).enumerated() {
-            note.text += " edited \(index)"
-            second.mainContext.insert(note)
-            try second.mainContext.save()
+        try await SQLiteJournalTestKit.leaveInJournalOnly(url, model: exampleModel) { context in
+            let notes = try context.fetch(FetchDescriptor<Note>(sortBy: [SortDescriptor(\.text)]))
+            for (index, var note) in notes.prefix(4).enumerated() {
+                note.text += " edited \(index)"
+                context.insert(note)
+                try context.save()
+            }
+            context.delete(notes[5])
+            try context.save()
         }
-        second.mainContext.delete(notes[5])
-        try second.mainContext.save()
-        let journal = try Data(contentsOf: URL(fileURLWithPath: url.path + ".journal"))
-        try await second.close()
-        return (database, journal)
+        return (try Data(contentsOf: url), try Data(contentsOf: SQLiteJournalTestKit.journal(of: url)))
     }
 
     /// Opens the pair; returns the notes' texts when it opened.
