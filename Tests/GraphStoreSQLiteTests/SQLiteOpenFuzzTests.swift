@@ -47,20 +47,9 @@ import Testing
         let url = directory.file("store.sqlite")
         try database.write(to: url)
         try journal.write(to: URL(fileURLWithPath: url.path + ".journal"))
-        let container: GraphContainer
-        do {
-            container = try GraphContainer(for: exampleModel, store: .sqlite(url))
-        } catch is GraphStoreError {
-            #expect(try Data(contentsOf: url) == database, "\(label): a refused open changed the database")
-            return nil
-        } catch {
-            Issue.record("\(label): not a GraphStoreError: \(error)")
-            return nil
+        return try await FileMutations.openOrRefused(label, files: [url: database]) {
+            try GraphContainer(for: exampleModel, store: .sqlite(url))
         }
-        try container.checkInvariants()
-        let texts = try container.mainContext.fetch(FetchDescriptor<Note>()).map(\.text)
-        try await container.close()
-        return texts
     }
 
     /// A metadata row holding NULL or a number where text belongs (as a damaged page can)

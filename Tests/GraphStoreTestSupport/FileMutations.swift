@@ -1,4 +1,7 @@
+import ExampleModel
 import Foundation
+import GraphStore
+import Testing
 
 /// Random damage to a file's bytes, for the fuzz tests of opening: replayable from the
 /// generator's seed.
@@ -24,5 +27,33 @@ public enum FileMutations {
             }
         }
         return Data(data)
+    }
+}
+
+extension FileMutations {
+    /// Opens a store with `open` and checks the outcome of a fuzz iteration: it opens to a
+    /// consistent graph, or it is refused with a ``GraphStoreError`` that leaves each of
+    /// `files` (as written before the open) byte for byte. Any other error is an issue.
+    ///
+    /// - Returns: the texts of the notes, when the store opened.
+    public static func openOrRefused(
+        _ label: String, files: [URL: Data], open: () throws -> GraphContainer, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> [String]? {
+        let container: GraphContainer
+        do {
+            container = try open()
+        } catch is GraphStoreError {
+            for (url, bytes) in files {
+                #expect(try Data(contentsOf: url) == bytes, "\(label): a refused open changed \(url.lastPathComponent)", sourceLocation: sourceLocation)
+            }
+            return nil
+        } catch {
+            Issue.record("\(label): not a GraphStoreError: \(error)", sourceLocation: sourceLocation)
+            return nil
+        }
+        try container.checkInvariants()
+        let texts = try container.mainContext.fetch(FetchDescriptor<Note>()).map(\.text)
+        try await container.close()
+        return texts
     }
 }

@@ -78,21 +78,29 @@ private struct Item: Entity, Hashable {
         try container.checkInvariants()
     }
 
-    /// The context deletes the label, which nullifies the item's reference; then it saves its
-    /// copy of the item with a new title and no label: under every policy that copy is stored.
-    @Test(arguments: MergePolicy.allCases, Held.allCases)
-    func changingAnObjectItsSaveNullifiedIsNotAConflict(policy: MergePolicy, held: Held) throws {
-        let (container, main, held) = try Self.makeContainer(held, policy: policy)
-        main.delete(Self.label)
+    /// `main` deletes the label (its save nullifies the item's reference), then saves its copy
+    /// `held` with a new title and no label: that copy is what the store holds.
+    private static func expectEditAfterNullifyStored(
+        _ held: Item, saving main: GraphContext, container: GraphContainer, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        main.delete(label)
         try main.save()
-        #expect(Self.stored(container)?.labelID == nil)
+        #expect(stored(container)?.labelID == nil, sourceLocation: sourceLocation)
         var edited = held
         edited.title = "v1"
         edited.labelID = nil
         main.insert(edited)
         try main.save()
-        #expect(Self.stored(container) == edited)
+        #expect(stored(container) == edited, sourceLocation: sourceLocation)
         try container.checkInvariants()
+    }
+
+    /// The context deletes the label, which nullifies the item's reference; then it saves its
+    /// copy of the item with a new title and no label: under every policy that copy is stored.
+    @Test(arguments: MergePolicy.allCases, Held.allCases)
+    func changingAnObjectItsSaveNullifiedIsNotAConflict(policy: MergePolicy, held: Held) throws {
+        let (container, main, held) = try Self.makeContainer(held, policy: policy)
+        try Self.expectEditAfterNullifyStored(held, saving: main, container: container)
     }
 
     /// The context saved the item without reading the entity, another context then changed
@@ -105,16 +113,7 @@ private struct Item: Entity, Hashable {
         other.insert(Item(title: "someone else's"))
         try other.save()
         main.insert(Item(title: "second"))
-        main.delete(Self.label)
-        try main.save()
-        #expect(Self.stored(container)?.labelID == nil)
-        var edited = held
-        edited.title = "v1"
-        edited.labelID = nil
-        main.insert(edited)
-        try main.save()
-        #expect(Self.stored(container) == edited)
-        try container.checkInvariants()
+        try Self.expectEditAfterNullifyStored(held, saving: main, container: container)
     }
 
     /// Another context's change of the item after the cascade is still a conflict for the

@@ -110,6 +110,29 @@ import Testing
         try Self.expectConflictResolved(saving: copy, in: context, over: imported, container: container)
     }
 
+    /// Another context creates the note again; `main` (whose save deleted it) saves its held
+    /// copy: under `.error` an `insertedElsewhere` conflict, under `.storeWins` dropped; the
+    /// re-created note stays either way.
+    static func expectRecreationKept(saving main: GraphContext, container: GraphContainer, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let other = container.newBackgroundContext()
+        var recreated = note
+        recreated.text = "recreated"
+        other.insert(recreated)
+        try other.save()
+        main.insert(note)
+        if main.mergePolicy == .error {
+            #expect(sourceLocation: sourceLocation) {
+                try main.save()
+            } throws: { error in
+                guard case .mergeConflict(let conflicts) = error as? GraphStoreError else { return false }
+                return conflicts.map(\.kind) == [.insertedElsewhere]
+            }
+        } else {
+            try main.save()
+        }
+        #expect(stored(container) == recreated, sourceLocation: sourceLocation)
+    }
+
     /// The main context deletes the note it saved; another context creates it again; the main
     /// context saving its held copy is a conflict, not an overwrite.
     @Test(arguments: [MergePolicy.error, .storeWins])
@@ -121,23 +144,7 @@ import Testing
         try main.save()
         main.delete(Self.note)
         try main.save()
-        let other = container.newBackgroundContext()
-        var recreated = Self.note
-        recreated.text = "recreated"
-        other.insert(recreated)
-        try other.save()
-        main.insert(Self.note)
-        if policy == .error {
-            #expect {
-                try main.save()
-            } throws: { error in
-                guard case .mergeConflict(let conflicts) = error as? GraphStoreError else { return false }
-                return conflicts.map(\.kind) == [.insertedElsewhere]
-            }
-        } else {
-            try main.save()
-        }
-        #expect(Self.stored(container) == recreated)
+        try Self.expectRecreationKept(saving: main, container: container)
     }
 
     /// As above, but the main context deleted every note at once (its save dropped the table
@@ -154,23 +161,7 @@ import Testing
         try main.delete(model: Note.self)
         try main.save()
         #expect(container.count(of: Note.self) == 0)
-        let other = container.newBackgroundContext()
-        var recreated = Self.note
-        recreated.text = "recreated"
-        other.insert(recreated)
-        try other.save()
-        main.insert(Self.note)
-        if policy == .error {
-            #expect {
-                try main.save()
-            } throws: { error in
-                guard case .mergeConflict(let conflicts) = error as? GraphStoreError else { return false }
-                return conflicts.map(\.kind) == [.insertedElsewhere]
-            }
-        } else {
-            try main.save()
-        }
-        #expect(Self.stored(container) == recreated)
+        try Self.expectRecreationKept(saving: main, container: container)
     }
 
     /// After dropping the table, the context's own re-import logs its changes as before (no

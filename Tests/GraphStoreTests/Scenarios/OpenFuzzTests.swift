@@ -73,21 +73,11 @@ import Testing
         let journalURL = URL(fileURLWithPath: url.path + ".journal")
         try snapshot.write(to: url)
         if let journal { try journal.write(to: journalURL) }
-        let container: GraphContainer
-        do {
-            container = try GraphContainer(for: exampleModel, store: .file(url, format: kind.format, compression: kind.compression))
-        } catch is GraphStoreError {
-            #expect(try Data(contentsOf: url) == snapshot, "\(label): a refused open changed the snapshot")
-            if let journal { #expect(try Data(contentsOf: journalURL) == journal, "\(label): a refused open changed the journal") }
-            return nil
-        } catch {
-            Issue.record("\(label): not a GraphStoreError: \(error)")
-            return nil
+        var files = [url: snapshot]
+        if let journal { files[journalURL] = journal }
+        return try await FileMutations.openOrRefused(label, files: files) {
+            try GraphContainer(for: exampleModel, store: .file(url, format: kind.format, compression: kind.compression))
         }
-        try container.checkInvariants()
-        let texts = try container.mainContext.fetch(FetchDescriptor<Note>()).map(\.text)
-        try await container.close()
-        return texts
     }
 
     @Test(arguments: Kind.allCases)
