@@ -70,10 +70,6 @@ struct EntityReads: Sendable {
     private var latestSettled: UInt64 = 0
     /// The store version of the last save of this context that dropped the whole table (0: none).
     private var emptiedAt: UInt64 = 0
-    /// Set when a save of this context dropped the whole table while it had read nothing of the
-    /// entity (the store version of that save): every id without a later record had no object
-    /// then, as this context knows, so a copy it held from before is based on no object.
-    private var dropped: UInt64?
     /// Twice the records the last pruning kept (0: none since `byID` was emptied): the next
     /// one waits until the records pass it, not only ``limit(storedCount:)``, so that holding
     /// many objects does not make every read prune again.
@@ -100,7 +96,7 @@ struct EntityReads: Sendable {
     var count: Int { byID.count }
 
     /// Whether anything tells what the context's saves left.
-    private var hasSavedRecords: Bool { run != nil || !byID.isEmpty || dropped != nil }
+    private var hasSavedRecords: Bool { run != nil || !byID.isEmpty }
 
     /// Whether the context read anything of the entity or recorded what its saves left: a
     /// change is based on these records rather than on the stored object.
@@ -111,7 +107,7 @@ struct EntityReads: Sendable {
     ///
     /// - Complexity: O(1) hashing, plus O(log n) in `whole` or the run's table.
     func record(for key: ObjectKey) -> Record? {
-        let recorded = byID[key] ?? whole.map { .stored($0[key]) } ?? dropped.map { .settled(nil, number: $0) }
+        let recorded = byID[key] ?? whole.map { .stored($0[key]) }
         // What the run wrote, unless a later save recorded the id since (or the context read
         // it since: a read ends the run).
         guard let written = run?.object(for: key) else { return recorded }
@@ -176,18 +172,12 @@ struct EntityReads: Sendable {
         add(objects.lazy.map { ($0, .settled($1, number: number)) }, number: nil, table: table, keepingSettled: keepingSettled)
     }
 
-    /// After a save of this context, committed as store version `number`, dropped the whole
-    /// table of an entity it has not read: what its earlier saves left is gone with it, and
-    /// every id had no object then.
-    ///
-    /// - Complexity: O(1), plus freeing the records.
-    mutating func settleDropped(number: UInt64) {
+    /// After a save of this context dropped the whole table of an entity it has not read:
+    /// what its earlier saves left is gone with it.
+    mutating func forgetSaved() {
         run = nil
         byID = [:]
         pruneAbove = 0
-        dropped = number
-        emptiedAt = max(emptiedAt, number)
-        latestSettled = max(latestSettled, number)
     }
 
     /// Records a read of every object of `table`, the table of store version `number`;
@@ -206,7 +196,6 @@ struct EntityReads: Sendable {
         hasRead = true
         // A save of this context settles its ids while a fetch runs: the run is older.
         run = nil
-        dropped = nil
         whole = table
         byID = latestSettled > number ? byID.filter { $0.value.isSettled(after: number) } : [:]
         pruneAbove = 0
@@ -249,7 +238,6 @@ struct EntityReads: Sendable {
     /// After a save of store version `number` dropped the whole table: the context saw it empty.
     mutating func settleEmptied(number: UInt64) {
         run = nil
-        dropped = nil
         hasRead = true
         whole = [:]
         byID = [:]

@@ -148,7 +148,7 @@ extension GraphContext {
         for entity in entities {
             let isRead = fetching || state.reads[entity].hasRead
             if settled.droppedTable(entity: entity) {
-                if isRead { state.reads[entity].settleEmptied(number: written.version) } else { state.reads[entity].settleDropped(number: written.version) }
+                if isRead { state.reads[entity].settleEmptied(number: written.version) } else { state.reads[entity].forgetSaved() }
                 if settlesAll { state.childBases[entity].settleDropped(through: committed.cleared[entity]?.sequence ?? 0) }
                 continue
             }

@@ -147,23 +147,6 @@ import Testing
         try Self.expectRecreationKept(saving: main, container: container)
     }
 
-    /// As above, but the main context deleted every note at once (its save dropped the table
-    /// whole): its held copy is still a conflict with the other context's re-creation, not an
-    /// overwrite of it, whether or not it had read the entity.
-    @Test(arguments: [MergePolicy.error, .storeWins], [false, true])
-    func aHeldCopyOfAnObjectItsTableDropDeletedConflictsWithItsRecreation(policy: MergePolicy, readFirst: Bool) throws {
-        let container = try Fixtures.inMemoryContainer()
-        let main = container.mainContext
-        main.mergePolicy = policy
-        main.insert(Self.note)
-        try main.save()
-        if readFirst { _ = try main.fetch(FetchDescriptor<Note>()) }
-        try main.delete(model: Note.self)
-        try main.save()
-        #expect(container.count(of: Note.self) == 0)
-        try Self.expectRecreationKept(saving: main, container: container)
-    }
-
     /// After dropping the table, the context's own re-import logs its changes as before (no
     /// look-up per change) and never conflicts with itself.
     @Test func aReimportAfterItsOwnTableDropStaysLoggedAndConflictFree() throws {
