@@ -154,12 +154,11 @@ struct EntityReads: Sendable {
             // Objects stored at or before `baseNumber` are another context's (or older).
             run = SavedRun(since: run?.since ?? baseNumber + 1, table: table)
             saved.forEachDeletion(in: table) { key in byID[key] = .settled(nil, number: number) }
-            // A context that inserts and deletes objects it never reads would otherwise keep a
-            // record per deleted id for good.
-            if byID.count > max(Self.limit(storedCount: table.count), pruneAbove) { prune(keeping: table) }
-            return
+        } else {
+            saved.forEachSettled(in: table) { key, object in byID[key] = .settled(object, number: number) }
         }
-        saved.forEachSettled(in: table) { key, object in byID[key] = .settled(object, number: number) }
+        // A context that inserts and deletes objects it never reads would otherwise keep a
+        // record per deleted id for good.
         if byID.count > max(Self.limit(storedCount: table.count), pruneAbove) { prune(keeping: table) }
     }
 

@@ -83,21 +83,21 @@ extension GraphContext {
         // context's change bases its later changes on what this save wrote.
         let settlesAll = recordsForChildren(&state)
         let fetching = state.fetchesInFlight > 0
-        var settlesNow = false
+        // The entities whose ids are settled one by one below.
+        var entities: [Int] = []
         for entity in committed.entities.indices where committed.hasChanges(entity: entity) {
             state.reads[entity].noteSave(
                 previous: stamps.previousStamps[entity], stamp: stamps.stamps[entity], merged: !written.merged.isEmpty)
             if settlesAll || fetching || state.reads[entity].hasRead || committed.cleared[entity] != nil
                 || (rebasing && state.pending.hasChanges(entity: entity)) {
-                settlesNow = true
+                entities.append(entity)
             } else {
                 // Named only when the commit's report is needed: a save under `.error` that
                 // deleted nothing was written as made. One that deleted something may have
                 // deleted or nullified objects of this entity through delete rules, beside the
                 // context's own changes: those are its writes too.
                 var reported: SavedChanges.Report?
-                let asMade = policy == .error
-                    || SavedChanges.writesAsMade(policy: policy, isConstrained: !core.schema.entities[entity].constraints.isEmpty)
+                let asMade = SavedChanges.writesAsMade(policy: policy, isConstrained: !core.schema.entities[entity].constraints.isEmpty)
                 if !asMade || !written.deleted.isEmpty {
                     let name = core.schema.entities[entity].name
                     if !asMade || written.deleted[name] != nil || written.updated[name] != nil {
@@ -114,16 +114,14 @@ extension GraphContext {
         // writes too: a copy this context holds from before, saved again, is based on them.
         // Only an entity the context has records of needs it: otherwise a change is based on
         // the stored object anyway.
-        var byRule: [Int] = []
         func settleByRule(_ names: [String: [ObjectKey]]) {
             for name in names.keys {
-                guard let entity = core.schema.index(named: name), !committed.hasChanges(entity: entity), !byRule.contains(entity),
+                guard let entity = core.schema.index(named: name), !committed.hasChanges(entity: entity), !entities.contains(entity),
                       settlesAll || fetching || state.reads[entity].hasRecords
                 else { continue }
                 state.reads[entity].noteSave(
                     previous: stamps.previousStamps[entity], stamp: stamps.stamps[entity], merged: !written.merged.isEmpty)
-                byRule.append(entity)
-                settlesNow = true
+                entities.append(entity)
             }
         }
         // Delete rules run only for a deletion, and moved references add a second entity: a
@@ -132,12 +130,7 @@ extension GraphContext {
             settleByRule(written.updated)
             settleByRule(written.deleted)
         }
-        guard settlesNow else { return }
-        let entities = committed.entities.indices.filter { entity in
-            committed.hasChanges(entity: entity)
-                && (settlesAll || fetching || state.reads[entity].hasRead || committed.cleared[entity] != nil
-                    || (rebasing && state.pending.hasChanges(entity: entity)))
-        } + byRule
+        guard !entities.isEmpty else { return }
         var committed = committed
         for entity in entities { committed.fold(entity) }
         let latest = core.currentVersion
