@@ -95,18 +95,10 @@ enum SQLiteColumnKindCheck {
     ) throws {
         let decoder = SQLiteJSON.makeDecoder()
         for column in columns.sorted() {
-            let sql = table.selectSQL + " WHERE \(column.quotedDatabaseIdentifier) IS NOT NULL LIMIT 1"
-            guard let row = try Row.fetchOne(db, sql: sql) else { continue }
+            guard let row = try firstRow(withValueIn: column, table: table, db: db) else { continue }
             let id = SQLiteStoreReader.id(of: row, table: table)
             let object = try SQLiteStoreReader.decode(row, of: entity, table: table, json: decoder, path: path)
-            let fields: [EncodedField]
-            do {
-                fields = try RowEncoder.encode(object, existingKinds: table.kindByName, json: json)
-            } catch {
-                throw GraphStoreError.sqliteCoding(error, path: path, entity: entity.name, id: id)
-            }
-            for field in fields where field.name == column {
-                guard let kind = field.value.kind else { continue }
+            if let kind = try encodedValue(of: object, in: column, entity: entity, id: id, table: table, json: json, path: path)?.kind {
                 try compare(column, kind, table: table, entity: entity.name, id: id, path: path)
             }
         }
@@ -119,20 +111,32 @@ enum SQLiteColumnKindCheck {
     private static func rowWritesRecordedKind(
         _ column: String, of entity: EntityDescription, table: TableLayout, db: Database, json: SQLiteJSON.Writer, path: String
     ) throws -> Bool {
-        let sql = table.selectSQL + " WHERE \(column.quotedDatabaseIdentifier) IS NOT NULL LIMIT 1"
-        guard let row = try Row.fetchOne(db, sql: sql), let recorded = table.kindByName[column] else { return false }
+        guard let recorded = table.kindByName[column], let row = try firstRow(withValueIn: column, table: table, db: db) else { return false }
         let id = SQLiteStoreReader.id(of: row, table: table)
         // A row the type no longer decodes says nothing here; the mismatch found stands.
-        guard let object = try? SQLiteStoreReader.decode(row, of: entity, table: table, json: SQLiteJSON.makeDecoder(), path: path) else {
-            return false
-        }
-        let fields: [EncodedField]
+        guard let object = try? SQLiteStoreReader.decode(row, of: entity, table: table, json: SQLiteJSON.makeDecoder(), path: path),
+              let value = try encodedValue(of: object, in: column, entity: entity, id: id, table: table, json: json, path: path)
+        else { return false }
+        return value.kind == recorded || ColumnEncoding.widens(recorded, to: value)
+    }
+
+    /// The first row of `table` with a value in `column`, if any.
+    private static func firstRow(withValueIn column: String, table: TableLayout, db: Database) throws -> Row? {
+        try Row.fetchOne(db, sql: table.selectSQL + " WHERE \(column.quotedDatabaseIdentifier) IS NOT NULL LIMIT 1")
+    }
+
+    /// What `object` (the row with id `id`, decoded) writes in `column` when encoded again, if
+    /// anything.
+    ///
+    /// - Throws: ``GraphStoreError`` naming the object when it cannot be encoded.
+    private static func encodedValue(
+        of object: any Entity, in column: String, entity: EntityDescription, id: String?, table: TableLayout, json: SQLiteJSON.Writer, path: String
+    ) throws -> ColumnValue? {
         do {
-            fields = try RowEncoder.encode(object, existingKinds: table.kindByName, json: json)
+            return try RowEncoder.encode(object, existingKinds: table.kindByName, json: json).first { $0.name == column }?.value
         } catch {
             throw GraphStoreError.sqliteCoding(error, path: path, entity: entity.name, id: id)
         }
-        return fields.contains { $0.name == column && ($0.value.kind == recorded || ColumnEncoding.widens(recorded, to: $0.value)) }
     }
 
     private static func compare(_ field: String, _ kind: ColumnKind, table: TableLayout, entity: String, id: String?, path: String) throws {

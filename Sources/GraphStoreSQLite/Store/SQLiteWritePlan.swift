@@ -48,9 +48,10 @@ struct SQLiteWritePlan {
     /// objects' ids are).
     ///
     /// An id equal in Swift to the one a row holds may be spelled with other bytes ("é"
-    /// precomposed or not, a dictionary's members in another order), which SQLite compares
-    /// byte by byte: a deletion deletes the row by the spelling `written` holds, and an update
-    /// that changes the spelling deletes the old row.
+    /// precomposed or not), which SQLite compares byte by byte: a deletion deletes the row by
+    /// the spelling `written` holds, and an update that changes the spelling deletes the old
+    /// row. (An id whose own encoding is not stable, holding a `Dictionary` or a `Set`, is not
+    /// helped: its re-encoding need not be the row's bytes.)
     ///
     /// - Returns: the plan, and the layout the file will have after it.
     /// - Throws: ``GraphStoreError/codingFailed(path:entity:id:reason:)`` naming the object that
