@@ -89,6 +89,19 @@ import Testing
         #expect(try await Self.fetch(.file(json, compression: .none)) == Self.records)
     }
 
+    /// Dictionaries whose keys differ from object to object: the recorded field types name
+    /// their values for all keys (`prices{}`), so the property list holds each value as the
+    /// app reads it, whichever objects the store sampled.
+    @Test func aStoresDictionariesBecomeAPropertyListTheAppOpens() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let sqlite = directory.file("ledgers.sqlite")
+        try await StoreRoundTrips.save(LedgerModels.ledgers, to: .sqlite(sqlite))
+        let plist = directory.file("ledgers.plist.gz")
+        try Migration.sqliteToSnapshot(from: sqlite, to: plist, format: .binaryPropertyList)
+        #expect(try await StoreRoundTrips.fetch(LedgerModels.Ledger.self, .file(plist, format: .binaryPropertyList)) == LedgerModels.ledgers)
+    }
+
     /// src.json → a.sqlite → b.plist.gz → c.json: the app opens each with every value, and the
     /// last holds what the first does, digit for digit.
     @Test func aChainThroughEveryFormatKeepsEveryValue() async throws {

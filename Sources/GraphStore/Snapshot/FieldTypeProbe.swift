@@ -14,13 +14,17 @@ import Foundation
 /// when the type's encoding names it (`encodeIfPresent`, as synthesized `Codable` does), so a
 /// field that is rarely set is found too (an optional encoded as a value, `nil` included, counts
 /// by its wrapped type), and an array or set names its elements' declared type even when it is
-/// empty in every sampled object (`dates[]`). A field declared `String`, at the top level, in a
-/// nested value or as an array's elements (`address.city`, `labels[]`), is recorded as `string`,
+/// empty in every sampled object (`dates[]`). A dictionary with `String`, `Int` or
+/// `CodingKeyRepresentable` keys names its values' declared type at one path for all its keys
+/// (`prices{}`), since its keys differ from object to object: an empty dictionary, or one
+/// whose keys no sampled object holds, is found too. A field declared `String`, at the top level, in a
+/// nested value, as an array's elements or a dictionary's values (`address.city`, `labels[]`,
+/// `attributes{}`), is recorded as `string`,
 /// since JSON writes a non-finite double as the string `"NaN"`: only the declared type tells
 /// which of the two such a string is. Not recorded: a custom type that encodes a string, whatever
 /// it holds; a nested place where any sampled object holds a floating-point number instead (a
-/// custom encoding that writes either); and the values of a dictionary, whose keys differ from
-/// object to object.
+/// custom encoding that writes either); and what a dictionary with other keys holds (it is
+/// written as an array of keys and values).
 /// The result goes into ``SnapshotHeaderV1/fieldTypes``.
 package enum FieldTypeProbe {
     /// `path → "date" | "data" | "url" | "decimal" | "real" | "string"` found in `objects` (at
@@ -59,12 +63,12 @@ package enum FieldTypeProbe {
         /// Nested places where a sampled object held a floating-point number: never named
         /// `string`, so that no double is taken for a string there.
         var numberPaths: Set<String> = []
-        /// How many dictionaries the probe is inside: their keys are data, not fields, so
-        /// their string values are not named.
+        /// How many dictionaries written as arrays of keys and values the probe is inside:
+        /// their string values are not named, since keys and values share the path.
         var dictionaryDepth = 0
 
         /// Names the place `path` declared `String`, unless another type's hint is there, a
-        /// sampled object held a number there, or it is inside a dictionary.
+        /// sampled object held a number there, or it is inside a dictionary written as an array.
         func recordString(at path: String) {
             guard dictionaryDepth == 0, types[path] == nil, !numberPaths.contains(path) else { return }
             types[path] = "string"
@@ -118,6 +122,13 @@ package enum FieldTypeProbe {
                 array.recordElements(recorder: recorder, path: path)
                 return false
             }
+            if let dictionary = T.self as? any ProbedDictionary.Type {
+                // Likewise its values' type, at one path for all its keys (`prices{}`), which
+                // a dictionary empty in every sampled object, or holding other keys, tells no
+                // other way; then its values, if any, are probed.
+                dictionary.recordValues(recorder: recorder, path: path)
+                return false
+            }
             if T.self == Date.self {
                 recorder.types[path] = "date"
             } else if T.self == Data.self {
@@ -142,7 +153,9 @@ package enum FieldTypeProbe {
             } else if primitives.contains(ObjectIdentifier(T.self)) {
                 // Leaves: encoding them again would only call back here.
                 return
-            } else if T.self is any ProbedDictionary.Type {
+            } else if let dictionary = value as? any ProbedDictionary {
+                if try dictionary.probeValues(recorder: recorder, path: path) { return }
+                // Written as an array of keys and values: what it holds is not named.
                 recorder.dictionaryDepth += 1
                 defer { recorder.dictionaryDepth -= 1 }
                 try value.encode(to: ProbeEncoder(recorder: recorder, path: path, isTopLevel: isTopLevel))
@@ -264,57 +277,20 @@ extension SnapshotValue {
         fieldTypes.compactMap { $0.value == "string" ? nil : TypedPath(components: pathComponents($0.key), type: $0.value) }
     }
 
-    /// The components of a field-types path: its keys (split on `.`), each array level its own
-    /// `[]` (`grid[][]` is `grid[]`, then `[]`: the elements of each element).
-    static func pathComponents(_ path: String) -> ArraySlice<String> {
-        var components: [String] = []
-        for part in path.split(separator: ".", omittingEmptySubsequences: false) {
-            var key = Substring(part), levels = 0
-            while key.hasSuffix("[]") {
-                key = key.dropLast(2)
-                levels += 1
-            }
-            guard levels > 0 else {
-                components.append(String(part))
-                continue
-            }
-            components.append(String(key) + "[]")
-            components += Array(repeating: "[]", count: levels - 1)
-        }
-        return components[...]
-    }
-
     private func converting(at path: ArraySlice<String>, to type: String, numbers: ExactNumbers.Bag?) throws -> SnapshotValue {
-        guard let first = path.first else {
-            switch (self, type) {
+        try replacing(at: path) { value in
+            switch (value, type) {
             case (.double(let seconds), "date"): return .date(Date(timeIntervalSinceReferenceDate: seconds))
             case (.integer(let seconds), "date"): return .date(Date(timeIntervalSinceReferenceDate: Double(seconds)))
-            case (.string(let text), "data"): return Data(base64Encoded: text).map(SnapshotValue.data) ?? self
+            case (.string(let text), "data"): return Data(base64Encoded: text).map(SnapshotValue.data)
             case (.integer(let number), "real"): return .double(Double(number))
             case (.unsigned(let number), "real"): return .double(Double(number))
-            case (.string, "url"), (.object, "url"), (.double, "url"): return jsonURLInPropertyListShape ?? self
+            case (.string, "url"), (.object, "url"), (.double, "url"): return value.jsonURLInPropertyListShape
             case (.integer, "decimal"), (.unsigned, "decimal"), (.double, "decimal"):
-                return try decimalInJSONShape(numbers: numbers).flatMap(Self.propertyListShape(of:)) ?? self
-            default: return self
+                return try value.decimalInJSONShape(numbers: numbers).flatMap(Self.propertyListShape(of:))
+            default: return nil
             }
-        }
-        let isArray = first.hasSuffix("[]")
-        let key = isArray ? String(first.dropLast(2)) : first
-        var target = self
-        if !key.isEmpty {
-            guard case .object(var fields) = self, let inner = fields[key] else { return self }
-            fields[key] = isArray
-                ? try inner.convertingElements(at: path.dropFirst(), to: type, numbers: numbers)
-                : try inner.converting(at: path.dropFirst(), to: type, numbers: numbers)
-            return .object(fields)
-        }
-        if isArray { target = try convertingElements(at: path.dropFirst(), to: type, numbers: numbers) }
-        return target
-    }
-
-    private func convertingElements(at path: ArraySlice<String>, to type: String, numbers: ExactNumbers.Bag?) throws -> SnapshotValue {
-        guard case .array(let values) = self else { return self }
-        return .array(try values.map { try $0.converting(at: path, to: type, numbers: numbers) })
+        } ?? self
     }
 }
 
@@ -337,10 +313,42 @@ extension Array: ProbedArray {}
 extension Set: ProbedArray {}
 extension ContiguousArray: ProbedArray {}
 
-/// A dictionary, whose keys the probe does not take for fields.
-protocol ProbedDictionary {}
+/// A dictionary, whose keys the probe does not take for fields: the values of one with
+/// `String`, `Int` or `CodingKeyRepresentable` keys, which every encoder writes as a keyed
+/// container, are named at one path for all keys (`prices{}`); one with other keys is written
+/// as an array of keys and values, and what it holds is not named.
+protocol ProbedDictionary {
+    /// Records the values' declared type at `path{}`, for a dictionary written keyed.
+    static func recordValues(recorder: FieldTypeProbe.Recorder, path: String)
+    /// Probes each value at `path{}`; `false`, probing nothing, for a dictionary written as an
+    /// array.
+    func probeValues(recorder: FieldTypeProbe.Recorder, path: String) throws -> Bool
+}
 
-extension Dictionary: ProbedDictionary {}
+extension Dictionary: ProbedDictionary {
+    /// Whether the standard library encodes the dictionary as a keyed container.
+    private static var isKeyed: Bool {
+        Key.self == String.self || Key.self == Int.self || Key.self is any CodingKeyRepresentable.Type
+    }
+
+    static func recordValues(recorder: FieldTypeProbe.Recorder, path: String) {
+        guard isKeyed else { return }
+        if FieldTypeProbe.Recorder.isString(Value.self) {
+            recorder.recordString(at: path + "{}")
+            return
+        }
+        _ = FieldTypeProbe.ProbeEncoder.record(Value.self, recorder: recorder, path: path + "{}", isTopLevel: false)
+    }
+
+    func probeValues(recorder: FieldTypeProbe.Recorder, path: String) throws -> Bool {
+        guard Self.isKeyed else { return false }
+        guard !FieldTypeProbe.Recorder.isString(Value.self) else { return true }
+        for case let value as any Encodable in values {
+            try FieldTypeProbe.ProbeEncoder.probe(value, recorder: recorder, path: path + "{}")
+        }
+        return true
+    }
+}
 
 /// An `Optional`, for the probe to name the declared type of a `nil` encoded as a value.
 protocol ProbedOptional {

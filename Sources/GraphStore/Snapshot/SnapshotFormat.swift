@@ -69,12 +69,13 @@ public struct SnapshotHeaderV1: Codable, Sendable, Equatable {
     /// field without one is neither), `3` when it also names each top-level field declared
     /// `String` (`"string"`), and optional doubles that are `nil` in the objects sampled, `4`
     /// when `"string"` also names nested fields and array elements (`"address.city"`,
-    /// `"labels[]"`); `nil`
+    /// `"labels[]"`), `5` when a dictionary's values are named at one path for all its keys
+    /// (`"prices{}": "decimal"`, where `4` named the keys found in the sampled objects); `nil`
     /// for a snapshot written before, whose tools recognise a property list's URLs and decimals
     /// by their dictionaries' shapes instead.
     public var fieldTypesVersion: Int?
     /// The `fieldTypesVersion` this version of GraphStore writes.
-    public static let currentFieldTypesVersion = 4
+    public static let currentFieldTypesVersion = 5
     /// The store's lineage: a UUID made when the store was created and kept by every snapshot
     /// of it. A journal beside the snapshot names the same one, so a journal of another store
     /// is never replayed onto this one. `nil` in snapshots written before journals existed.

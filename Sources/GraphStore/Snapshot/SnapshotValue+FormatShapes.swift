@@ -126,22 +126,11 @@ extension SnapshotValue {
     ///
     /// - Complexity: O(size of the values on the path).
     func jsonShaped(at path: ArraySlice<String>, numbers: inout ExactNumbers.Bag) -> SnapshotValue {
-        guard let first = path.first else {
-            if let url = propertyListURLInJSONShape { return url }
-            if let decimal = decimalInPropertyListShape { return Self.jsonNumber(decimal, numbers: &numbers) }
-            return self
-        }
-        let isArray = first.hasSuffix("[]")
-        let key = isArray ? String(first.dropLast(2)) : first
-        func inner(_ value: SnapshotValue) -> SnapshotValue {
-            guard isArray else { return value.jsonShaped(at: path.dropFirst(), numbers: &numbers) }
-            guard case .array(let elements) = value else { return value }
-            return .array(elements.map { $0.jsonShaped(at: path.dropFirst(), numbers: &numbers) })
-        }
-        guard !key.isEmpty else { return inner(self) }
-        guard case .object(var fields) = self, let value = fields[key] else { return self }
-        fields[key] = inner(value)
-        return .object(fields)
+        replacing(at: path) { value in
+            if let url = value.propertyListURLInJSONShape { return url }
+            if let decimal = value.decimalInPropertyListShape { return Self.jsonNumber(decimal, numbers: &numbers) }
+            return nil
+        } ?? self
     }
 
     /// The property-list shape of `decimal`: its parts, as a property-list encoder writes them.

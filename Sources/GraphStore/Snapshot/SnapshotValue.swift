@@ -91,18 +91,14 @@ extension SnapshotValue {
     /// The fields of an object with the non-finite doubles at `paths` made strings again, or
     /// `nil` when there are none.
     static func restoringNonFiniteStrings(_ fields: [String: SnapshotValue], at paths: [ArraySlice<String>]) -> [String: SnapshotValue]? {
-        var restored: [String: SnapshotValue]?
+        var value = SnapshotValue.object(fields)
+        var changed = false
         for path in paths {
-            guard let key = path.first, !key.hasSuffix("[]") || key.count > 2 else { continue }
-            let name = key.hasSuffix("[]") ? String(key.dropLast(2)) : key
-            guard let inner = (restored ?? fields)[name] else { continue }
-            let changed = key.hasSuffix("[]")
-                ? inner.restoringNonFiniteStringsInElements(at: path.dropFirst())
-                : inner.restoringNonFiniteStrings(at: path.dropFirst())
-            guard let changed else { continue }
-            if restored == nil { restored = fields }
-            restored?[name] = changed
+            guard let restored = value.restoringNonFiniteStrings(at: path) else { continue }
+            value = restored
+            changed = true
         }
+        guard changed, case .object(let restored) = value else { return nil }
         return restored
     }
 
@@ -110,26 +106,10 @@ extension SnapshotValue {
     /// ``pathComponents(_:)`` makes them; empty for this value itself) made strings, or `nil`
     /// when there are none there.
     private func restoringNonFiniteStrings(at path: ArraySlice<String>) -> SnapshotValue? {
-        guard let first = path.first else {
-            guard case .double(let number) = self, !number.isFinite else { return nil }
+        replacing(at: path) { value in
+            guard case .double(let number) = value, !number.isFinite else { return nil }
             return .string(Self.nonFiniteName(number))
         }
-        if first == "[]" { return restoringNonFiniteStringsInElements(at: path.dropFirst()) }
-        guard case .object(let fields) = self else { return nil }
-        return Self.restoringNonFiniteStrings(fields, at: [path]).map(SnapshotValue.object)
-    }
-
-    /// This array with the non-finite doubles at `path` in its elements made strings, or `nil`
-    /// when there are none there (or this is not an array).
-    private func restoringNonFiniteStringsInElements(at path: ArraySlice<String>) -> SnapshotValue? {
-        guard case .array(let elements) = self else { return nil }
-        var restored: [SnapshotValue]?
-        for position in elements.indices {
-            guard let changed = elements[position].restoringNonFiniteStrings(at: path) else { continue }
-            if restored == nil { restored = elements }
-            restored?[position] = changed
-        }
-        return restored.map(SnapshotValue.array)
     }
 }
 

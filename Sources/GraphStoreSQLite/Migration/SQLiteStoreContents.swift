@@ -109,8 +109,8 @@ struct SQLiteStoreContents {
         for table in tables {
             guard let recorded = metadata.fieldTypes?[table.name] else { continue }
             for (path, type) in recorded {
-                // `shipment.when`, `history[]`: the column is the path's first key.
-                let column = String(path.prefix { $0 != "." && $0 != "[" })
+                // `shipment.when`, `history[]`, `prices{}`: the column is the path's first key.
+                let column = String(path.prefix { $0 != "." && $0 != "[" && $0 != "{" })
                 guard table.kindByName[column] == .json else { continue }
                 types[table.name, default: [:]][path] = type
             }
