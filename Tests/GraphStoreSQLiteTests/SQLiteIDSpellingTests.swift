@@ -88,4 +88,57 @@ import Testing
         #expect(try await Self.values(Named.self, url, \.value) == [3])
         #expect(try await Self.values(Named.self, url, \.value) == [3])
     }
+
+    struct Tagged: Entity, Equatable {
+        static var entityName: String { "Tagged" }
+        var id: UUID
+        var value: Int
+    }
+
+    static let lowercaseIDs = ["1b4e28ba-2fa1-11d2-883f-0016d3cca427", "2b4e28ba-2fa1-11d2-883f-0016d3cca427", "3b4e28ba-2fa1-11d2-883f-0016d3cca427"]
+
+    /// A store whose UUID ids are spelled in lowercase, as a migration from another program's
+    /// file (an import, a hand-written snapshot) leaves them; the store writes UUIDs in capitals.
+    static func lowercaseStore(_ url: URL, in directory: TemporaryDirectory) throws {
+        let objects = lowercaseIDs.enumerated().map { #"{"id":"\#($0.element)","value":\#($0.offset + 1)}"# }
+        let source = directory.file("lowercase.json")
+        try Data("""
+            {"header":{"format":"GraphStore","formatVersion":1,"modelVersion":"1","savedAt":0,"storeVersion":1,\
+            "counts":{"Tagged":3},"dateEncoding":"secondsSince2001","fieldTypes":null},\
+            "entities":{"Tagged":[\(objects.joined(separator: ","))]}}
+            """.utf8).write(to: source)
+        try Migration.snapshotToSQLite(from: source, to: url)
+    }
+
+    /// The app updates one object and deletes another of such a store: each reaches its row,
+    /// so the store opens again with one row per object (before, the update added a second row,
+    /// "the id appears twice", and the deleted object stayed).
+    @Test(arguments: journalOnly)
+    func aLowercaseUUIDRowIsUpdatedAndDeleted(journalOnly: Bool) async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("tagged.sqlite")
+        try Self.lowercaseStore(url, in: directory)
+        #expect(try await Self.rows("Tagged", url).count == 3)
+        let ids = Self.lowercaseIDs.map { UUID(uuidString: $0)! }
+        let change: (GraphContext) throws -> Void = { context in
+            context.insert(Tagged(id: ids[0], value: 10))
+            context.delete(Tagged.self, id: ids[1])
+            try context.save()
+        }
+        if journalOnly {
+            try await SQLiteJournalTestKit.leaveInJournalOnly(url, model: [Tagged.self], change)
+        } else {
+            let container = try GraphContainer(for: [Tagged.self], store: .sqlite(url))
+            try change(container.mainContext)
+            try await container.close()
+        }
+        #expect(try await Self.values(Tagged.self, url, \.value) == [3, 10])
+        #expect(try await Self.values(Tagged.self, url, \.value) == [3, 10])
+        // Every row spelled as the store writes it.
+        let rows = try await SQLiteTestKit.pythonJSON(
+            "import json, sqlite3, sys\nprint(json.dumps(sorted(r[0] for r in sqlite3.connect(sys.argv[1]).execute('SELECT id FROM Tagged'))))",
+            [url.path]) as? [String]
+        #expect(rows == [ids[0], ids[2]].map(\.uuidString).sorted())
+    }
 }

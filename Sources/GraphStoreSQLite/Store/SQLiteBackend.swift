@@ -232,6 +232,9 @@ final class SQLiteBackend: StoreBackend {
         let notEncoded = try SQLiteColumnKindCheck.check(version, schema: schema, layout: layout, path: path, db: db)
         // …and no column may hold values the types neither read nor write.
         try SQLiteUnkeptColumnCheck.check(notEncoded, schema: schema, layout: layout, db: db, path: path)
+        // Rows whose ids the writes would not find by their bytes (a lowercase UUID) get them as
+        // the writes spell them, before the replay writes any.
+        try SQLiteStoreReader.respell(stored.respellings, in: db)
         if !replay.replayed.isEmpty {
             let (plan, next) = try SQLiteWritePlan.make(
                 version: version, changes: replay.replayed, written: stored.version, schema: schema, layout: layout,

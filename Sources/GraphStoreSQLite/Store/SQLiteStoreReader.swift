@@ -18,6 +18,17 @@ enum SQLiteStoreReader {
         /// Set when the file was of an older model version and has just been migrated, in the
         /// caller's transaction.
         var migration: SQLiteStoreMigration.Outcome?
+        /// Rows whose id the database spells otherwise than the store writes it (see
+        /// ``respell(_:in:)``), per table.
+        var respellings: [String: [Respelling]] = [:]
+    }
+
+    /// A row's id as the database holds it, and as the store writes the same id: a UUID in
+    /// lowercase (from an import or another program) reads as the UUID the app knows, which the
+    /// store writes in capitals.
+    struct Respelling {
+        var stored: DatabaseValue
+        var written: DatabaseValue
     }
 
     /// The graph and table layout of the store in `db`. Run it inside a transaction: it only
@@ -48,7 +59,9 @@ enum SQLiteStoreReader {
         var kinds = try SQLiteFormatV1.readColumnKinds(in: db, tables: tables, path: path)
         var layout = StoreLayout(modelVersion: metadata.modelVersion, fieldTypes: metadata.fieldTypes ?? [:], fieldTypesVersion: metadata.fieldTypesVersion)
         var objects: [[any Entity]] = []
+        var respellings: [String: [Respelling]] = [:]
         let json = SQLiteJSON.makeDecoder()
+        let idEncoder = SQLiteJSON.makeEncoder()
         for entity in schema.entities {
             let recorded = kinds.removeValue(forKey: entity.name) ?? [:]
             guard tables.contains(entity.name) else {
@@ -61,7 +74,9 @@ enum SQLiteStoreReader {
             }
             let table = try tableLayout(entity.name, recorded: recorded, db: db, path: path)
             layout.tables[entity.name] = table
-            objects.append(try readObjects(of: entity, table: table, db: db, path: path, json: json))
+            let (read, respelled) = try readObjects(of: entity, table: table, db: db, path: path, json: json, idEncoder: idEncoder)
+            objects.append(read)
+            if !respelled.isEmpty { respellings[entity.name] = respelled }
         }
         // As a snapshot store: rows of an entity the app does not register would be left behind
         // by every delete rule and relationship check, and orphaned when the app registers it
@@ -73,7 +88,23 @@ enum SQLiteStoreReader {
             }
         }
         let version = try schema.loadedVersion(objects, number: metadata.storeVersion, path: path)
-        return Stored(version: version, layout: layout, lineage: metadata.lineage, isNew: false)
+        return Stored(version: version, layout: layout, lineage: metadata.lineage, isNew: false, respellings: respellings)
+    }
+
+    /// Gives the rows of `respellings` their ids as the store writes them, so that later
+    /// writes, which find a row by the id's bytes as they encode it, update and delete those
+    /// rows instead of adding a second one (after which the store would not open: "the id
+    /// appears twice"). Run it in the opening transaction, after the checks that read the file
+    /// as it was.
+    ///
+    /// - Throws: SQLite's errors.
+    /// - Complexity: O(respelled rows × log rows).
+    static func respell(_ respellings: [String: [Respelling]], in db: Database) throws {
+        for (name, rows) in respellings {
+            let statement = try db.makeStatement(
+                sql: "UPDATE \(name.quotedDatabaseIdentifier) SET \(SQLiteFormatV1.idColumn.quotedDatabaseIdentifier) = ? WHERE \(SQLiteFormatV1.idColumn.quotedDatabaseIdentifier) = ?")
+            for row in rows { try statement.execute(arguments: [row.written, row.stored]) }
+        }
     }
 
     /// The layout of an existing table: its columns in table order, each with the kind recorded
@@ -102,13 +133,31 @@ enum SQLiteStoreReader {
 
     // MARK: - Private
 
-    private static func readObjects(of entity: EntityDescription, table: TableLayout, db: Database, path: String, json: SQLiteJSON.Reader) throws -> [any Entity] {
+    /// The objects of `table`, and the rows whose id the database spells otherwise than the
+    /// store writes it.
+    private static func readObjects(
+        of entity: EntityDescription, table: TableLayout, db: Database, path: String, json: SQLiteJSON.Reader, idEncoder: SQLiteJSON.Writer
+    ) throws -> ([any Entity], [Respelling]) {
         var objects: [any Entity] = []
+        var respellings: [Respelling] = []
+        let idIndex = table.index(of: SQLiteFormatV1.idColumn)
         let rows = try Row.fetchCursor(db, sql: table.selectSQL)
         while let row = try rows.next() {
-            objects.append(try decode(row, of: entity, table: table, json: json, path: path))
+            let object = try decode(row, of: entity, table: table, json: json, path: path)
+            objects.append(object)
+            // Integers and strings read back as they are stored; other ids may not (a UUID in
+            // lowercase).
+            let id: Any = object.id
+            guard let idIndex, !(id is any FixedWidthInteger), !(id is String) else { continue }
+            let stored: DatabaseValue = row[idIndex]
+            do {
+                let written = try SQLiteWritePlan.idValue(id, table: table, json: idEncoder)
+                if !SQLiteWritePlan.sameKey(stored, written) { respellings.append(Respelling(stored: stored, written: written)) }
+            } catch {
+                throw GraphStoreError.sqliteCoding(error, path: path, entity: entity.name, id: ColumnDecoding.idText(stored))
+            }
         }
-        return objects
+        return (objects, respellings)
     }
 
     /// The object in `row`, a row of `table.selectSQL`, decoded with `entity`'s type.

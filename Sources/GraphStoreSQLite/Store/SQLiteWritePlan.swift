@@ -122,7 +122,7 @@ struct SQLiteWritePlan {
                         if existing != nil, let old = written?.tables[entityIndex][key], !spellsUniquely(old.value.id),
                            let new = fields.first(where: { $0.name == SQLiteFormatV1.idColumn })?.value.value {
                             let stored = try idValue(old.value.id, table: table, json: json)
-                            if !sameBytes(stored, new) { deletes.append(stored) }
+                            if !sameKey(stored, new) { deletes.append(stored) }
                         }
                     } catch {
                         throw GraphStoreError.sqliteCoding(error, path: path, entity: entity.name, id: key.description)
@@ -334,21 +334,23 @@ struct SQLiteWritePlan {
         id is any FixedWidthInteger || id is UUID || id is Date || id is Double || id is Float
     }
 
-    /// Whether two column values are the same bytes, as SQLite compares a primary key
-    /// (`DatabaseValue`'s own `==` compares strings as Swift does, by canonical equivalence).
-    private static func sameBytes(_ a: DatabaseValue, _ b: DatabaseValue) -> Bool {
+    /// Whether two column values name the same row, as SQLite compares a primary key: text
+    /// and blobs byte by byte (`DatabaseValue`'s own `==` compares strings as Swift does, by
+    /// canonical equivalence), numbers by value.
+    static func sameKey(_ a: DatabaseValue, _ b: DatabaseValue) -> Bool {
         switch (a.storage, b.storage) {
         case let (.string(x), .string(y)): x.utf8.elementsEqual(y.utf8)
         case let (.blob(x), .blob(y)): x == y
         case let (.int64(x), .int64(y)): x == y
         case let (.double(x), .double(y)): x == y
+        case let (.int64(x), .double(y)), let (.double(y), .int64(x)): Double(exactly: x) == y
         case (.null, .null): true
         default: false
         }
     }
 
     /// The stored form of an object's id: what its row's `id` column holds.
-    private static func idValue(_ base: Any, table: TableLayout, json: SQLiteJSON.Writer) throws -> DatabaseValue {
+    static func idValue(_ base: Any, table: TableLayout, json: SQLiteJSON.Writer) throws -> DatabaseValue {
         guard let id = base as? any Encodable else {
             throw EncodingError.invalidValue("\(base)", EncodingError.Context(codingPath: [], debugDescription: "its id is not Encodable"))
         }
