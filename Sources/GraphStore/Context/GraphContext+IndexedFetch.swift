@@ -57,7 +57,7 @@ extension GraphContext {
     ///   exactly; O(log n + range + p) when an index narrows it.
     func indexedCount<E: Entity>(_ descriptor: FetchDescriptor<E>) throws -> Int? {
         let entity = core.schema.index(of: E.self)
-        let plan = descriptor.predicate == nil ? nil : IndexPlan.make(for: descriptor, entity: core.schema.entities[entity])
+        let plan = descriptor.predicate == nil ? nil : IndexPlan.make(for: descriptor, entity: core.schema.entities[entity], counting: true)
         guard descriptor.predicate == nil || plan != nil else { return nil }
         let overlay = overlay(entity: entity)
         let (table, tree) = plan.map { core.latestIndex(entity: entity, index: $0.index) }.map { ($0.table, $0.tree) } ?? (core.latestTable(entity: entity).table, IndexTree())

@@ -23,14 +23,19 @@ struct IndexPlan {
 
     /// The best plan for `descriptor` over `entity`'s indexes, or `nil` when none helps.
     ///
+    /// A fetch prefers an index whose order is the sort's, so that the walk stops at
+    /// `fetchLimit`. A count (`counting`) ignores the sort and prefers a range that is exactly
+    /// the predicate, which it counts in O(log n) without reading an object.
+    ///
     /// - Complexity: O(indexes × (terms + sort descriptors)).
-    static func make<E: Entity>(for descriptor: FetchDescriptor<E>, entity: EntityDescription) -> IndexPlan? {
+    static func make<E: Entity>(for descriptor: FetchDescriptor<E>, entity: EntityDescription, counting: Bool = false) -> IndexPlan? {
         guard !entity.indexes.isEmpty else { return nil }
         let terms = PredicateTerms(descriptor.predicate)
-        let sort = descriptor.sortBy.map { sortKey($0) }
+        let sort = counting ? [] : descriptor.sortBy.map { sortKey($0) }
         var best: (score: Int, plan: IndexPlan)?
         for (position, index) in entity.indexes.enumerated() {
-            let plan = make(index: position, keyPaths: index.keyPaths, terms: terms, sort: sort)
+            var plan = make(index: position, keyPaths: index.keyPaths, terms: terms, sort: sort)
+            if counting, plan.score > 0, plan.plan.isExact { plan.score += 100 }
             guard plan.score > 0, plan.score > (best?.score ?? 0) else { continue }
             best = plan
         }

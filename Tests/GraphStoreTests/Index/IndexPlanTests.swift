@@ -43,6 +43,17 @@ import Testing
         #expect(!plan.isExact)
     }
 
+    /// A count ignores the sort a fetch would walk in: it counts the range that is exactly
+    /// the predicate instead of walking the whole date index.
+    @Test func aCountTakesTheExactRangeOverTheSortOrder() throws {
+        let s = 0.5
+        let descriptor = FetchDescriptor<Item>(predicate: #Predicate { $0.score > s }, sortBy: [SortDescriptor(\.date)])
+        let fetching = try #require(Self.plan(descriptor))
+        #expect(fetching.index == 0 && fetching.isOrdered && !fetching.isExact)
+        let counting = try #require(IndexPlan.make(for: descriptor, entity: Self.entity, counting: true))
+        #expect(counting.index == 2 && counting.isExact)
+    }
+
     @Test func disjunctionsAndUnindexedPropertiesScan() {
         let g = 1, h = 2
         #expect(Self.plan(FetchDescriptor(predicate: #Predicate { $0.group == g || $0.group == h })) == nil)
