@@ -150,6 +150,12 @@ enum SQLiteStoreReader {
             let id: Any = object.id
             guard let idIndex, !(id is any FixedWidthInteger), !(id is String) else { continue }
             let stored: DatabaseValue = row[idIndex]
+            // A UUID's text without a lowercase letter is the one the store writes: the common
+            // case, checked without encoding the id.
+            if id is UUID, case .string(let text) = stored.storage, text.utf8.count == 36,
+               !text.utf8.contains(where: { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) }) {
+                continue
+            }
             do {
                 let written = try SQLiteWritePlan.idValue(id, table: table, json: idEncoder)
                 if !SQLiteWritePlan.sameKey(stored, written) { respellings.append(Respelling(stored: stored, written: written)) }
