@@ -4,12 +4,21 @@ import Foundation
 /// in place from the object table instead of through Foundation's decoder.
 ///
 /// The same values and `DecodingError` cases and coding paths as `PropertyListDecoder` for
-/// what `PropertyListEncoder` writes: `Date` from a plist date only, `Data` from plist data,
+/// what `PropertyListEncoder` writes: `Date` from a plist date, `Data` from plist data,
 /// `nil` from the string `"$null"` (the encoder's nil), integers that must fit their type.
 /// Differences, where Foundation loses information: a non-optional `String` reads `"$null"` as
 /// that string rather than failing, an integer may come from a real that holds it exactly, and
 /// a damaged table is refused with the byte where it goes wrong (``BPlistSyntaxError`` as the
 /// `dataCorrupted` error's underlying error).
+///
+/// JSON shapes: a value also reads from the shape a JSON snapshot holds it in, where the type
+/// asks for it (so nothing else can be meant): a `Date` from a number (seconds since 2001),
+/// `Data` from a Base64 string, a `URL` from its string, a `Decimal` from a number (a double
+/// read as its shortest text), and a `String` from a non-finite real (`"NaN"`, `"Infinity"`,
+/// `"-Infinity"`, which JSON writes for a double, so that a string `"NaN"` reads as a double
+/// without the type). A property list converted from JSON holds a value in its JSON shape where
+/// the snapshot's type hints did not name it: in an optional struct that was `nil`, or an enum
+/// case no object used, in every object the hints sampled.
 package enum BPlistDecoder {
     /// Deeper nesting is refused: a property list can hold cycles, which a recursive
     /// `Decodable` type would follow for ever. The typed decoder counts the members and

@@ -101,14 +101,35 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer, MovingCode
         if T.self == Int64.self { return unsafeBitCast(try integer(object, as: Int64.self, path: path, key: key), to: T.self) }
         if T.self == Double.self { return unsafeBitCast(try double(object, path: path, key: key), to: T.self) }
         if T.self == Bool.self { return unsafeBitCast(try bool(object, path: path, key: key), to: T.self) }
+        // A date, data, a URL or a decimal also reads from the shape a JSON snapshot holds it in
+        // (see "JSON shapes" in the type's documentation).
         if T.self == Date.self {
-            guard object.kind == .date else { throw typeMismatch(Date.self, object, path: path, key: key) }
-            return unsafeBitCast(Date(timeIntervalSinceReferenceDate: document.real(object)), to: T.self)
+            switch object.kind {
+            case .date: return unsafeBitCast(Date(timeIntervalSinceReferenceDate: document.real(object)), to: T.self)
+            case .real, .integer: return unsafeBitCast(Date(timeIntervalSinceReferenceDate: try double(object, path: path, key: key)), to: T.self)
+            default: throw typeMismatch(Date.self, object, path: path, key: key)
+            }
         }
         if T.self == Data.self {
+            if object.kind == .asciiString || object.kind == .utf16String {
+                guard let data = Data(base64Encoded: try string(object, path: path, key: key)) else {
+                    throw DecodingError.dataCorrupted(DecodingError.Context(
+                        codingPath: path.codingPath(appending: key), debugDescription: "Encountered Data is not valid Base64."))
+                }
+                return data as! T
+            }
             guard object.kind == .data else { throw typeMismatch(Data.self, object, path: path, key: key) }
             try spend(object, path: path, key: key)
             return Data(document.span(object, byteCount: object.count)) as! T
+        }
+        if T.self == URL.self, object.kind == .asciiString || object.kind == .utf16String {
+            guard let url = URL(string: try string(object, path: path, key: key)) else {
+                throw DecodingError.dataCorrupted(DecodingError.Context(codingPath: path.codingPath(appending: key), debugDescription: "Invalid URL string."))
+            }
+            return url as! T
+        }
+        if T.self == Decimal.self, object.kind == .real || object.kind == .integer {
+            return try decimal(object, path: path, key: key) as! T
         }
         if T.self == UUID.self, object.kind == .asciiString, let uuid = UUIDParsing.canonicalUUID(document.span(object, byteCount: object.count)) {
             return unsafeBitCast(uuid, to: T.self)
@@ -152,9 +173,37 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer, MovingCode
     }
 
     func string<Key: CodingKey>(_ object: BPlistObject, path: CodingPath, key: Key) throws -> String {
+        if object.kind == .real, case let number = document.real(object), !number.isFinite {
+            // The JSON shape of the string: a JSON snapshot writes a non-finite double as the
+            // string `"NaN"`, so a string `"NaN"` reads, without the type, as a double.
+            return number.isNaN ? "NaN" : (number > 0 ? "Infinity" : "-Infinity")
+        }
         guard object.kind == .asciiString || object.kind == .utf16String else { throw typeMismatch(String.self, object, path: path, key: key) }
         try spend(object, path: path, key: key)
         return try reading(path: path, key: key) { try document.string(object) }
+    }
+
+    /// A decimal from a number, the shape a JSON snapshot holds it in: an integer, or a
+    /// double read as the shortest text that gives it back (`0.1`, not
+    /// `0.1000000000000000055…`).
+    private func decimal<Key: CodingKey>(_ object: BPlistObject, path: CodingPath, key: Key) throws -> Decimal {
+        let text: String
+        if object.kind == .integer, object.count != 16 {
+            let value = try integerParts(object, path: path, key: key)
+            text = value.signed.map { String($0) } ?? String(value.unsigned!)
+        } else {
+            let number = try double(object, path: path, key: key)
+            guard number.isFinite else {
+                throw DecodingError.dataCorrupted(DecodingError.Context(
+                    codingPath: path.codingPath(appending: key), debugDescription: "\(number) is not a Decimal."))
+            }
+            text = "\(number)"
+        }
+        guard let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
+            throw DecodingError.dataCorrupted(DecodingError.Context(
+                codingPath: path.codingPath(appending: key), debugDescription: "\(text) is not a Decimal."))
+        }
+        return decimal
     }
 
     func bool<Key: CodingKey>(_ object: BPlistObject, path: CodingPath, key: Key) throws -> Bool {
