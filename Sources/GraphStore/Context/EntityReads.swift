@@ -180,17 +180,19 @@ struct EntityReads: Sendable {
     }
 
     /// Records a read of every object of `table`, the table of store version `number`;
-    /// `inherited` are the ids the reader saw through an ancestor's pending change instead, with
-    /// that change's sequence.
+    /// `throughChanges` are the ids the reader saw through a pending change instead (its own,
+    /// or an ancestor's), with what to remember of them: the reader did not see the stored
+    /// object there, so what it knew before stays its base once the change is saved or
+    /// dropped.
     ///
     /// A fetch runs without the context's lock, so a save of this context can settle its ids
     /// between the fetch's reading the table and its recording the read: what that save left
     /// is newer, and stays. A table read before this context's save dropped the whole entity
     /// is not recorded at all.
     ///
-    /// - Complexity: O(inherited); O(records) when a save of this context settled after
+    /// - Complexity: O(throughChanges); O(records) when a save of this context settled after
     ///   `number`.
-    mutating func readAll(_ table: TreeDictionary<ObjectKey, StoredObject>, number: UInt64, inherited: some Sequence<(ObjectKey, UInt64)>) {
+    mutating func readAll(_ table: TreeDictionary<ObjectKey, StoredObject>, number: UInt64, throughChanges: some Sequence<(ObjectKey, Record)>) {
         guard number >= emptiedAt else { return }
         hasRead = true
         // A save of this context settles its ids while a fetch runs: the run is older.
@@ -198,7 +200,7 @@ struct EntityReads: Sendable {
         whole = table
         byID = latestSettled > number ? byID.filter { $0.value.isSettled(after: number) } : [:]
         pruneAbove = 0
-        for (key, sequence) in inherited where !(byID[key]?.isSettled(after: number) ?? false) { byID[key] = .inherited(sequence: sequence) }
+        for (key, record) in throughChanges where !(byID[key]?.isSettled(after: number) ?? false) { byID[key] = record }
     }
 
     /// Records reads of single ids (or what a save of this context left at them: it knows what

@@ -50,15 +50,29 @@ extension GraphContext {
 
     /// Records a read of every object of `table` (of store version `number`), with `overlay`
     /// (this context's view of the pending changes) over it.
+    ///
+    /// The fetch showed the pending changes, not the stored objects at their ids: an id of
+    /// this context's own change keeps that change's base as its record (so that after a
+    /// rollback a held copy is still based on what the context saw, and a save another context
+    /// made since is a conflict), and an id of an ancestor's change is based as that change is.
+    ///
+    /// - Complexity: O(1) without pending changes of the entity; O(p) with p of them, O(n + p)
+    ///   while a `delete(model:)` of it is pending.
     func noteReadAll(entity: Int, table: TreeDictionary<ObjectKey, StoredObject>, number: UInt64, overlay: EntityChanges) {
         withState { state in
-            guard parent != nil, !overlay.isEmpty else {
-                state.reads[entity].readAll(table, number: number, inherited: EmptyCollection())
+            guard !overlay.isEmpty || state.pending.hasChanges(entity: entity) else {
+                state.reads[entity].readAll(table, number: number, throughChanges: EmptyCollection())
                 return
             }
             state.pending.fold(entity)
-            let inherited = overlay.filter { state.pending.change(entity: entity, key: $0.key) == nil }.map { ($0.key, $0.value.sequence) }
-            state.reads[entity].readAll(table, number: number, inherited: inherited)
+            let own = state.pending.expanded(entity: entity)
+            var seen = own.map { key, change -> (ObjectKey, EntityReads.Record) in
+                (key, change.inheritedThrough.map { .inherited(sequence: $0) } ?? .stored(change.base))
+            }
+            if parent != nil {
+                seen += overlay.lazy.filter { own[$0.key] == nil }.map { ($0.key, .inherited(sequence: $0.value.sequence)) }
+            }
+            state.reads[entity].readAll(table, number: number, throughChanges: seen)
         }
     }
 

@@ -171,9 +171,9 @@ import Testing
     /// A context that records each change's base when it is made: the reference behaviour.
     ///
     /// A change is based on the version the context last read of the id (a fetch of every
-    /// object reads the whole table, absent ids included; `model(_:id:)` and a fetch with a
-    /// predicate read the ids they return, unless the context has its own pending change of
-    /// them) or last saved, else on the version stored when the context first changed it: a
+    /// object reads the whole table, absent ids included, and `model(_:id:)` and a fetch with a
+    /// predicate read the ids they return, except the ids the context has its own pending change
+    /// of) or last saved, else on the version stored when the context first changed it: a
     /// save is what the context last read of the ids it wrote, whether or not it read the
     /// entity before.
     struct Model {
@@ -212,9 +212,12 @@ import Testing
             isMarkPure = false
         }
 
+        /// A fetch of every object: the ids the context's pending changes answer are not read
+        /// from the store, so their changes' bases stay what the context last saw of them.
         mutating func readAll() {
             whole = objects.mapValues(\.version)
             byID = [:]
+            for (id, change) in pending { byID[id] = .some(change.base) }
             hasRead = true
         }
 

@@ -232,8 +232,11 @@ import Testing
             for id in ids where pending[c][id] == nil { reads[c].byID[id] = .some(objects[id]) }
         }
 
+        /// A fetch of every object: the ids the context's pending changes answer are not read
+        /// from the store, so their changes' bases stay what the context last saw of them.
         mutating func readAll(_ c: Int) {
             reads[c] = Reads(whole: objects)
+            for (id, change) in pending[c] { reads[c].byID[id] = .some(change.base) }
         }
 
         mutating func change(_ c: Int, _ id: Int, to value: Value?) {
