@@ -103,7 +103,11 @@ import Testing
             let file = directory.file("app.\(format.fileExtension).gz")
             try snapshot.write(to: file, format: format, compression: .gzip)
             let read = try GenericSnapshot.read(from: file)
-            #expect(read.header == snapshot.header)
+            // A property list says its values may stand in their JSON shapes where the hints
+            // are silent, as the import's are.
+            var expectedHeader = snapshot.header
+            expectedHeader.jsonShapedValues = format == .binaryPropertyList ? true : nil
+            #expect(read.header == expectedHeader)
             for (name, objects) in snapshot.entities {
                 let expected = format == .json ? objects.map(Kit.asReadFromJSON) : objects
                 #expect(read.objects(of: name) == expected, "\(format) \(name)")

@@ -24,7 +24,9 @@ import Foundation
 /// which of the two such a string is. Not recorded: a custom type that encodes a string, whatever
 /// it holds; a nested place where any sampled object holds a floating-point number instead (a
 /// custom encoding that writes either); and what a dictionary with other keys holds (it is
-/// written as an array of keys and values).
+/// written as an array of keys and values, whose keys share the path with its values: a
+/// conversion leaves them in their JSON shapes, which the app reads in a property list marked
+/// ``SnapshotHeaderV1/jsonShapedValues``).
 /// The result goes into ``SnapshotHeaderV1/fieldTypes``.
 package enum FieldTypeProbe {
     /// `path → "date" | "data" | "url" | "decimal" | "real" | "string"` found in `objects` (at
@@ -64,7 +66,7 @@ package enum FieldTypeProbe {
         /// `string`, so that no double is taken for a string there.
         var numberPaths: Set<String> = []
         /// How many dictionaries written as arrays of keys and values the probe is inside:
-        /// their string values are not named, since keys and values share the path.
+        /// nothing in them is named, since keys and values share the path.
         var dictionaryDepth = 0
 
         /// Names the place `path` declared `String`, unless another type's hint is there, a
@@ -74,6 +76,14 @@ package enum FieldTypeProbe {
             types[path] = "string"
         }
 
+        /// Names the place `path` as holding `type`, unless it is inside a dictionary written as
+        /// an array, whose keys share the path with its values: a hint there would turn the
+        /// keys into the values' type in a conversion.
+        func record(_ type: String, at path: String) {
+            guard dictionaryDepth == 0 else { return }
+            types[path] = type
+        }
+
         /// Whether `type` is `String` or `String?`, the declared types named `string`.
         static func isString<T>(_ type: T.Type) -> Bool {
             type == String.self || type == String?.self
@@ -81,6 +91,7 @@ package enum FieldTypeProbe {
 
         /// Notes a floating-point number at the nested place `path`.
         func recordNumber(at path: String) {
+            guard dictionaryDepth == 0 else { return }
             numberPaths.insert(path)
             if types[path] == "string" { types[path] = nil }
         }
@@ -130,15 +141,15 @@ package enum FieldTypeProbe {
                 return false
             }
             if T.self == Date.self {
-                recorder.types[path] = "date"
+                recorder.record("date", at: path)
             } else if T.self == Data.self {
-                recorder.types[path] = "data"
+                recorder.record("data", at: path)
             } else if T.self == URL.self {
-                recorder.types[path] = "url"
+                recorder.record("url", at: path)
             } else if T.self == Decimal.self {
-                recorder.types[path] = "decimal"
+                recorder.record("decimal", at: path)
             } else if T.self is any BinaryFloatingPoint.Type {
-                if isTopLevel { recorder.types[path] = "real" } else { recorder.recordNumber(at: path) }
+                if isTopLevel { recorder.record("real", at: path) } else { recorder.recordNumber(at: path) }
             } else {
                 return false
             }

@@ -177,6 +177,8 @@ public struct GenericSnapshot: Sendable {
         // Values in JSON's shapes: read from JSON, or from a SQLite store (whose dates and data
         // outside `json` columns are native already, which the conversion leaves as they are).
         let inJSONShape = self.format == .json || urlsAndDecimalsInJSONShape
+        // Values the hints do not name keep their JSON shapes: the app is told so.
+        header.jsonShapedValues = format == .binaryPropertyList && (inJSONShape || header.jsonShapedValues == true) ? true : nil
         let entities: [(name: String, objects: [SnapshotValue])] = try source.entities.map { entity in
             if format == .binaryPropertyList, inJSONShape, let types = header.fieldTypes?[entity.name],
                case let paths = SnapshotValue.typedPaths(types), !paths.isEmpty {

@@ -191,7 +191,8 @@ package enum SnapshotCodec {
                 // place and with large arrays decoded in two halves.
                 // Its shared values may expand no further than `limit`, as a JSON file's bytes.
                 document = try BPlistDecoder.decode(
-                    DecodableDocument.self, from: data, userInfo: [DecodingContext.key: context], parallel: true, expansion: expansion)
+                    DecodableDocument.self, from: data, userInfo: [DecodingContext.key: context, BPlistDecoder.jsonShapesKey: BPlistJSONShapes()],
+                    parallel: true, expansion: expansion)
             }
         } catch _ where expansion.isExhausted {
             // First: whatever a type's `init(from:)` or the document's own reading (a key
@@ -379,6 +380,8 @@ private struct DecodableDocument: Decodable {
         if let expected = context.modelVersion, header.modelVersion != expected {
             throw StoredModelVersion(found: header.modelVersion, header: header)
         }
+        // A property list a tool wrote from JSON's values may hold them in JSON's shapes.
+        if header.jsonShapedValues == true { (decoder.userInfo[BPlistDecoder.jsonShapesKey] as? BPlistJSONShapes)?.accept() }
         let entities = try container.nestedContainer(keyedBy: EntityNameKey.self, forKey: .entities)
         for key in entities.allKeys where context.schema.index(named: key.stringValue) == nil {
             let count = (try? entities.nestedUnkeyedContainer(forKey: key))?.count ?? header.counts[key.stringValue] ?? 0

@@ -76,6 +76,13 @@ public struct SnapshotHeaderV1: Codable, Sendable, Equatable {
     public var fieldTypesVersion: Int?
     /// The `fieldTypesVersion` this version of GraphStore writes.
     public static let currentFieldTypesVersion = 5
+    /// Set (`true`) in a property list written from values read without the app's types (a
+    /// JSON snapshot, a SQLite store, an import: `convert`, `migrate`): where ``fieldTypes``
+    /// do not name a value (their sample missed it), it may stand in its JSON shape, a number
+    /// for a date, Base64 text for data, a string for a URL, a number for a decimal, a real for
+    /// a `"NaN"` string. The app reads those where its types ask for such a value. `nil` in
+    /// what the app writes itself, whose values are all in their property-list shapes.
+    public var jsonShapedValues: Bool?
     /// The store's lineage: a UUID made when the store was created and kept by every snapshot
     /// of it. A journal beside the snapshot names the same one, so a journal of another store
     /// is never replayed onto this one. `nil` in snapshots written before journals existed.

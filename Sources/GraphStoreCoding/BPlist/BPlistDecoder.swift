@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Decodes `Decodable` values from a binary property list as `PropertyListDecoder` does, read
 /// in place from the object table instead of through Foundation's decoder.
@@ -11,15 +12,20 @@ import Foundation
 /// a damaged table is refused with the byte where it goes wrong (``BPlistSyntaxError`` as the
 /// `dataCorrupted` error's underlying error).
 ///
-/// JSON shapes: a value also reads from the shape a JSON snapshot holds it in, where the type
-/// asks for it (so nothing else can be meant): a `Date` from a number (seconds since 2001),
-/// `Data` from a Base64 string, a `URL` from its string, a `Decimal` from a number (a double
-/// read as its shortest text), and a `String` from a non-finite real (`"NaN"`, `"Infinity"`,
-/// `"-Infinity"`, which JSON writes for a double, so that a string `"NaN"` reads as a double
-/// without the type). A property list converted from JSON holds a value in its JSON shape where
-/// the snapshot's type hints did not name it: in an optional struct that was `nil`, or an enum
-/// case no object used, in every object the hints sampled.
+/// JSON shapes: once a ``BPlistJSONShapes`` in `userInfo` (under ``jsonShapesKey``) is
+/// accepted, a value also reads from the shape a JSON snapshot holds it in, where the type asks
+/// for it: a `Date` from a finite number (seconds since 2001), `Data` from a Base64 string, a
+/// `URL` from its string, a `Decimal` from a number (a double read as its shortest text), and a
+/// `String` from a non-finite real (`"NaN"`, `"Infinity"`, `"-Infinity"`, which JSON writes for
+/// a double, so that a string `"NaN"` reads as a double without the type). A property list
+/// converted from JSON holds a value in its JSON shape where the snapshot's type hints did not
+/// name it: in an optional struct that was `nil`, or an enum case no object used, in every
+/// object the hints sampled. Only such a file accepts them: a type whose `init(from:)` tries
+/// one type and falls back to another (`try?`) reads its own property lists exactly.
 package enum BPlistDecoder {
+    /// The `userInfo` key of a ``BPlistJSONShapes``.
+    package static let jsonShapesKey = CodingUserInfoKey(rawValue: "GraphStoreCoding.BPlistJSONShapes")!
+
     /// Deeper nesting is refused: a property list can hold cycles, which a recursive
     /// `Decodable` type would follow for ever. The typed decoder counts the members and
     /// elements it descends into below the value it decodes; the generic reader counts the
@@ -61,4 +67,18 @@ package enum BPlistDecoder {
         }
         return try impl.decodeValue(T.self, at: document.topObject, path: .root, key: NoCodingKey())
     }
+}
+
+/// Whether a decoding accepts values in their JSON shapes (see ``BPlistDecoder``): off until a
+/// type's `init(from:)` that read the document's header accepts them, before the values that
+/// may hold them are decoded (on any thread).
+package final class BPlistJSONShapes: Sendable {
+    private let accepted = Atomic<Bool>(false)
+
+    package init() {}
+
+    /// From now on, values read in their JSON shapes.
+    package func accept() { accepted.store(true, ordering: .releasing) }
+
+    var isAccepted: Bool { accepted.load(ordering: .acquiring) }
 }

@@ -101,17 +101,20 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer, MovingCode
         if T.self == Int64.self { return unsafeBitCast(try integer(object, as: Int64.self, path: path, key: key), to: T.self) }
         if T.self == Double.self { return unsafeBitCast(try double(object, path: path, key: key), to: T.self) }
         if T.self == Bool.self { return unsafeBitCast(try bool(object, path: path, key: key), to: T.self) }
-        // A date, data, a URL or a decimal also reads from the shape a JSON snapshot holds it in
-        // (see "JSON shapes" in the type's documentation).
+        // A date, data, a URL or a decimal also reads from the shape a JSON snapshot holds it in,
+        // in a file that may hold them (see "JSON shapes" in `BPlistDecoder`).
         if T.self == Date.self {
-            switch object.kind {
-            case .date: return unsafeBitCast(Date(timeIntervalSinceReferenceDate: document.real(object)), to: T.self)
-            case .real, .integer: return unsafeBitCast(Date(timeIntervalSinceReferenceDate: try double(object, path: path, key: key)), to: T.self)
-            default: throw typeMismatch(Date.self, object, path: path, key: key)
+            if object.kind == .date { return unsafeBitCast(Date(timeIntervalSinceReferenceDate: document.real(object)), to: T.self) }
+            guard object.kind == .real || object.kind == .integer, acceptsJSONShapes else { throw typeMismatch(Date.self, object, path: path, key: key) }
+            let seconds = try double(object, path: path, key: key)
+            guard seconds.isFinite else {
+                throw DecodingError.dataCorrupted(DecodingError.Context(
+                    codingPath: path.codingPath(appending: key), debugDescription: "\(seconds) is not a date."))
             }
+            return unsafeBitCast(Date(timeIntervalSinceReferenceDate: seconds), to: T.self)
         }
         if T.self == Data.self {
-            if object.kind == .asciiString || object.kind == .utf16String {
+            if object.kind == .asciiString || object.kind == .utf16String, acceptsJSONShapes {
                 guard let data = Data(base64Encoded: try string(object, path: path, key: key)) else {
                     throw DecodingError.dataCorrupted(DecodingError.Context(
                         codingPath: path.codingPath(appending: key), debugDescription: "Encountered Data is not valid Base64."))
@@ -122,13 +125,13 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer, MovingCode
             try spend(object, path: path, key: key)
             return Data(document.span(object, byteCount: object.count)) as! T
         }
-        if T.self == URL.self, object.kind == .asciiString || object.kind == .utf16String {
+        if T.self == URL.self, object.kind == .asciiString || object.kind == .utf16String, acceptsJSONShapes {
             guard let url = URL(string: try string(object, path: path, key: key)) else {
                 throw DecodingError.dataCorrupted(DecodingError.Context(codingPath: path.codingPath(appending: key), debugDescription: "Invalid URL string."))
             }
             return url as! T
         }
-        if T.self == Decimal.self, object.kind == .real || object.kind == .integer {
+        if T.self == Decimal.self, object.kind == .real || object.kind == .integer, acceptsJSONShapes {
             return try decimal(object, path: path, key: key) as! T
         }
         if T.self == UUID.self, object.kind == .asciiString, let uuid = UUIDParsing.canonicalUUID(document.span(object, byteCount: object.count)) {
@@ -173,7 +176,7 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer, MovingCode
     }
 
     func string<Key: CodingKey>(_ object: BPlistObject, path: CodingPath, key: Key) throws -> String {
-        if object.kind == .real, case let number = document.real(object), !number.isFinite {
+        if object.kind == .real, case let number = document.real(object), !number.isFinite, acceptsJSONShapes {
             // The JSON shape of the string: a JSON snapshot writes a non-finite double as the
             // string `"NaN"`, so a string `"NaN"` reads, without the type, as a double.
             return number.isNaN ? "NaN" : (number > 0 ? "Infinity" : "-Infinity")
@@ -188,7 +191,9 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer, MovingCode
     /// `0.1000000000000000055…`).
     private func decimal<Key: CodingKey>(_ object: BPlistObject, path: CodingPath, key: Key) throws -> Decimal {
         let text: String
-        if object.kind == .integer, object.count != 16 {
+        if object.kind == .integer, object.count == 16 {
+            text = String(document.integer128(object))
+        } else if object.kind == .integer {
             let value = try integerParts(object, path: path, key: key)
             text = value.signed.map { String($0) } ?? String(value.unsigned!)
         } else {
@@ -204,6 +209,12 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer, MovingCode
                 codingPath: path.codingPath(appending: key), debugDescription: "\(text) is not a Decimal."))
         }
         return decimal
+    }
+
+    /// Whether this decoding reads values in their JSON shapes (see ``BPlistJSONShapes``); asked
+    /// only where a value is not in its property-list shape.
+    private var acceptsJSONShapes: Bool {
+        (userInfo[BPlistDecoder.jsonShapesKey] as? BPlistJSONShapes)?.isAccepted ?? false
     }
 
     func bool<Key: CodingKey>(_ object: BPlistObject, path: CodingPath, key: Key) throws -> Bool {

@@ -85,13 +85,6 @@ import Testing
         }
     }
 
-    /// Where Foundation refuses them, the JSON shapes of a date and data read where the type
-    /// asks for one (see `BPlistDecoder`).
-    @Test func aDateAndDataReadFromTheirJSONShapes() throws {
-        #expect(try BPlistDecoder.decode(Box<Date>.self, from: try Self.encode(Box(v: 7.5))).v == Date(timeIntervalSinceReferenceDate: 7.5))
-        #expect(try BPlistDecoder.decode(Box<Data>.self, from: try Self.encode(Box(v: "AAEC"))).v == Data([0, 1, 2]))
-    }
-
     @Test func errorsHaveFoundationsCaseAndPath() throws {
         func expectSameShape<T: Decodable, V: Encodable>(_ type: T.Type, from value: V, sourceLocation: SourceLocation = #_sourceLocation) throws {
             let data = try Self.encode(value)
@@ -103,8 +96,8 @@ import Testing
         }
         try expectSameShape(Box<Int>.self, from: Box(v: "seven"))
         try expectSameShape(Box<String>.self, from: Box(v: 7))
-        try expectSameShape(Box<Date>.self, from: Box(v: "7.5"))
-        try expectSameShape(Box<Data>.self, from: Box(v: 7))
+        try expectSameShape(Box<Date>.self, from: Box(v: 7.5))
+        try expectSameShape(Box<Data>.self, from: Box(v: "AAAA"))
         try expectSameShape(Box<Bool>.self, from: Box(v: "true"))
         try expectSameShape(Box<Int8>.self, from: Box(v: 300))
         try expectSameShape(Box<UInt>.self, from: Box(v: -1))

@@ -182,10 +182,7 @@ import Testing
     open(path, "wb").write(raw)
     """#
 
-    /// `plist-float-dates`: a property list whose dates are <real> numbers of seconds, as JSON
-    /// holds them, opens with those dates where the types declare a `Date` (see
-    /// `BPlistDecoder`'s JSON shapes), where `PropertyListDecoder` refuses it.
-    @Test(arguments: ["json", "plist", "plist-float-dates"], Compression.allCases)
+    @Test(arguments: ["json", "plist"], Compression.allCases)
     func graphStoreOpensWhatPythonWrites(variant: String, compression: Compression) async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
@@ -234,5 +231,22 @@ import Testing
         #expect(reopened.count(of: Note.self) == 3)
         #expect(reopened.version == 8)
         try await reopened.close()
+    }
+
+    /// `PropertyListDecoder` reads a `Date` only from a plist <date>: a property list whose
+    /// dates are <real> numbers of seconds (as in JSON) is refused, naming the field.
+    @Test func plistDatesMustBePlistDates() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("python.snapshot")
+        _ = try await SnapshotTestKit.runPython(Self.pythonWriter, [url.path, "plist-float-dates", "gzip"])
+        let before = try Data(contentsOf: url)
+        #expect {
+            _ = try GraphContainer(for: Self.model, store: .file(url))
+        } throws: { error in
+            guard case .damagedFile(let path, _, let reason) = error as? GraphStoreError else { return false }
+            return path == url.path && reason.contains("header.savedAt") && reason.contains("Date")
+        }
+        #expect(try Data(contentsOf: url) == before)
     }
 }
