@@ -16,8 +16,10 @@ extension GraphContext {
     /// else each returned object's stored version (or, for one seen through an ancestor's
     /// pending change, that it was inherited).
     ///
-    /// - Complexity: O(1) for a fetch of every object of a top-level context; O(p) for a
-    ///   child (p: its ancestors' pending changes of the entity); else O(r log n) for r results.
+    /// - Complexity: for a fetch of every object, as ``noteReadAll(entity:table:number:overlay:)``:
+    ///   O(1) without pending changes of the entity, O(p) with p of them (the context's own and,
+    ///   for a child, its ancestors'), O(n) while a `delete(model:)` of it is pending; else
+    ///   O(r log n) for r results.
     func noteReads<E: Entity>(of result: [E], _ descriptor: FetchDescriptor<E>, _ source: FetchSource) {
         if descriptor.predicate == nil, descriptor.fetchLimit == nil, (descriptor.fetchOffset ?? 0) <= 0 {
             noteReadAll(entity: source.entity, table: source.table, number: source.number, overlay: source.overlay)
@@ -55,8 +57,11 @@ extension GraphContext {
     /// this context's own change keeps that change's base as its record (so that after a
     /// rollback a held copy is still based on what the context saw, and a save another context
     /// made since is a conflict), and an id of an ancestor's change is based as that change is.
+    /// While a `delete(model:)` of the entity is pending, the fetch hid every object it marked
+    /// and read from the store only the objects another context inserted since: only those
+    /// and the changes' bases are recorded, and what the context knew of the marked ones stays.
     ///
-    /// - Complexity: O(1) without pending changes of the entity; O(p) with p of them, O(n + p)
+    /// - Complexity: O(1) without pending changes of the entity; O(p) with p of them, O(n)
     ///   while a `delete(model:)` of it is pending.
     func noteReadAll(entity: Int, table: TreeDictionary<ObjectKey, StoredObject>, number: UInt64, overlay: EntityChanges) {
         withState { state in
@@ -65,9 +70,15 @@ extension GraphContext {
                 return
             }
             state.pending.fold(entity)
-            let own = state.pending.expanded(entity: entity)
+            let own = state.pending.entities[entity]
             var seen = own.map { key, change -> (ObjectKey, EntityReads.Record) in
                 (key, change.inheritedThrough.map { .inherited(sequence: $0) } ?? .stored(change.base))
+            }
+            if let marker = state.pending.cleared[entity] {
+                // Only a top-level context marks: no ancestor's changes to record.
+                seen += table.lazy.filter { marker.table[$0.key] == nil && own[$0.key] == nil }.map { ($0.key, .stored($0.value)) }
+                state.reads[entity].read(seen, number: number, table: table)
+                return
             }
             if parent != nil {
                 seen += overlay.lazy.filter { own[$0.key] == nil }.map { ($0.key, .inherited(sequence: $0.value.sequence)) }

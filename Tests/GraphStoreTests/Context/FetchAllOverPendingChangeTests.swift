@@ -89,4 +89,32 @@ import Testing
         #expect(throws: GraphStoreError.self, "the other save was overwritten") { try parent.save() }
         #expect(container.mainContext.model(Note.self, id: id)?.text == "other's save")
     }
+
+    /// While a `delete(model:)` is pending, a fetch of every object shows none of the marked
+    /// objects: after a rollback, a held copy is based on what the context read before, so the
+    /// other save is a conflict, with or without that fetch.
+    @Test(arguments: [false, true])
+    func aFetchOverAPendingDeleteAllKeepsWhatTheContextKnew(fetchOverMarker: Bool) throws {
+        let container = try GraphContainer(for: exampleModel, store: .inMemory)
+        let id = UUID()
+        container.mainContext.insert(Note(id: id, text: "v1", createdAt: Fixtures.epoch))
+        try container.mainContext.save()
+
+        let editor = container.newBackgroundContext(), other = container.newBackgroundContext()
+        var copy = try #require(editor.fetch(FetchDescriptor<Note>()).first { $0.id == id })
+        var theirs = try #require(other.model(Note.self, id: id))
+        theirs.text = "other's save"
+        other.insert(theirs)
+        try other.save()
+
+        try editor.delete(model: Note.self)
+        if fetchOverMarker {
+            #expect(try editor.fetch(FetchDescriptor<Note>()).isEmpty)
+        }
+        editor.rollback()
+        copy.text = "editor's edit"
+        editor.insert(copy)
+        #expect(throws: GraphStoreError.self, "the other save was overwritten") { try editor.save() }
+        #expect(container.mainContext.model(Note.self, id: id)?.text == "other's save")
+    }
 }

@@ -156,6 +156,7 @@ import Testing
             case .rollback:
                 main.rollback()
                 model.pending = [:]
+                model.markedOnly = []
                 model.isMarked = false
                 model.isMarkPure = false
             }
@@ -209,12 +210,28 @@ import Testing
         mutating func change(_ id: Int, to value: Int?) {
             let base = pending[id].map(\.base) ?? lastRead(id) ?? objects[id]?.version
             pending[id] = (value, base)
+            markedOnly.remove(id)
             isMarkPure = false
         }
 
         /// A fetch of every object: the ids the context's pending changes answer are not read
         /// from the store, so their changes' bases stay what the context last saw of them.
         mutating func readAll() {
+            if isMarked {
+                // The fetch hides the marked objects: what the context knew of them stays. It
+                // reads the objects stored since the marking, and keeps its changes' bases.
+                var recorded = false
+                for (id, change) in pending where !markedOnly.contains(id) {
+                    byID[id] = .some(change.base)
+                    recorded = true
+                }
+                for (id, object) in objects where pending[id] == nil {
+                    byID[id] = .some(object.version)
+                    recorded = true
+                }
+                if recorded { hasRead = true }
+                return
+            }
             whole = objects.mapValues(\.version)
             byID = [:]
             for (id, change) in pending { byID[id] = .some(change.base) }
@@ -231,6 +248,8 @@ import Testing
 
         /// Whether a `delete(model:)` is pending (the context holds a clear marker).
         var isMarked = false
+        /// The ids pending deletion by the marker alone (no change of the context's own).
+        var markedOnly: Set<Int> = []
         /// Whether the marker stands alone: nothing changed since marking, in the context or
         /// the store, so the save drops the table whole (and the context then knows it empty).
         var isMarkPure = false
@@ -247,7 +266,10 @@ import Testing
             }
             isMarked = true
             let keepsOlderBases = pending.contains { id, change in objects[id].map { $0.version != change.base } ?? false }
-            for (id, object) in objects where pending[id] == nil { pending[id] = (nil, object.version) }
+            for (id, object) in objects where pending[id] == nil {
+                pending[id] = (nil, object.version)
+                markedOnly.insert(id)
+            }
             for (id, change) in pending {
                 if objects[id] == nil { pending[id] = nil } else { pending[id] = (nil, change.base) }
             }
@@ -286,6 +308,7 @@ import Testing
                 byID = [:]
             }
             pending = [:]
+            markedOnly = []
             isMarked = false
             isMarkPure = false
             return nil
