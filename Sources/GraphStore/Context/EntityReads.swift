@@ -8,7 +8,7 @@ import HashTreeCollections
 /// per id it returned. A later whole read replaces everything before it. The records of one
 /// entity are bounded by what the context read: past ``limit(storedCount:)`` ids, the records
 /// of ids it saw no object at, that have none now either, are dropped (see
-/// ``prune(keeping:keepingSettled:)``).
+/// ``prune(keeping:)``).
 ///
 /// What a save of the context left counts as read, whether or not the context read anything
 /// of the entity before: the context knows what it wrote. While it has read nothing of the
@@ -40,14 +40,6 @@ struct EntityReads: Sendable {
             switch self {
             case .stored(let object), .settled(let object, _): object
             case .inherited: nil
-            }
-        }
-
-        /// Whether this is a `.stored` or `.settled` record of no object.
-        var isOfNoObject: Bool {
-            switch self {
-            case .stored(nil), .settled(nil, _): true
-            case .stored, .settled, .inherited: false
             }
         }
 
@@ -157,18 +149,12 @@ struct EntityReads: Sendable {
         } else {
             saved.forEachSettled(in: table) { key, object in byID[key] = .settled(object, number: number) }
         }
-        // A context that inserts and deletes objects it never reads would otherwise keep a
-        // record per deleted id for good.
-        if byID.count > max(Self.limit(storedCount: table.count), pruneAbove) { prune(keeping: table) }
     }
 
     /// Records what a save of this context left at the ids it settled, committed as store
-    /// version `number` (see ``read(_:number:table:keepingSettled:)`` for the rest).
-    mutating func recordSaved(
-        _ objects: some Sequence<(ObjectKey, StoredObject?)>, number: UInt64, table: TreeDictionary<ObjectKey, StoredObject>,
-        keepingSettled: Bool
-    ) {
-        add(objects.lazy.map { ($0, .settled($1, number: number)) }, number: nil, table: table, keepingSettled: keepingSettled)
+    /// version `number` (see ``read(_:number:table:)`` for the rest).
+    mutating func recordSaved(_ objects: some Sequence<(ObjectKey, StoredObject?)>, number: UInt64, table: TreeDictionary<ObjectKey, StoredObject>) {
+        add(objects.lazy.map { ($0, .settled($1, number: number)) }, number: nil, table: table)
     }
 
     /// After a save of this context dropped the whole table of an entity it has not read:
@@ -206,25 +192,19 @@ struct EntityReads: Sendable {
     /// Records reads of single ids (or what a save of this context left at them: it knows what
     /// it wrote); `table` is the entity's table now (for pruning). `number` is the store version
     /// the reads saw, for a fetch that read without the context's lock: an id a save of this
-    /// context settled after it keeps what the save left (see ``readAll(_:number:inherited:)``).
-    /// With `keepingSettled` (a fetch of this context is running), pruning keeps what its saves
-    /// settled, deletions included, for that fetch's recording to respect.
+    /// context settled after it keeps what the save left (see ``readAll(_:number:throughChanges:)``).
     ///
     /// - Complexity: O(k) amortized for k records: a pruning walks every record, and the next
     ///   waits until at least as many were added.
-    mutating func read(
-        _ records: some Sequence<(ObjectKey, Record)>, number: UInt64? = nil, table: TreeDictionary<ObjectKey, StoredObject>, keepingSettled: Bool = false
-    ) {
+    mutating func read(_ records: some Sequence<(ObjectKey, Record)>, number: UInt64? = nil, table: TreeDictionary<ObjectKey, StoredObject>) {
         if let number, number < emptiedAt { return }
-        if add(records, number: number, table: table, keepingSettled: keepingSettled) { hasRead = true }
+        if add(records, number: number, table: table) { hasRead = true }
     }
 
-    /// Records `records` (see ``read(_:number:table:keepingSettled:)``), read or not; returns
-    /// whether it recorded any.
+    /// Records `records` (see ``read(_:number:table:)``), read or not; returns whether it
+    /// recorded any.
     @discardableResult
-    private mutating func add(
-        _ records: some Sequence<(ObjectKey, Record)>, number: UInt64?, table: TreeDictionary<ObjectKey, StoredObject>, keepingSettled: Bool
-    ) -> Bool {
+    private mutating func add(_ records: some Sequence<(ObjectKey, Record)>, number: UInt64?, table: TreeDictionary<ObjectKey, StoredObject>) -> Bool {
         var added = false
         for (key, record) in records {
             if case .settled(_, let settled) = record { latestSettled = max(latestSettled, settled) }
@@ -232,7 +212,7 @@ struct EntityReads: Sendable {
             byID[key] = record
             added = true
         }
-        if byID.count > max(Self.limit(storedCount: table.count), pruneAbove) { prune(keeping: table, keepingSettled: keepingSettled) }
+        if byID.count > max(Self.limit(storedCount: table.count), pruneAbove) { prune(keeping: table) }
         return added
     }
 
@@ -250,26 +230,26 @@ struct EntityReads: Sendable {
     /// The most per-id records kept for an entity holding `storedCount` objects.
     static func limit(storedCount: Int) -> Int { max(4_096, 2 * storedCount) }
 
-    /// Drops the records that saw no object (ids read while absent, or deleted by a save of
-    /// this context) of ids `table` holds no object of either: a change of such an id is based
-    /// on no object with the record or without it. `whole` forgets them too, so that such a
-    /// change is not based on a table read before the object went: re-inserting an object this
-    /// context deleted itself is no conflict.
+    /// Drops the records of ids read while absent that `table` holds no object of either: a
+    /// change of such an id, made while it stays absent, is based on no object with the record
+    /// or without it. `whole` forgets them too, so that such a change is not based on a table
+    /// read before the object went.
     ///
-    /// The record of an object this context read or saved stays, even once the object is
-    /// deleted elsewhere: it makes saving the copy the context may hold a conflict, where a
-    /// change based on no object would bring the object back. So does a read through an
-    /// ancestor's pending change. What remains is bounded by what the context read: the
-    /// objects it read or saved (until a fetch of every object replaces them), its reads
-    /// through ancestors' changes, and at most `table.count` ids read while absent that hold an
-    /// object now. The next pruning waits until the records have doubled.
+    /// What a save of this context left stays, a deletion included: were it dropped, a change
+    /// of an id another context creates again afterwards would be based on that object, and
+    /// the copy the context holds of what it deleted would overwrite it without a conflict.
+    /// The record of an object this context read stays too, even once the object is deleted
+    /// elsewhere: it makes saving the copy the context may hold a conflict, where a change
+    /// based on no object would bring the object back. So does a read through an ancestor's
+    /// pending change. What remains is bounded by what the context read and saved: the
+    /// objects it read, wrote or deleted (until a fetch of every object replaces them), its
+    /// reads through ancestors' changes, and at most `table.count` ids read while absent that
+    /// hold an object now. The next pruning waits until the records have doubled.
     ///
     /// - Complexity: O(records).
-    mutating func prune(keeping table: TreeDictionary<ObjectKey, StoredObject>, keepingSettled: Bool = false) {
-        // A deletion recorded after the run wrote the object stays: without it the run's
-        // object would be the base.
+    mutating func prune(keeping table: TreeDictionary<ObjectKey, StoredObject>) {
         let gone = byID.filter { key, record in
-            record.isOfNoObject && table[key] == nil && !(keepingSettled && record.isSettled(after: 0)) && run?.object(for: key) == nil
+            if case .stored(nil) = record { table[key] == nil && run?.object(for: key) == nil } else { false }
         }.keys
         for key in gone {
             byID[key] = nil

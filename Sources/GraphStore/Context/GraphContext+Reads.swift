@@ -46,7 +46,7 @@ extension GraphContext {
             }
             // Kept from a save of this context that settled after the fetch read its table; pruned
             // against the latest table (an object the fetch did not see may have been saved since).
-            state.reads[source.entity].read(records, number: source.number, table: core.latestTable(entity: source.entity).table, keepingSettled: true)
+            state.reads[source.entity].read(records, number: source.number, table: core.latestTable(entity: source.entity).table)
         }
     }
 
@@ -172,7 +172,7 @@ extension GraphContext {
             }
             var objects: [(ObjectKey, StoredObject?)] = []
             settled.forEach(entity: entity) { key, object in objects.append((key, object)) }
-            state.reads[entity].recordSaved(objects, number: written.version, table: latest.tables[entity], keepingSettled: fetching)
+            state.reads[entity].recordSaved(objects, number: written.version, table: latest.tables[entity])
             if settlesAll {
                 // Each with the sequence of the change it settles (a marker's, for an id the
                 // marker deleted).

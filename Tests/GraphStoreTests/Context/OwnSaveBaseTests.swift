@@ -202,10 +202,10 @@ import Testing
         #expect(Self.stored(container)?.text == "from server")
     }
 
-    /// A long-lived context that inserts and deletes objects it never reads, with no other
-    /// writer, keeps no record per deleted id for good: its records stay within the pruning
-    /// limit.
-    @Test func ownDeletionsStayWithinThePruningLimit() throws {
+    /// A long-lived context that inserts and deletes objects it never reads keeps a record
+    /// per id it deleted (what its saves left, which no pruning drops: see
+    /// `OwnDeletionRecordTests`), until a fetch of every object of the entity replaces them.
+    @Test func ownDeletionsAreKeptUntilAFetchOfEveryObject() throws {
         let container = try Fixtures.inMemoryContainer()
         let main = container.mainContext
         let entity = container.core.schema.index(of: Note.self)
@@ -217,6 +217,8 @@ import Testing
             try main.save()
         }
         #expect(container.count(of: Note.self) == 0)
-        #expect(main.withState { $0.reads[entity].count } <= EntityReads.limit(storedCount: 0))
+        #expect(main.withState { $0.reads[entity].count } == 10_000)
+        #expect(try main.fetch(FetchDescriptor<Note>()).isEmpty)
+        #expect(main.withState { $0.reads[entity].count } == 0)
     }
 }

@@ -1,0 +1,63 @@
+import ExampleModel
+import Foundation
+import GraphStore
+import GraphStoreTestSupport
+import Testing
+
+/// What a context's own save deleted stays what it knows of those ids, however many records
+/// it keeps: a copy it holds of an object it deleted, saved after another context created the
+/// id again, is a conflict, not an overwrite. (The records of ids it read while absent are the
+/// ones pruned past a bound, which changes no base while those ids stay absent.)
+@Suite struct OwnDeletionRecordTests {
+    enum How: String, CaseIterable, Sendable {
+        /// Read the note, then deleted it and 5,000 others in one save.
+        case readThenBulkDelete
+        /// Inserted the notes itself (never read), then deleted them all in one save.
+        case savedThenBulkDelete
+        /// Read the note, deleted only it, then looked up 5,000 absent ids.
+        case readDeleteThenLookups
+        /// Read the note and deleted it, then deleted 5,000 others in separate saves.
+        case readThenManySaves
+    }
+
+    @Test(arguments: How.allCases, [MergePolicy.error, .storeWins])
+    func aHeldCopyOfAnObjectTheContextDeletedConflictsWithItsRecreation(how: How, policy: MergePolicy) throws {
+        let container = try GraphContainer(for: exampleModel, store: .inMemory)
+        let a = container.newBackgroundContext(), b = container.newBackgroundContext()
+        a.mergePolicy = policy
+        let id = UUID()
+        let others = (0..<5_000).map { _ in UUID() }
+        let seeder = how == .savedThenBulkDelete ? a : container.mainContext
+        seeder.insert(Note(id: id, text: "v1", createdAt: Fixtures.epoch))
+        seeder.insert(contentsOf: others.map { Note(id: $0, text: "other", createdAt: Fixtures.epoch) })
+        try seeder.save()
+        var held = Note(id: id, text: "v1", createdAt: Fixtures.epoch)
+        if how != .savedThenBulkDelete { held = try #require(a.model(Note.self, id: id)) }
+        a.delete(Note.self, id: id)
+        switch how {
+        case .readThenBulkDelete, .savedThenBulkDelete:
+            for other in others { a.delete(Note.self, id: other) }
+            try a.save()
+        case .readDeleteThenLookups:
+            try a.save()
+            for _ in others { _ = a.model(Note.self, id: UUID()) }
+        case .readThenManySaves:
+            try a.save()
+            for other in others {
+                a.delete(Note.self, id: other)
+                try a.save()
+            }
+        }
+        b.insert(Note(id: id, text: "created again", createdAt: Fixtures.epoch))
+        try b.save()
+
+        held.text = "a's stale copy"
+        a.insert(held)
+        if policy == .error {
+            #expect(throws: GraphStoreError.self, "the object created again was overwritten") { try a.save() }
+        } else {
+            try a.save()
+        }
+        #expect(container.mainContext.model(Note.self, id: id)?.text == "created again")
+    }
+}
