@@ -56,6 +56,10 @@ struct EntityReads: Sendable {
 
     /// The table as of the last fetch that read every object, if any did.
     private(set) var whole: TreeDictionary<ObjectKey, StoredObject>?
+    /// The table a save of this context dropped whole since `whole` was read (or since it
+    /// read nothing of the entity): its ids had no object after that save, whatever `whole`
+    /// says; `byID` overrides it.
+    private var emptied: TreeDictionary<ObjectKey, StoredObject>?
     /// Reads of single ids since then; they override `whole`.
     private(set) var byID: [ObjectKey: Record] = [:]
     /// The newest store version a save of this context settled records at (0: none).
@@ -99,7 +103,7 @@ struct EntityReads: Sendable {
     ///
     /// - Complexity: O(1) hashing, plus O(log n) in `whole` or the run's table.
     func record(for key: ObjectKey) -> Record? {
-        let recorded = byID[key] ?? whole.map { .stored($0[key]) }
+        let recorded = byID[key] ?? (emptied?[key] != nil ? .settled(nil, number: emptiedAt) : whole.map { .stored($0[key]) })
         // What the run wrote, unless a later save recorded the id since (or the context read
         // it since: a read ends the run).
         guard let written = run?.object(for: key) else { return recorded }
@@ -184,6 +188,7 @@ struct EntityReads: Sendable {
         // A save of this context settles its ids while a fetch runs: the run is older.
         run = nil
         whole = table
+        emptied = nil
         byID = latestSettled > number ? byID.filter { $0.value.isSettled(after: number) } : [:]
         pruneAbove = 0
         for (key, record) in throughChanges where !(byID[key]?.isSettled(after: number) ?? false) { byID[key] = record }
@@ -216,12 +221,20 @@ struct EntityReads: Sendable {
         return added
     }
 
-    /// After a save of store version `number` dropped the whole table: the context saw it empty.
-    mutating func settleEmptied(number: UInt64) {
+    /// After a save of store version `number` dropped `table`, the entity's whole table: the
+    /// context knows its objects gone and the table empty. What it read of other ids stays (an
+    /// object it read that another context deleted before the drop: a copy of it saved now is
+    /// a conflict, not brought back).
+    ///
+    /// - Complexity: O(r log n) for r per-id records; `table` is kept (O(1)) until a fetch of
+    ///   every object replaces it.
+    mutating func settleEmptied(number: UInt64, table: TreeDictionary<ObjectKey, StoredObject>) {
         run = nil
         hasRead = true
-        whole = [:]
-        byID = [:]
+        // Ids the context knew nothing of had no object after the drop.
+        if whole == nil { whole = [:] }
+        emptied = emptied.map { earlier in table.reduce(into: earlier) { $0[$1.key] = $1.value } } ?? table
+        byID = byID.filter { table[$0.key] == nil }
         pruneAbove = 0
         emptiedAt = max(emptiedAt, number)
         latestSettled = max(latestSettled, number)
@@ -254,6 +267,7 @@ struct EntityReads: Sendable {
         for key in gone {
             byID[key] = nil
             whole?[key] = nil
+            emptied?[key] = nil
         }
         pruneAbove = 2 * byID.count
     }
@@ -335,8 +349,8 @@ struct SettledObjects {
         for (key, object) in objects[entity] ?? [:] { body(key, object) }
     }
 
-    /// Whether the save dropped `entity`'s whole table.
-    func droppedTable(entity: Int) -> Bool { dropped[entity] != nil }
+    /// The table the save dropped whole, if it dropped `entity`'s.
+    func droppedObjects(entity: Int) -> TreeDictionary<ObjectKey, StoredObject>? { dropped[entity] }
 }
 
 /// One entity's part of a save of a top-level context that has not read the entity, as the

@@ -165,8 +165,8 @@ extension GraphContext {
         }
         for entity in entities {
             let isRead = fetching || state.reads[entity].hasRead
-            if settled.droppedTable(entity: entity) {
-                if isRead { state.reads[entity].settleEmptied(number: written.version) } else { state.reads[entity].forgetSaved() }
+            if let droppedObjects = settled.droppedObjects(entity: entity) {
+                if isRead { state.reads[entity].settleEmptied(number: written.version, table: droppedObjects) } else { state.reads[entity].forgetSaved() }
                 if settlesAll { state.childBases[entity].settleDropped(through: committed.cleared[entity]?.sequence ?? 0) }
                 continue
             }

@@ -60,4 +60,38 @@ import Testing
         }
         #expect(container.mainContext.model(Note.self, id: id)?.text == "created again")
     }
+
+    /// A context read every note; another deleted one of them; the first then deleted every
+    /// note, and its save dropped the table (the rest) whole. Its copy of the note deleted
+    /// elsewhere, saved now, is a conflict: the drop did not delete it, and the context never
+    /// saw it go. Under `.mergeByProperty` a deletion wins, so it is not brought back either.
+    @Test(arguments: [MergePolicy.error, .storeWins, .mergeByProperty])
+    func aWholeTableDropKeepsWhatTheContextReadOfObjectsGoneBefore(policy: MergePolicy) throws {
+        let container = try GraphContainer(for: exampleModel, store: .inMemory)
+        let reader = container.newBackgroundContext(), other = container.newBackgroundContext()
+        reader.mergePolicy = policy
+        let gone = Note(text: "deleted elsewhere", createdAt: Fixtures.epoch), kept = Note(text: "dropped", createdAt: Fixtures.epoch)
+        container.mainContext.insert(contentsOf: [gone, kept])
+        try container.mainContext.save()
+        var held = try #require(try reader.fetch(FetchDescriptor<Note>()).first { $0.id == gone.id })
+        other.delete(Note.self, id: gone.id)
+        try other.save()
+        try reader.delete(model: Note.self)
+        try reader.save()
+        #expect(container.count(of: Note.self) == 0)
+
+        held.text = "edited"
+        reader.insert(held)
+        if policy == .error {
+            #expect(throws: GraphStoreError.self, "an object deleted elsewhere came back") { try reader.save() }
+        } else {
+            try reader.save()
+        }
+        #expect(container.mainContext.model(Note.self, id: gone.id) == nil)
+        // What the drop deleted, the context knows gone: re-inserting it is no conflict.
+        reader.rollback()
+        reader.insert(kept)
+        try reader.save()
+        #expect(container.mainContext.model(Note.self, id: kept.id)?.text == "dropped")
+    }
 }

@@ -302,10 +302,14 @@ import Testing
                 byID[id] = .some(objects[id]?.version)
             }
             if dropsTable {
-                // Having read the entity, the context knows it empty; else it forgets what its
-                // saves left, gone with the table.
-                if hasRead { whole = [:] }
-                byID = [:]
+                // Having read the entity, the context knows the dropped objects gone (recorded
+                // above) and the rest of the table empty, and keeps what it read of other ids;
+                // else it forgets what its saves left, gone with the table.
+                if hasRead {
+                    if whole == nil { whole = [:] }
+                } else {
+                    byID = [:]
+                }
             }
             pending = [:]
             markedOnly = []
