@@ -248,7 +248,8 @@ import Testing
 
         /// Whether a `delete(model:)` is pending (the context holds a clear marker).
         var isMarked = false
-        /// The ids pending deletion by the marker alone (no change of the context's own).
+        /// The ids pending deletion by the marker alone: no change of the context's own, or
+        /// one based on the version the marker holds, which the marker stands for.
         var markedOnly: Set<Int> = []
         /// Whether the marker stands alone: nothing changed since marking, in the context or
         /// the store, so the save drops the table whole (and the context then knows it empty).
@@ -271,7 +272,13 @@ import Testing
                 markedOnly.insert(id)
             }
             for (id, change) in pending {
-                if objects[id] == nil { pending[id] = nil } else { pending[id] = (nil, change.base) }
+                guard let stored = objects[id] else {
+                    pending[id] = nil
+                    continue
+                }
+                pending[id] = (nil, change.base)
+                // A change based on the version the marker holds: the marker stands for it.
+                if change.base == stored.version { markedOnly.insert(id) }
             }
             isMarkPure = !keepsOlderBases
         }
