@@ -143,7 +143,10 @@ struct EntityReads: Sendable {
     ///
     /// - Complexity: O(the save's changes): while the run goes on, a pass without look-ups plus
     ///   O(log n) per deletion.
-    mutating func recordSave(_ saved: SavedChanges, after baseNumber: UInt64, table: TreeDictionary<ObjectKey, StoredObject>) {
+    mutating func recordSave(
+        _ saved: SavedChanges, after baseNumber: UInt64, table: TreeDictionary<ObjectKey, StoredObject>,
+        baseTable: TreeDictionary<ObjectKey, StoredObject>
+    ) {
         let number = saved.version
         latestSettled = max(latestSettled, number)
         if !changedElsewhere {
@@ -151,7 +154,10 @@ struct EntityReads: Sendable {
             run = SavedRun(since: run?.since ?? baseNumber + 1, table: table)
             saved.forEachDeletion(in: table) { key in byID[key] = .settled(nil, number: number) }
         } else {
-            saved.forEachSettled(in: table) { key, object in byID[key] = .settled(object, number: number) }
+            saved.forEachSettled(in: table) { key, object, isOwn in
+                guard isOwn || knowsWhatARuleRewrote(key, base: baseTable[key]) else { return }
+                byID[key] = .settled(object, number: number)
+            }
         }
     }
 
@@ -238,6 +244,18 @@ struct EntityReads: Sendable {
         pruneAbove = 0
         emptiedAt = max(emptiedAt, number)
         latestSettled = max(latestSettled, number)
+    }
+
+    /// Whether what this context knows of `key` is `base`, the object a delete rule (or a
+    /// unique merge moving references) of its save rewrote without the context changing it,
+    /// or it knows nothing of it: only then is what the rule left its record. Otherwise the
+    /// rule rewrote a version another context saved, which this context never saw, and its
+    /// record stays: a copy it holds, saved later, is a conflict rather than based on a
+    /// version it did not see.
+    func knowsWhatARuleRewrote(_ key: ObjectKey, base: StoredObject?) -> Bool {
+        // No record, or one of an ancestor's change: based as before.
+        guard let recorded = record(for: key)?.storedObject else { return true }
+        return recorded?.version == base?.version
     }
 
     /// The most per-id records kept for an entity holding `storedCount` objects.
@@ -354,7 +372,7 @@ struct SettledObjects {
 }
 
 /// One entity's part of a save of a top-level context that has not read the entity, as the
-/// save committed it: what ``EntityReads/recordSave(_:after:table:)`` records.
+/// save committed it: what ``EntityReads/recordSave(_:after:table:baseTable:)`` records.
 struct SavedChanges {
     /// The entity's changes in the saved change set: its entries, then its log's (not folded).
     var entries: EntityChanges
@@ -386,15 +404,15 @@ struct SavedChanges {
     /// the entity's table in a version at or after the save.
     ///
     /// - Complexity: O(changes); no look-up or folding when every change was written as made.
-    func forEachSettled(in table: TreeDictionary<ObjectKey, StoredObject>, _ body: (ObjectKey, StoredObject?) -> Void) {
+    func forEachSettled(in table: TreeDictionary<ObjectKey, StoredObject>, _ body: (ObjectKey, StoredObject?, _ isOwn: Bool) -> Void) {
         guard let reported else {
             // In the order made: a later change of an id replaces an earlier one's record.
-            for (key, change) in entries { body(key, change.upserted.map { StoredObject(value: $0, version: version) }) }
+            for (key, change) in entries { body(key, change.upserted.map { StoredObject(value: $0, version: version) }, true) }
             for entry in logged {
                 if case .upsert(let value) = entry.kind {
-                    body(entry.key, StoredObject(value: value, version: version))
+                    body(entry.key, StoredObject(value: value, version: version), true)
                 } else {
-                    body(entry.key, nil)
+                    body(entry.key, nil, true)
                 }
             }
             return
@@ -407,7 +425,7 @@ struct SavedChanges {
             }
         }
         for (key, object) in SettledObjects.settled(mine: mine, marker: nil, written: reported.written, name: reported.name, table: table) {
-            body(key, object)
+            body(key, object, mine[key] != nil)
         }
     }
 

@@ -131,7 +131,7 @@ extension GraphContext {
                 }
                 let saved = SavedChanges(
                     entries: committed.entities[entity], logged: committed.logs[entity].entries, version: written.version, reported: reported)
-                state.reads[entity].recordSave(saved, after: stamps.baseNumber, table: stamps.tables[entity])
+                state.reads[entity].recordSave(saved, after: stamps.baseNumber, table: stamps.tables[entity], baseTable: stamps.baseTables[entity])
             }
         }
         // Objects of other entities the save deleted or changed through a delete rule (a
@@ -171,7 +171,16 @@ extension GraphContext {
                 continue
             }
             var objects: [(ObjectKey, StoredObject?)] = []
-            settled.forEach(entity: entity) { key, object in objects.append((key, object)) }
+            let own = committed.entities[entity], marker = committed.cleared[entity]
+            settled.forEach(entity: entity) { key, object in
+                // What a delete rule or a unique merge rewrote of a version the context never
+                // saw is not what it knows.
+                if own[key] == nil, marker?.table[key] == nil,
+                   !state.reads[entity].knowsWhatARuleRewrote(key, base: stamps.baseTables[entity][key]) {
+                    return
+                }
+                objects.append((key, object))
+            }
             state.reads[entity].recordSaved(objects, number: written.version, table: latest.tables[entity])
             if settlesAll {
                 // Each with the sequence of the change it settles (a marker's, for an id the

@@ -105,6 +105,9 @@ package final class GraphCore: Sendable {
         let previousStamps: [UInt64]
         let stamps: [UInt64]
         let tables: [TreeDictionary<ObjectKey, StoredObject>]
+        /// The tables of the version the commit was made on: what a delete rule of the commit
+        /// rewrote.
+        let baseTables: [TreeDictionary<ObjectKey, StoredObject>]
 
         /// A commit planned on `base` as `made`: when it wrote nothing (`change` is `nil`),
         /// `made` was never published, and the store stays at `base`.
@@ -115,6 +118,7 @@ package final class GraphCore: Sendable {
             previousStamps = base.tableStamps
             stamps = after.tableStamps
             tables = after.tables
+            baseTables = base.tables
         }
     }
 

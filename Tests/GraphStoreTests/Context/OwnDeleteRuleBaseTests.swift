@@ -144,4 +144,47 @@ private struct Item: Entity, Hashable {
         }
         #expect(Self.stored(container) == theirs)
     }
+
+    /// A rule of the context's save that rewrote a version another context saved, which this
+    /// context never saw, is not what it knows of the object: its held copy, changed and saved,
+    /// is a conflict, and under the other policies the other context's change survives. With
+    /// the copy looked up (the rule's entity not changed by the save) or saved by the context
+    /// itself, the save also inserting another item (its records then kept id by id).
+    @Test(arguments: [Held.lookedUp, .savedItself], [MergePolicy.error, .storeWins, .mergeByProperty])
+    func aRuleThatRewroteAnotherSaveDoesNotRebaseAHeldCopy(held how: Held, policy: MergePolicy) throws {
+        let container = try GraphContainer(for: [Folder.self, Label.self, Item.self], store: .inMemory)
+        let context = container.newBackgroundContext(), other = container.newBackgroundContext()
+        context.mergePolicy = policy
+        container.mainContext.insert(contentsOf: Self.folders)
+        container.mainContext.insert(Self.label)
+        try container.mainContext.save()
+        var held = Self.item
+        if how == .savedItself {
+            context.insert(Self.item)
+            try context.save()
+        } else {
+            container.mainContext.insert(Self.item)
+            try container.mainContext.save()
+            held = try #require(context.model(Item.self, id: Self.item.id))
+        }
+        var theirs = try #require(other.model(Item.self, id: Self.item.id))
+        theirs.title = "other's title"
+        other.insert(theirs)
+        try other.save()
+
+        context.delete(Self.label)
+        if how == .savedItself { context.insert(Item(title: "another", folderID: Self.folders[1].id)) }
+        try context.save()
+        #expect(container.mainContext.model(Item.self, id: Self.item.id)?.labelID == nil)
+
+        held.labelID = nil
+        held.folderID = Self.folders[1].id
+        context.insert(held)
+        if policy == .error {
+            #expect(throws: GraphStoreError.self, "the other save was overwritten") { try context.save() }
+        } else {
+            try context.save()
+        }
+        #expect(container.mainContext.model(Item.self, id: Self.item.id)?.title == "other's title")
+    }
 }
