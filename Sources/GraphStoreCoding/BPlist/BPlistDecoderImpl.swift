@@ -38,9 +38,14 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer, MovingCode
     /// the same total).
     let expansion: BPlistSpending
 
+    /// Whether values may be read in their JSON shapes (see ``BPlistJSONShapes``), if the
+    /// caller said where that is decided.
+    private let jsonShapes: BPlistJSONShapes?
+
     init(document: BPlistDocument, userInfo: [CodingUserInfoKey: Any], current: Int, path: CodingPath, expansion: BPlistSpending) {
         self.document = document
         self.userInfo = userInfo
+        jsonShapes = userInfo[BPlistDecoder.jsonShapesKey] as? BPlistJSONShapes
         self.current = current
         self.path = path
         self.expansion = expansion
@@ -125,20 +130,22 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer, MovingCode
             try spend(object, path: path, key: key)
             return Data(document.span(object, byteCount: object.count)) as! T
         }
-        if T.self == URL.self, object.kind == .asciiString || object.kind == .utf16String, acceptsJSONShapes {
-            guard let url = URL(string: try string(object, path: path, key: key)) else {
-                throw DecodingError.dataCorrupted(DecodingError.Context(codingPath: path.codingPath(appending: key), debugDescription: "Invalid URL string."))
-            }
-            return url as! T
-        }
-        if T.self == Decimal.self, object.kind == .real || object.kind == .integer, acceptsJSONShapes {
-            return try decimal(object, path: path, key: key) as! T
-        }
         if T.self == UUID.self, object.kind == .asciiString, let uuid = UUIDParsing.canonicalUUID(document.span(object, byteCount: object.count)) {
             return unsafeBitCast(uuid, to: T.self)
         }
         if T.self == [UUID].self, object.kind == .array, expansion.spend(elements: object.count), let uuids = canonicalUUIDs(object) {
             return unsafeBitCast(uuids, to: T.self)
+        }
+        if acceptsJSONShapes {
+            if T.self == URL.self, object.kind == .asciiString || object.kind == .utf16String {
+                guard let url = URL(string: try string(object, path: path, key: key)) else {
+                    throw DecodingError.dataCorrupted(DecodingError.Context(codingPath: path.codingPath(appending: key), debugDescription: "Invalid URL string."))
+                }
+                return url as! T
+            }
+            if T.self == Decimal.self, object.kind == .real || object.kind == .integer {
+                return try decimal(object, path: path, key: key) as! T
+            }
         }
         return try decodeNested(T.self, at: reference, path: path.appending(codingKey: key), descends: Key.self != NoCodingKey.self)
     }
@@ -213,9 +220,7 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer, MovingCode
 
     /// Whether this decoding reads values in their JSON shapes (see ``BPlistJSONShapes``); asked
     /// only where a value is not in its property-list shape.
-    private var acceptsJSONShapes: Bool {
-        (userInfo[BPlistDecoder.jsonShapesKey] as? BPlistJSONShapes)?.isAccepted ?? false
-    }
+    private var acceptsJSONShapes: Bool { jsonShapes?.isAccepted ?? false }
 
     func bool<Key: CodingKey>(_ object: BPlistObject, path: CodingPath, key: Key) throws -> Bool {
         switch object.kind {
