@@ -6,9 +6,9 @@ import HashTreeCollections
 /// A fetch that reads every object of the entity (no predicate, no window) keeps the table it
 /// read, which costs O(1) because tables are persistent maps; any other read keeps one record
 /// per id it returned. A later whole read replaces everything before it. The records of one
-/// entity are bounded by what the context read: past ``limit(storedCount:)`` ids, the records
-/// of ids it saw no object at, that have none now either, are dropped (see
-/// ``prune(keeping:)``).
+/// entity are bounded by what the context read and what its saves left, deletions included:
+/// past ``limit(storedCount:)`` ids, the records of ids it read while absent, that have none
+/// now either, are dropped (see ``prune(keeping:)``).
 ///
 /// What a save of the context left counts as read, whether or not the context read anything
 /// of the entity before: the context knows what it wrote. While it has read nothing of the
@@ -90,6 +90,10 @@ struct EntityReads: Sendable {
 
     /// The number of per-id records.
     var count: Int { byID.count }
+
+    /// The number of objects of the dropped table kept to tell what a whole-table drop
+    /// deleted (`nil`: none kept).
+    var keptDroppedCount: Int? { emptied?.count }
 
     /// Whether anything tells what the context's saves left.
     private var hasSavedRecords: Bool { run != nil || !byID.isEmpty }
@@ -232,14 +236,17 @@ struct EntityReads: Sendable {
     /// object it read that another context deleted before the drop: a copy of it saved now is
     /// a conflict, not brought back).
     ///
-    /// - Complexity: O(r log n) for r per-id records; `table` is kept (O(1)) until a fetch of
-    ///   every object replaces it.
+    /// - Complexity: O(r log n) for r per-id records; the first such `table` since the last
+    ///   fetch of every object is kept (O(1)) until the next one, where that fetch read objects.
     mutating func settleEmptied(number: UInt64, table: TreeDictionary<ObjectKey, StoredObject>) {
         run = nil
         hasRead = true
-        // Ids the context knew nothing of had no object after the drop.
+        // Ids the context knew nothing of had no object after the drop. Of the ids `whole`
+        // holds, every one still stored at the first drop since it was read was in that drop's
+        // table (a later drop holds none of them but ones created again, which the first
+        // already says were gone): only that table is kept, and only when `whole` holds any.
         if whole == nil { whole = [:] }
-        emptied = emptied.map { earlier in table.reduce(into: earlier) { $0[$1.key] = $1.value } } ?? table
+        if emptied == nil, whole?.isEmpty == false { emptied = table }
         byID = byID.filter { table[$0.key] == nil }
         pruneAbove = 0
         emptiedAt = max(emptiedAt, number)
@@ -470,13 +477,15 @@ struct SavedRun: Sendable {
 ///
 /// Only a child that read the id through one of these changes (or an earlier one: sequences
 /// increase) takes that base; a child that never read the id is based as any context is.
-/// Bounded as ``EntityReads``: past its limit, the records whose base is no object (and was
-/// inherited through no ancestor's change), of ids with no stored object now, go. A base that
-/// is an object stays, so that a child's copy of an object deleted elsewhere since conflicts;
-/// those are bounded by the objects this context's saves wrote and its rollbacks dropped while
-/// it had children.
+/// What a save of this context left stays, a deletion included: were it dropped, a child's
+/// copy of an id another context created again afterwards would be based on that object and
+/// overwrite it without a conflict, as ``EntityReads`` keeps what its saves deleted. Bounded as
+/// ``EntityReads`` otherwise: past its limit, the records a rollback left whose base is no
+/// object (and was inherited through no ancestor's change), of ids with no stored object now,
+/// go, as the records of ids read while absent do there. A base that is an object stays, so
+/// that a child's copy of an object deleted elsewhere since conflicts.
 struct ChildBases: Sendable {
-    private var byID: [ObjectKey: (sequence: UInt64, base: StoredObject?, through: UInt64?)] = [:]
+    private var byID: [ObjectKey: (sequence: UInt64, base: StoredObject?, through: UInt64?, prunable: Bool)] = [:]
     /// Twice the records the last pruning kept: the next waits until the records pass it.
     private var pruneAbove = 0
     /// A save dropped the whole table: a change read at or before this sequence saw an
@@ -498,16 +507,17 @@ struct ChildBases: Sendable {
     }
 
     /// Records what the changes `records` (id, sequence, base, and the ancestor's change a
-    /// dropped change's base was inherited through) left; `table` is the entity's table now (for
-    /// pruning).
+    /// dropped change's base was inherited through) left: a save's (`byRollback` false), or
+    /// a rollback's, whose records of no object may be pruned; `table` is the entity's table
+    /// now (for pruning).
     ///
     /// - Complexity: O(k) amortized for k records.
     mutating func settle(
-        _ records: some Sequence<(ObjectKey, UInt64, StoredObject?, UInt64?)>, table: TreeDictionary<ObjectKey, StoredObject>
+        _ records: some Sequence<(ObjectKey, UInt64, StoredObject?, UInt64?)>, byRollback: Bool, table: TreeDictionary<ObjectKey, StoredObject>
     ) {
-        for (key, sequence, base, through) in records { byID[key] = (sequence, base, through) }
+        for (key, sequence, base, through) in records { byID[key] = (sequence, base, through, byRollback && base == nil && through == nil) }
         if byID.count > max(EntityReads.limit(storedCount: table.count), pruneAbove) {
-            byID = byID.filter { key, settled in settled.base != nil || settled.through != nil || table[key] != nil }
+            byID = byID.filter { key, settled in !settled.prunable || table[key] != nil }
             pruneAbove = 2 * byID.count
         }
     }

@@ -75,9 +75,15 @@ extension GraphContext {
                 (key, change.inheritedThrough.map { .inherited(sequence: $0) } ?? .stored(change.base))
             }
             if let marker = state.pending.cleared[entity] {
-                // Only a top-level context marks: no ancestor's changes to record.
+                // Only a top-level context marks: no ancestor's changes to record. A change made
+                // after the marking, of an object the marker covers, took the marker's version
+                // as its base, not one the context read: what it knew stays.
+                seen = own.compactMap { key, change -> (ObjectKey, EntityReads.Record)? in
+                    if let marked = marker.table[key], marked.version == change.baseVersion { return nil }
+                    return (key, .stored(change.base))
+                }
                 seen += table.lazy.filter { marker.table[$0.key] == nil && own[$0.key] == nil }.map { ($0.key, .stored($0.value)) }
-                state.reads[entity].read(seen, number: number, table: table)
+                state.reads[entity].read(seen, number: number, table: core.latestTable(entity: entity).table)
                 return
             }
             if parent != nil {
@@ -90,7 +96,9 @@ extension GraphContext {
     /// After a committed save: what it left of every id it settled becomes what this context
     /// last read of it (it knows what it wrote), and the entries changed again while it
     /// committed are based on it. That includes the objects of entities the context did not
-    /// change that the save deleted or changed through delete rules or a unique merge.
+    /// change that the save deleted or changed through delete rules or a unique merge, where
+    /// the context knew the version the rule rewrote (see
+    /// ``EntityReads/knowsWhatARuleRewrote(_:base:)``).
     ///
     /// For an entity the context has not read, with no child or fetch of it to settle for,
     /// while no other context's commit changed its table since this context's first save of it,
@@ -187,7 +195,8 @@ extension GraphContext {
                 // marker deleted).
                 let marker = committed.cleared[entity]?.sequence ?? 0
                 let changes = committed.entities[entity]
-                state.childBases[entity].settle(objects.lazy.map { ($0, changes[$0]?.sequence ?? marker, $1, nil) }, table: latest.tables[entity])
+                state.childBases[entity].settle(
+                    objects.lazy.map { ($0, changes[$0]?.sequence ?? marker, $1, nil) }, byRollback: false, table: latest.tables[entity])
             }
         }
     }

@@ -75,8 +75,11 @@ extension GraphContext {
                 if state.commitActionsEpoch == actionsEpoch { state.commitActions.removeFirst(actions.count) }
             }
             // Either may hold the last reference to a whole deleted table (a clear marker, a
-            // dropped table) or to many thousand objects: freeing them should not delay the save.
-            if changes.count >= BackgroundRelease.objectCount || changes.cleared.contains(where: { $0 != nil }) {
+            // dropped table) or to many thousand objects (the commit's base tables hold what a
+            // cascade deleted): freeing them should not delay the save.
+            let written = committed?.change.map { $0.insertedCount + $0.updatedCount + $0.deletedCount } ?? 0
+            if changes.count >= BackgroundRelease.objectCount || written >= BackgroundRelease.objectCount
+                || changes.cleared.contains(where: { $0 != nil }) {
                 BackgroundRelease.drop((consume changes, consume committed))
             }
             return (parent == nil ? actions : [], notDurable)

@@ -160,7 +160,7 @@ public final class GraphContext: Sendable {
                     let records = state.pending.entities[entity].lazy.map {
                         ($0.key, $0.value.sequence, $0.value.base, $0.value.inheritedThrough)
                     }
-                    state.childBases[entity].settle(records, table: latest.tables[entity])
+                    state.childBases[entity].settle(records, byRollback: true, table: latest.tables[entity])
                 }
             }
             defer {

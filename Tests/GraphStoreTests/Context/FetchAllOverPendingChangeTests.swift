@@ -117,4 +117,37 @@ import Testing
         #expect(throws: GraphStoreError.self, "the other save was overwritten") { try editor.save() }
         #expect(container.mainContext.model(Note.self, id: id)?.text == "other's save")
     }
+
+    /// A change made after a `delete(model:)` of an object the marker covers is based on the
+    /// marker's version, not on one the context read: a fetch over the marker does not make it
+    /// the base of a later change either.
+    @Test(arguments: [false, true], [false, true])
+    func aChangeOverAPendingDeleteAllKeepsWhatTheContextKnew(fetchOverMarker: Bool, deletes: Bool) throws {
+        let container = try GraphContainer(for: exampleModel, store: .inMemory)
+        let id = UUID()
+        container.mainContext.insert(Note(id: id, text: "v1", createdAt: Fixtures.epoch))
+        try container.mainContext.save()
+
+        let editor = container.newBackgroundContext(), other = container.newBackgroundContext()
+        var copy = try #require(editor.model(Note.self, id: id))
+        var theirs = try #require(other.model(Note.self, id: id))
+        theirs.text = "other's save"
+        other.insert(theirs)
+        try other.save()
+
+        try editor.delete(model: Note.self)
+        if deletes {
+            editor.delete(Note.self, id: id)
+        } else {
+            var draft = copy
+            draft.text = "draft over the marker"
+            editor.insert(draft)
+        }
+        if fetchOverMarker { _ = try editor.fetch(FetchDescriptor<Note>()) }
+        editor.rollback()
+        copy.text = "editor's edit"
+        editor.insert(copy)
+        #expect(throws: GraphStoreError.self, "the other save was overwritten") { try editor.save() }
+        #expect(container.mainContext.model(Note.self, id: id)?.text == "other's save")
+    }
 }

@@ -1,6 +1,6 @@
 import ExampleModel
 import Foundation
-import GraphStore
+@testable import GraphStore
 import GraphStoreTestSupport
 import Testing
 
@@ -93,5 +93,56 @@ import Testing
         reader.insert(kept)
         try reader.save()
         #expect(container.mainContext.model(Note.self, id: kept.id)?.text == "dropped")
+    }
+
+    /// A child saw an object gone through its parent's pending deletion; the parent saved it
+    /// with 5,000 more; another context created the id again. The child's insert of that id,
+    /// saved through the parent, is a conflict however many records the parent keeps.
+    @Test(arguments: [0, 5_000])
+    func aChildsViewOfAParentsDeletionIsKept(others: Int) throws {
+        let container = try GraphContainer(for: exampleModel, store: .inMemory)
+        let parent = container.newBackgroundContext(), other = container.newBackgroundContext()
+        let id = UUID()
+        let otherIDs = (0..<others).map { _ in UUID() }
+        container.mainContext.insert(Note(id: id, text: "v1", createdAt: Fixtures.epoch))
+        container.mainContext.insert(contentsOf: otherIDs.map { Note(id: $0, text: "other", createdAt: Fixtures.epoch) })
+        try container.mainContext.save()
+
+        let child = parent.newChildContext()
+        parent.delete(Note.self, id: id)
+        for otherID in otherIDs { parent.delete(Note.self, id: otherID) }
+        #expect(child.model(Note.self, id: id) == nil)
+        try parent.save()
+        other.insert(Note(id: id, text: "created again", createdAt: Fixtures.epoch))
+        try other.save()
+        _ = parent.model(Note.self, id: id)
+
+        child.insert(Note(id: id, text: "the child's", createdAt: Fixtures.epoch))
+        try child.save()
+        #expect(throws: GraphStoreError.self, "the object created again was overwritten") { try parent.save() }
+        #expect(container.mainContext.model(Note.self, id: id)?.text == "created again")
+        withExtendedLifetime(child) {}
+    }
+
+    /// What a whole-table drop keeps: nothing for a context whose reads held no table of
+    /// objects (its ids have no object either way), the first dropped table after a fetch of
+    /// every object, and no more on later drops.
+    @Test func aWholeTableDropKeepsOnlyWhatItNeeds() throws {
+        let container = try GraphContainer(for: exampleModel, store: .inMemory)
+        let entity = container.core.schema.index(of: Note.self)
+        let looker = container.newBackgroundContext(), fetcher = container.newBackgroundContext()
+        for context in [looker, fetcher] {
+            _ = context.model(Note.self, id: UUID())
+            for round in 0..<3 {
+                context.insert(contentsOf: (0..<100).map { _ in Note(text: "round \(round)", createdAt: Fixtures.epoch) })
+                try context.save()
+                if context === fetcher, round == 0 { #expect(try context.fetch(FetchDescriptor<Note>()).count == 100) }
+                try context.delete(model: Note.self)
+                try context.save()
+                #expect(container.count(of: Note.self) == 0)
+                let kept = context.withState { $0.reads[entity].keptDroppedCount }
+                #expect(kept == (context === fetcher ? 100 : nil), "round \(round)")
+            }
+        }
     }
 }

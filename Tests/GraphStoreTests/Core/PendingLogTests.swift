@@ -210,7 +210,7 @@ import Testing
         mutating func change(_ id: Int, to value: Int?) {
             let base = pending[id].map(\.base) ?? lastRead(id) ?? objects[id]?.version
             pending[id] = (value, base)
-            markedOnly.remove(id)
+            // An id the marker covers keeps the marker's base: still not one the context read.
             isMarkPure = false
         }
 
@@ -248,8 +248,9 @@ import Testing
 
         /// Whether a `delete(model:)` is pending (the context holds a clear marker).
         var isMarked = false
-        /// The ids pending deletion by the marker alone: no change of the context's own, or
-        /// one based on the version the marker holds, which the marker stands for.
+        /// The ids whose pending change is based on the version a marker holds, not on one the
+        /// context read: the marker's own deletions, changes the marker stands for, and changes
+        /// made after the marking of objects it covers.
         var markedOnly: Set<Int> = []
         /// Whether the marker stands alone: nothing changed since marking, in the context or
         /// the store, so the save drops the table whole (and the context then knows it empty).
