@@ -56,10 +56,6 @@ struct EntityReads: Sendable {
 
     /// The table as of the last fetch that read every object, if any did.
     private(set) var whole: TreeDictionary<ObjectKey, StoredObject>?
-    /// The table a save of this context dropped whole since `whole` was read (or since it
-    /// read nothing of the entity): its ids had no object after that save, whatever `whole`
-    /// says; `byID` overrides it.
-    private var emptied: TreeDictionary<ObjectKey, StoredObject>?
     /// Reads of single ids since then; they override `whole`.
     private(set) var byID: [ObjectKey: Record] = [:]
     /// The newest store version a save of this context settled records at (0: none).
@@ -91,10 +87,6 @@ struct EntityReads: Sendable {
     /// The number of per-id records.
     var count: Int { byID.count }
 
-    /// The number of objects of the dropped table kept to tell what a whole-table drop
-    /// deleted (`nil`: none kept).
-    var keptDroppedCount: Int? { emptied?.count }
-
     /// Whether anything tells what the context's saves left.
     private var hasSavedRecords: Bool { run != nil || !byID.isEmpty }
 
@@ -107,7 +99,7 @@ struct EntityReads: Sendable {
     ///
     /// - Complexity: O(1) hashing, plus O(log n) in `whole` or the run's table.
     func record(for key: ObjectKey) -> Record? {
-        let recorded = byID[key] ?? (emptied?[key] != nil ? .settled(nil, number: emptiedAt) : whole.map { .stored($0[key]) })
+        let recorded = byID[key] ?? whole.map { .stored($0[key]) }
         // What the run wrote, unless a later save recorded the id since (or the context read
         // it since: a read ends the run).
         guard let written = run?.object(for: key) else { return recorded }
@@ -198,7 +190,6 @@ struct EntityReads: Sendable {
         // A save of this context settles its ids while a fetch runs: the run is older.
         run = nil
         whole = table
-        emptied = nil
         byID = latestSettled > number ? byID.filter { $0.value.isSettled(after: number) } : [:]
         pruneAbove = 0
         for (key, record) in throughChanges where !(byID[key]?.isSettled(after: number) ?? false) { byID[key] = record }
@@ -234,20 +225,20 @@ struct EntityReads: Sendable {
     /// After a save of store version `number` dropped `table`, the entity's whole table: the
     /// context knows its objects gone and the table empty. What it read of other ids stays (an
     /// object it read that another context deleted before the drop: a copy of it saved now is
-    /// a conflict, not brought back).
+    /// a conflict, not brought back): the objects of the table it read last (`whole`) that the
+    /// drop did not hold become per-id records, and `whole` says the table is empty.
     ///
-    /// - Complexity: O(r log n) for r per-id records; the first such `table` since the last
-    ///   fetch of every object is kept (O(1)) until the next one, where that fetch read objects.
+    /// - Complexity: O(r log n) for r per-id records, plus O(w log n) for the w objects of the
+    ///   table the context last read whole (at most what that fetch returned).
     mutating func settleEmptied(number: UInt64, table: TreeDictionary<ObjectKey, StoredObject>) {
         run = nil
         hasRead = true
-        // Ids the context knew nothing of had no object after the drop. Of the ids `whole`
-        // holds, every one still stored at the first drop since it was read was in that drop's
-        // table (a later drop holds none of them but ones created again, which the first
-        // already says were gone): only that table is kept, and only when `whole` holds any.
-        if whole == nil { whole = [:] }
-        if emptied == nil, whole?.isEmpty == false { emptied = table }
         byID = byID.filter { table[$0.key] == nil }
+        if let read = whole {
+            for (key, object) in read where table[key] == nil && byID[key] == nil { byID[key] = .stored(object) }
+        }
+        // Ids the context knew nothing of had no object after the drop.
+        whole = [:]
         pruneAbove = 0
         emptiedAt = max(emptiedAt, number)
         latestSettled = max(latestSettled, number)
@@ -292,7 +283,6 @@ struct EntityReads: Sendable {
         for key in gone {
             byID[key] = nil
             whole?[key] = nil
-            emptied?[key] = nil
         }
         pruneAbove = 2 * byID.count
     }
@@ -522,9 +512,11 @@ struct ChildBases: Sendable {
         }
     }
 
-    /// A save dropped the whole table, as of the change of sequence `sequence`.
-    mutating func settleDropped(through sequence: UInt64) {
-        byID = [:]
+    /// A save dropped `table`, the entity's whole table, as of the change of sequence
+    /// `sequence`: the records of its ids go (a change read at or before `sequence` saw them
+    /// gone); the others stay (an object deleted elsewhere before the drop).
+    mutating func settleDropped(through sequence: UInt64, table: TreeDictionary<ObjectKey, StoredObject>) {
+        byID = byID.filter { table[$0.key] == nil }
         pruneAbove = 0
         droppedThrough = max(droppedThrough ?? 0, sequence)
     }

@@ -175,7 +175,9 @@ extension GraphContext {
             let isRead = fetching || state.reads[entity].hasRead
             if let droppedObjects = settled.droppedObjects(entity: entity) {
                 if isRead { state.reads[entity].settleEmptied(number: written.version, table: droppedObjects) } else { state.reads[entity].forgetSaved() }
-                if settlesAll { state.childBases[entity].settleDropped(through: committed.cleared[entity]?.sequence ?? 0) }
+                if settlesAll {
+                    state.childBases[entity].settleDropped(through: committed.cleared[entity]?.sequence ?? 0, table: droppedObjects)
+                }
                 continue
             }
             var objects: [(ObjectKey, StoredObject?)] = []
