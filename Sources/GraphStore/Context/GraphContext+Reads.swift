@@ -71,17 +71,15 @@ extension GraphContext {
             }
             state.pending.fold(entity)
             let own = state.pending.entities[entity]
-            var seen = own.map { key, change -> (ObjectKey, EntityReads.Record) in
-                (key, change.inheritedThrough.map { .inherited(sequence: $0) } ?? .stored(change.base))
+            let marker = state.pending.cleared[entity]
+            var seen = own.compactMap { key, change -> (ObjectKey, EntityReads.Record)? in
+                // A change made after a `delete(model:)`, of an object the marker covers, took
+                // the marker's version as its base, not one the context read: what it knew stays.
+                if let marked = marker?.table[key], marked.version == change.baseVersion { return nil }
+                return (key, change.inheritedThrough.map { .inherited(sequence: $0) } ?? .stored(change.base))
             }
-            if let marker = state.pending.cleared[entity] {
-                // Only a top-level context marks: no ancestor's changes to record. A change made
-                // after the marking, of an object the marker covers, took the marker's version
-                // as its base, not one the context read: what it knew stays.
-                seen = own.compactMap { key, change -> (ObjectKey, EntityReads.Record)? in
-                    if let marked = marker.table[key], marked.version == change.baseVersion { return nil }
-                    return (key, .stored(change.base))
-                }
+            if let marker {
+                // Only a top-level context marks: no ancestor's changes to record.
                 seen += table.lazy.filter { marker.table[$0.key] == nil && own[$0.key] == nil }.map { ($0.key, .stored($0.value)) }
                 state.reads[entity].read(seen, number: number, table: core.latestTable(entity: entity).table)
                 return

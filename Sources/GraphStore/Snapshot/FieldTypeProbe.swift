@@ -97,6 +97,17 @@ package enum FieldTypeProbe {
         }
     }
 
+    /// Records the declared type `type` of the nested place `path` (an array's elements, a
+    /// dictionary's values), which holds no value in the sampled objects or many: `string` for
+    /// a `String`, else as ``ProbeEncoder/record(_:recorder:path:isTopLevel:)`` does.
+    static func recordDeclared<T>(_ type: T.Type, recorder: Recorder, at path: String) {
+        if Recorder.isString(T.self) {
+            recorder.recordString(at: path)
+        } else {
+            _ = ProbeEncoder.record(T.self, recorder: recorder, path: path, isTopLevel: false)
+        }
+    }
+
     /// The types every encoder handles itself.
     static let primitives: Set<ObjectIdentifier> = [
         ObjectIdentifier(String.self), ObjectIdentifier(Bool.self), ObjectIdentifier(Double.self), ObjectIdentifier(Float.self),
@@ -312,11 +323,7 @@ protocol ProbedArray: Sequence {
 
 extension ProbedArray {
     static func recordElements(recorder: FieldTypeProbe.Recorder, path: String) {
-        if FieldTypeProbe.Recorder.isString(Element.self) {
-            recorder.recordString(at: path + "[]")
-            return
-        }
-        _ = FieldTypeProbe.ProbeEncoder.record(Element.self, recorder: recorder, path: path + "[]", isTopLevel: false)
+        FieldTypeProbe.recordDeclared(Element.self, recorder: recorder, at: path + "[]")
     }
 }
 
@@ -344,11 +351,7 @@ extension Dictionary: ProbedDictionary {
 
     static func recordValues(recorder: FieldTypeProbe.Recorder, path: String) {
         guard isKeyed else { return }
-        if FieldTypeProbe.Recorder.isString(Value.self) {
-            recorder.recordString(at: path + "{}")
-            return
-        }
-        _ = FieldTypeProbe.ProbeEncoder.record(Value.self, recorder: recorder, path: path + "{}", isTopLevel: false)
+        FieldTypeProbe.recordDeclared(Value.self, recorder: recorder, at: path + "{}")
     }
 
     func probeValues(recorder: FieldTypeProbe.Recorder, path: String) throws -> Bool {

@@ -1,4 +1,5 @@
 import Foundation
+internal import GraphStoreCoding
 
 /// A value in a snapshot document, read without the app's Swift types: what migration and
 /// inspection tools work with.
@@ -50,7 +51,7 @@ extension SnapshotValue {
     /// The string a JSON snapshot writes for a non-finite double: `"NaN"`, `"Infinity"` or
     /// `"-Infinity"`, as `JSONEncoder`'s non-conforming float strategy of the snapshot codec.
     package static func nonFiniteName(_ number: Double) -> String {
-        number.isNaN ? "NaN" : (number > 0 ? "Infinity" : "-Infinity")
+        FastJSONDecoder.NonConformingFloatStrings.snapshot.name(of: number)
     }
 
     /// The paths `fieldTypes` (an entity's) names strings, each split into its components

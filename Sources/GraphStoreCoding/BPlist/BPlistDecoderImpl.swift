@@ -186,7 +186,7 @@ final class BPlistDecoderImpl: Decoder, SingleValueDecodingContainer, MovingCode
         if object.kind == .real, case let number = document.real(object), !number.isFinite, acceptsJSONShapes {
             // The JSON shape of the string: a JSON snapshot writes a non-finite double as the
             // string `"NaN"`, so a string `"NaN"` reads, without the type, as a double.
-            return number.isNaN ? "NaN" : (number > 0 ? "Infinity" : "-Infinity")
+            return FastJSONDecoder.NonConformingFloatStrings.snapshot.name(of: number)
         }
         guard object.kind == .asciiString || object.kind == .utf16String else { throw typeMismatch(String.self, object, path: path, key: key) }
         try spend(object, path: path, key: key)

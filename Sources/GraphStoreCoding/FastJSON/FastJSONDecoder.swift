@@ -30,6 +30,11 @@ package enum FastJSONDecoder {
 
         /// The snapshot's convention.
         package static let snapshot = NonConformingFloatStrings(positiveInfinity: "Infinity", negativeInfinity: "-Infinity", nan: "NaN")
+
+        /// The string written for `number`, a non-finite double.
+        package func name(of number: Double) -> String {
+            number.isNaN ? nan : (number > 0 ? positiveInfinity : negativeInfinity)
+        }
     }
 
     /// Decodes a `T` from the JSON document in `data` (UTF-8, or UTF-16/32 as `JSONDecoder`
