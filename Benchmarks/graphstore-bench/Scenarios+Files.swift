@@ -192,6 +192,32 @@ func saveLoop(_ count: Int) async throws {
     print(String(format: "%.2f µs", median(times) * 1000))
 }
 
+/// `--write-loop json|plist N`: scenario 8's snapshot write of 50,000 posts (gzip), N times in
+/// a row: each round changes one post, saves, and flushes a `.coalesced` store, which writes the
+/// whole snapshot. Prints the median of the writer's own timing (encode, compress, write, sync).
+/// For a profiler.
+func writeLoop(_ kind: String, _ count: Int) async throws {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("write-loop-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let format: SnapshotFormat = kind == "plist" ? .binaryPropertyList : .json
+    let url = directory.appendingPathComponent("posts.\(format.fileExtension).gz")
+    let container = try GraphContainer(for: benchModel, store: .file(url, format: format, compression: .gzip, durability: .coalesced))
+    var posts = benchPosts(50_000)
+    try fillContainer(container, posts: posts)
+    try await container.flush()
+    var times: [Double] = []
+    for round in 0..<count {
+        posts[round % posts.count].summary = "changed \(round)"
+        container.mainContext.insert(posts[round % posts.count])
+        try container.mainContext.save()
+        try await container.flush()
+        times.append(container.storeStatus.lastWriteDuration.map(milliseconds) ?? .nan)
+    }
+    try await container.close()
+    print(String(format: "%.1f ms", median(times)))
+}
+
 /// `--bulk-save-loop N`: scenario 1's largest file save (50,000 items inserted into a new
 /// JSON+gzip `.journaled` store and saved), N times, and prints the median milliseconds until
 /// `save()` returned. For a profiler.

@@ -4,6 +4,7 @@
 //   graphstore-bench --open-loop items|posts|posts-newest|posts-journal PATH N   (N cold opens of one file, for a profiler)
 //   graphstore-bench --save-loop N   (N one-object journaled saves, for a profiler)
 //   graphstore-bench --bulk-save-loop N   (N new stores, each saving 50,000 items journaled, for a profiler)
+//   graphstore-bench --write-loop json|plist N   (N snapshot writes of 50,000 posts, for a profiler)
 //   graphstore-bench --indexed-save-loop N   (N saves of one post with three sorted indexes, for a profiler)
 import Foundation
 
@@ -30,6 +31,11 @@ if let index = arguments.firstIndex(of: "--save-loop") {
 
 if let index = arguments.firstIndex(of: "--bulk-save-loop") {
     try await bulkSaveLoop(Int(arguments[index + 1]) ?? 20)
+    exit(0)
+}
+
+if let index = arguments.firstIndex(of: "--write-loop") {
+    try await writeLoop(arguments[index + 1], Int(arguments[index + 2]) ?? 20)
     exit(0)
 }
 
