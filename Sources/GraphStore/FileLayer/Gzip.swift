@@ -55,26 +55,88 @@ enum Gzip {
 
     /// Compresses `data` into a single gzip member.
     ///
-    /// The output buffer is sized with `deflateBound` up front, so the common
+    /// With `parts` above 1 and at least ``minimumPartBytes`` of input a part, the input is cut
+    /// into that many consecutive runs, each deflated on its own thread, as `pigz` does: every
+    /// run but the last ends in a sync flush (an empty stored block, so the next run starts on a
+    /// byte boundary), and their CRC-32s are combined. The result is still one standard member
+    /// that any gzip reader reads; a run's matches only reach back within the run, so the file
+    /// is a few bytes larger at each cut.
+    ///
+    /// Otherwise the output buffer is sized with `deflateBound` up front, so the common
     /// case is one zlib call and no reallocation; the unused tail is returned
     /// to the allocator afterwards.
     ///
     /// - Parameters:
     ///   - data: The bytes to compress; may be empty.
     ///   - level: zlib level 0 (store) ... 9 (best); 6 is zlib's default.
+    ///   - parts: How many threads may share the work (for example the active processor count).
     /// - Throws: ``FileLayerError/zlibFailure(function:code:message:)`` for an
     ///   invalid level or an internal zlib error, and
     ///   ``FileLayerError/outOfMemory(requestedBytes:)``.
-    /// - Complexity: O(n) time; about `n` bytes of extra memory for
-    ///   incompressible input.
-    static func compress(_ data: Data, level: Int32 = 6) throws(FileLayerError) -> Data {
+    /// - Complexity: O(n) time, on up to `parts` threads; about `n` bytes of extra memory for
+    ///   incompressible input (twice the output when compressing in parts).
+    static func compress(_ data: Data, level: Int32 = 6, parts: Int = 1) throws(FileLayerError) -> Data {
+        let parts = min(parts, data.count / minimumPartBytes)
+        if parts > 1 { return try compressInParts(data, level: level, parts: parts) }
         let stream = try ZlibStream.gzipDeflater(level: level)
         let bound = Int(deflateBound(stream.pointer, uLong(data.count)))
         var output = try GrowableByteBuffer(capacity: bound)
         try data.withUnsafeBytesTyped { (input) throws(FileLayerError) in
-            try deflateAll(input, stream: stream, into: &output)
+            try deflateAll(input, stream: stream, into: &output, finish: true)
         }
         return output.takeData()
+    }
+
+    /// The least input a thread is given when compressing in parts: below it, handing the work
+    /// over costs more than it saves.
+    static let minimumPartBytes = 1 << 20
+
+    /// `data` in `parts` consecutive runs, deflated on as many threads, as one gzip member:
+    /// the header zlib writes (MTIME 0, Unix), the runs' raw deflate data, and a trailer with
+    /// the combined CRC-32 and the length modulo 2^32.
+    private static func compressInParts(_ data: Data, level: Int32, parts: Int) throws(FileLayerError) -> Data {
+        let runs = try inConsecutiveParts(count: data.count, parts: parts) {
+            (part, range) throws(FileLayerError) -> (body: Data, crc: UInt) in
+            let stream = try ZlibStream.rawDeflater(level: level)
+            // A sync flush adds an empty stored block (5 bytes) to what deflateBound allows.
+            var output = try GrowableByteBuffer(capacity: Int(deflateBound(stream.pointer, uLong(range.count))) + 16)
+            let crc = try data.withUnsafeBytesTyped { (input) throws(FileLayerError) -> UInt in
+                let run = UnsafeRawBufferPointer(rebasing: input[range])
+                try deflateAll(run, stream: stream, into: &output, finish: part == parts - 1)
+                guard let base = run.baseAddress else { return 0 }
+                return UInt(crc32_z(0, base.assumingMemoryBound(to: Bytef.self), z_size_t(run.count)))
+            }
+            return (output.takeData(), crc)
+        }
+        let header: [UInt8] = [
+            GzipHeader.magic.0, GzipHeader.magic.1, 8, 0, 0, 0, 0, 0,
+            // XFL as zlib writes it: 2 for the slowest level, 4 for the fastest ones.
+            level == 9 ? 2 : (level >= 0 && level < 2 ? 4 : 0),
+            3,
+        ]
+        var crc: UInt = 0
+        for (index, run) in runs.enumerated() {
+            crc = index == 0 ? run.crc : UInt(crc32_combine(uLong(crc), uLong(run.crc), .init(runLength(index, of: data.count, parts: parts))))
+        }
+        var trailer = [UInt8](repeating: 0, count: GzipHeader.trailerLength)
+        trailer.withUnsafeMutableBytes { bytes in
+            bytes.storeBytes(of: UInt32(truncatingIfNeeded: crc).littleEndian, toByteOffset: 0, as: UInt32.self)
+            bytes.storeBytes(of: UInt32(truncatingIfNeeded: data.count).littleEndian, toByteOffset: 4, as: UInt32.self)
+        }
+        let pieces = [Data(header)] + runs.map(\.body) + [Data(trailer)]
+        var output = try GrowableByteBuffer(capacity: pieces.reduce(0) { $0 + $1.count })
+        for piece in pieces {
+            piece.withUnsafeBytes { bytes in
+                output.unusedBytes.baseAddress!.copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+            }
+            output.commit(piece.count)
+        }
+        return output.takeData()
+    }
+
+    /// The length of run `index` of `count` bytes cut into `parts`, as ``inConsecutiveParts(count:parts:_:)`` cuts them.
+    private static func runLength(_ index: Int, of count: Int, parts: Int) -> Int {
+        count * (index + 1) / parts - count * index / parts
     }
 
     // MARK: - Decompression
@@ -107,10 +169,13 @@ enum Gzip {
 
     // MARK: - Private: deflate
 
+    /// Deflates all of `input` into `output`: to the end of the stream when `finish`, else up to
+    /// a sync flush (the output ends on a byte boundary, and more deflate data may follow).
     private static func deflateAll(
         _ input: UnsafeRawBufferPointer,
         stream: borrowing ZlibStream,
-        into output: inout GrowableByteBuffer
+        into output: inout GrowableByteBuffer,
+        finish: Bool
     ) throws(FileLayerError) {
         let z = stream.pointer
         var fed = 0
@@ -124,11 +189,13 @@ enum Gzip {
             z.pointee.next_out = space.baseAddress!.assumingMemoryBound(to: Bytef.self)
             z.pointee.avail_out = uInt(offered)
             let allFed = fed == input.count && z.pointee.avail_in == 0
-            let code = CZlib.deflate(z, allFed ? Z_FINISH : Z_NO_FLUSH)
+            let code = CZlib.deflate(z, allFed ? (finish ? Z_FINISH : Z_SYNC_FLUSH) : Z_NO_FLUSH)
             output.commit(offered - Int(z.pointee.avail_out))
             switch code {
             case Z_STREAM_END:
                 return
+            case Z_OK where allFed && !finish && z.pointee.avail_out > 0:
+                return // The flush is complete: zlib had room left over.
             case Z_OK:
                 continue
             case Z_BUF_ERROR where z.pointee.avail_out == 0:

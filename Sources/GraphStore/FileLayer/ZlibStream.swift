@@ -60,6 +60,24 @@ struct ZlibStream: ~Copyable {
         return ZlibStream(pointer: pointer, kind: .deflate)
     }
 
+    /// A deflater that writes raw deflate data (no zlib or gzip wrapper), for a run of a
+    /// member compressed in parts; the caller writes the gzip header and trailer.
+    ///
+    /// - Parameter level: zlib compression level, 0...9 (or -1 for default).
+    /// - Throws: ``FileLayerError/zlibFailure(function:code:message:)`` for an
+    ///   invalid level or when zlib cannot allocate its state.
+    /// - Complexity: O(1); allocates roughly 256 KiB of zlib state.
+    static func rawDeflater(level: Int32) throws(FileLayerError) -> ZlibStream {
+        let pointer = allocateStream()
+        let code = deflateInit2_(
+            pointer, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY,
+            ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
+        guard code == Z_OK else {
+            throw failInitialisation(pointer, function: "deflateInit2", code: code)
+        }
+        return ZlibStream(pointer: pointer, kind: .deflate)
+    }
+
     /// An inflater for raw deflate data (no zlib or gzip wrapper); the gzip
     /// header and trailer are parsed by the caller.
     ///

@@ -1,4 +1,5 @@
 import Foundation
+internal import GraphStoreCoding
 import Logging
 
 /// Opening a snapshot store written by an older model version: the file and the journal beside
@@ -60,7 +61,7 @@ enum SnapshotStoreMigration {
     ) throws {
         let bytes: Data
         do {
-            bytes = compression == .gzip ? try Gzip.compress(document, level: SnapshotTarget.compressionLevel) : document
+            bytes = compression == .gzip ? try Gzip.compress(document, level: SnapshotTarget.compressionLevel, parts: Processors.active) : document
         } catch {
             throw GraphStoreError(error, path: url.path)
         }

@@ -268,7 +268,7 @@ public struct GenericSnapshot: Sendable {
             throw GraphStoreError.codingFailed(path: url.path, entity: entity, id: id, reason: reason)
         }
         do {
-            let bytes = compression == .gzip ? try Gzip.compress(document, level: SnapshotTarget.compressionLevel) : document
+            let bytes = compression == .gzip ? try Gzip.compress(document, level: SnapshotTarget.compressionLevel, parts: Processors.active) : document
             try AtomicFile.write(bytes, to: url)
         } catch {
             throw GraphStoreError(error, path: url.path)

@@ -1,4 +1,5 @@
 import Foundation
+internal import GraphStoreCoding
 
 #if canImport(Glibc)
 import Glibc
@@ -40,7 +41,7 @@ struct SnapshotTarget: Sendable {
             version, schema: schema, format: format, modelVersion: modelVersion, savedAt: Date(), path: url.path, lineage: lineage)
         let bytes: Data
         do {
-            bytes = compression == .gzip ? try Gzip.compress(document, level: Self.compressionLevel) : document
+            bytes = compression == .gzip ? try Gzip.compress(document, level: Self.compressionLevel, parts: Processors.active) : document
         } catch {
             throw GraphStoreError(error, path: url.path)
         }

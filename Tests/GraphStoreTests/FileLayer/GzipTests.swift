@@ -43,6 +43,27 @@ struct GzipTests {
         #expect(try Gzip.decompress(compressedText, maxOutputBytes: text.count) == text)
     }
 
+    @Test("Compressed in parts, one member holds every byte, for 2, 3 and 7 parts", arguments: [2, 3, 7])
+    func partsRoundTrip(parts: Int) throws {
+        // Not a multiple of the part count, with random runs between compressible ones, so that
+        // each cut falls inside a run of either kind and the CRC-32s of unequal runs combine.
+        let data = FileLayerFixtures.compressibleText(atLeast: 3 * Gzip.minimumPartBytes) + SplitMix64.bytes(Gzip.minimumPartBytes + 13)
+            + FileLayerFixtures.compressibleText(atLeast: 4 * Gzip.minimumPartBytes)
+        let whole = try Gzip.compress(data, level: 1)
+        let inParts = try Gzip.compress(data, level: 1, parts: parts)
+        #expect(inParts != whole, "the input was cut into parts")
+        // Each cut costs an empty stored block and a restarted window: a few bytes, not more.
+        #expect(inParts.count < whole.count + parts * 2_048)
+        #expect(inParts.prefix(10) == whole.prefix(10), "the same header as zlib writes")
+        #expect(try Gzip.decompress(inParts, maxOutputBytes: data.count) == data)
+    }
+
+    @Test("Input too small for a part a thread is compressed in one run")
+    func smallInputIsNotCut() throws {
+        let data = FileLayerFixtures.compressibleText(atLeast: Gzip.minimumPartBytes + 1).prefix(2 * Gzip.minimumPartBytes - 1)
+        #expect(try Gzip.compress(data, parts: 8) == (try Gzip.compress(data)))
+    }
+
     @Test("A Data slice with a non-zero start index is handled")
     func sliceInput() throws {
         let text = FileLayerFixtures.compressibleText(atLeast: 10_000)
@@ -76,9 +97,10 @@ struct GzipTests {
             SplitMix64.bytes(5_000_000),
             FileLayerFixtures.compressibleText(atLeast: 5_000_000),
         ]
-        for (index, data) in inputs.enumerated() {
+        let partsInput = FileLayerFixtures.compressibleText(atLeast: 5 * Gzip.minimumPartBytes) + SplitMix64.bytes(100_000)
+        for (index, (data, parts)) in (inputs.map { ($0, 1) } + [(partsInput, 5)]).enumerated() {
             let file = scratch.file("out-\(index).gz")
-            try Gzip.compress(data).write(to: file)
+            try Gzip.compress(data, parts: parts).write(to: file)
             #expect(try await FileLayerFixtures.pythonGunzip(file) == data, "python, input \(index)")
             let gunzip = try await runCommand(["gzip", "-dc", file.path])
             #expect(gunzip.status == 0)
