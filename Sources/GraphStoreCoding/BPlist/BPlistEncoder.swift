@@ -169,7 +169,7 @@ final class BPlistEncoderImpl: Encoder, SingleValueEncodingContainer {
         if T.self == Bool.self { return table.bool(unsafeBitCast(value, to: Bool.self)) }
         if T.self == Date.self { return table.date(unsafeBitCast(value, to: Date.self)) }
         if T.self == Data.self { return table.data(value as! Data) }
-        if T.self == UUID.self { return table.string(unsafeBitCast(value, to: UUID.self).uuidString) }
+        if T.self == UUID.self { return table.uuid(unsafeBitCast(value, to: UUID.self)) }
         if T.self == Float.self { return table.float(unsafeBitCast(value, to: Float.self)) }
         if T.self == UInt64.self { return table.unsigned(unsafeBitCast(value, to: UInt64.self)) }
         return nil

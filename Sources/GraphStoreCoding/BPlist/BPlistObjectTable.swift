@@ -27,7 +27,13 @@ package final class BPlistObjectTable {
     private var bytes: [UInt8] = []
     private var references: [UInt32] = []
     private var entries: [Entry] = []
-    private var strings: [ExactString: UInt32] = [:]
+    /// The shared strings, by open addressing: 1 + the reference of a string object, or 0 for an
+    /// empty slot; `stringHashes` holds the hash of each occupant's bytes.
+    private var stringSlots: [UInt32]
+    private var stringHashes: [UInt32]
+    private var sharedStrings = 0
+    /// Per table, so that which texts collide cannot be chosen ahead.
+    private let stringSeed = UInt64.random(in: .min ... .max)
     private var integers: [Int64: UInt32] = [:]
     private var reals: [UInt64: UInt32] = [:]
     private var nullReference: UInt32?
@@ -35,7 +41,10 @@ package final class BPlistObjectTable {
     private var falseReference: UInt32?
 
     package init(expectedObjects: Int = 0) {
-        strings.reserveCapacity(min(expectedObjects, 4_096))
+        // A power of two at least twice the strings expected (at most 4,096 of them up front).
+        let slots = 1 << max(6, Int.bitWidth - (min(expectedObjects, 4_096) * 2).leadingZeroBitCount)
+        stringSlots = [UInt32](repeating: 0, count: slots)
+        stringHashes = [UInt32](repeating: 0, count: slots)
         entries.reserveCapacity(expectedObjects)
         references.reserveCapacity(expectedObjects)
         bytes.reserveCapacity(expectedObjects * 12)
@@ -143,26 +152,35 @@ package final class BPlistObjectTable {
     /// A string: ASCII as one byte a character, anything else (and the text `$null`) as
     /// UTF-16, big-endian. Strings with the same UTF-8 bytes are one object.
     package func string(_ value: String) -> UInt32 {
-        // Long texts rarely repeat: sharing them costs a hash of every byte for little.
-        let isShared = value.utf8.count <= Self.longestSharedString
-        let key = ExactString(value)
-        if isShared, let known = strings[key] { return known }
-        let reference = startScalar()
         var text = value
-        let isASCII = text.withUTF8(Self.isASCII)
-        if isASCII && text != "$null" {
-            appendHeader(0x50, count: text.utf8.count)
-            text.withUTF8 { bytes.append(contentsOf: $0) }
-        } else {
-            appendHeader(0x60, count: text.utf16.count)
-            for unit in text.utf16 {
-                bytes.append(UInt8(truncatingIfNeeded: unit >> 8))
-                bytes.append(UInt8(truncatingIfNeeded: unit))
+        return text.withUTF8 { utf8 in
+            let reference = startScalar()
+            if Self.isASCII(utf8) && !Self.isDollarNull(utf8) {
+                appendHeader(0x50, count: utf8.count)
+                bytes.append(contentsOf: utf8)
+            } else {
+                appendHeader(0x60, count: value.utf16.count)
+                for unit in value.utf16 {
+                    bytes.append(UInt8(truncatingIfNeeded: unit >> 8))
+                    bytes.append(UInt8(truncatingIfNeeded: unit))
+                }
             }
+            endScalar(reference)
+            // Long texts rarely repeat: sharing them costs a hash of every byte for little.
+            return utf8.count <= Self.longestSharedString ? shared(reference) : reference
         }
+    }
+
+    /// A UUID as its `uuidString` (as `UUID.encode(to:)` writes it), the same object as that
+    /// string everywhere in the table.
+    package func uuid(_ value: UUID) -> UInt32 {
+        let reference = startScalar()
+        appendHeader(0x50, count: 36)
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(0, count: 36))
+        bytes.withUnsafeMutableBufferPointer { UUIDParsing.writeCanonical(value, at: $0.baseAddress! + start) }
         endScalar(reference)
-        if isShared { strings[key] = reference }
-        return reference
+        return shared(reference)
     }
 
     // MARK: - Containers
@@ -285,6 +303,82 @@ package final class BPlistObjectTable {
         entries[Int(reference)].count = bytes.count - entries[Int(reference)].start
     }
 
+    /// The string object just added as `reference`, or the one added before with the same
+    /// bytes (a string's bytes as written here determine its UTF-8 bytes, and the reverse), in
+    /// which case the new one is taken back off the end of the table.
+    private func shared(_ reference: UInt32) -> UInt32 {
+        let entry = entries[Int(reference)]
+        let known: UInt32? = bytes.withUnsafeBufferPointer { all in
+            let base = all.baseAddress! + entry.start
+            let hash = Self.hash(base, count: entry.count, seed: stringSeed)
+            let mask = stringSlots.count - 1
+            var slot = Int(hash) & mask
+            while true {
+                let occupant = stringSlots[slot]
+                if occupant == 0 {
+                    stringSlots[slot] = reference + 1
+                    stringHashes[slot] = hash
+                    return nil
+                }
+                if stringHashes[slot] == hash {
+                    let other = entries[Int(occupant - 1)]
+                    if other.count == entry.count && memcmp(all.baseAddress! + other.start, base, entry.count) == 0 { return occupant - 1 }
+                }
+                slot = (slot + 1) & mask
+            }
+        }
+        if let known {
+            bytes.removeLast(entry.count)
+            entries.removeLast()
+            return known
+        }
+        sharedStrings += 1
+        if sharedStrings * 2 > stringSlots.count { growStringSlots() }
+        return reference
+    }
+
+    /// Twice the slots, every shared string placed again by its kept hash.
+    private func growStringSlots() {
+        let oldSlots = stringSlots, oldHashes = stringHashes
+        stringSlots = [UInt32](repeating: 0, count: oldSlots.count * 2)
+        stringHashes = [UInt32](repeating: 0, count: oldSlots.count * 2)
+        let mask = stringSlots.count - 1
+        for (occupant, hash) in zip(oldSlots, oldHashes) where occupant != 0 {
+            var slot = Int(hash) & mask
+            while stringSlots[slot] != 0 { slot = (slot + 1) & mask }
+            stringSlots[slot] = occupant
+            stringHashes[slot] = hash
+        }
+    }
+
+    /// A seeded hash of `count` bytes, eight at a time, each word folded in by a full-width
+    /// multiply.
+    @inline(__always)
+    private static func hash(_ base: UnsafePointer<UInt8>, count: Int, seed: UInt64) -> UInt32 {
+        @inline(__always) func mix(_ value: UInt64) -> UInt64 {
+            let product = value.multipliedFullWidth(by: 0xBF58_476D_1CE4_E5B9)
+            return product.high ^ product.low
+        }
+        let raw = UnsafeRawPointer(base)
+        var hash = mix(seed ^ UInt64(count))
+        var index = 0
+        while index + 8 <= count {
+            hash = mix(hash ^ raw.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+            index += 8
+        }
+        if index < count {
+            var tail: UInt64 = 0
+            for offset in 0..<(count - index) { tail |= UInt64(base[index + offset]) << (8 * UInt64(offset)) }
+            hash = mix(hash ^ tail ^ 0xFF)
+        }
+        return UInt32(truncatingIfNeeded: hash ^ hash >> 32)
+    }
+
+    /// Whether the bytes are the ASCII text `$null`, which ``null`` writes for `nil`.
+    private static func isDollarNull(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        bytes.count == 5 && bytes.elementsEqual("$null".utf8)
+    }
+
     /// Whether every byte is below 0x80, checked eight bytes at a time.
     private static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard let base = bytes.baseAddress else { return true }
@@ -343,25 +437,5 @@ package final class BPlistObjectTable {
         for index in stride(from: size - 1, through: 0, by: -1) {
             bytes.append(UInt8(truncatingIfNeeded: value >> (8 * UInt64(index))))
         }
-    }
-}
-
-/// A string compared and hashed by its UTF-8 bytes, not by canonical equivalence as `String`
-/// is: `"é"` and `"e\u{301}"` are two.
-private struct ExactString: Hashable {
-    let text: String
-
-    init(_ text: String) { self.text = text }
-
-    static func == (lhs: ExactString, rhs: ExactString) -> Bool {
-        var left = lhs.text, right = rhs.text
-        return left.withUTF8 { a in
-            right.withUTF8 { b in a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0) }
-        }
-    }
-
-    func hash(into hasher: inout Hasher) {
-        var text = text
-        text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
     }
 }

@@ -90,31 +90,10 @@ extension FastJSONOutput {
     @inline(__always)
     mutating func appendUUID(_ uuid: UUID) {
         let at = reserve(38)
-        let pairs = Self.hexPairs.utf8Start
-        withUnsafeBytes(of: uuid.uuid) { bytes in
-            @inline(__always) func put(_ byte: Int, _ position: Int) {
-                let pair = Int(bytes[byte]) &* 2
-                at[position] = pairs[pair]
-                at[position + 1] = pairs[pair + 1]
-            }
-            at[0] = UInt8(ascii: "\"")
-            put(0, 1); put(1, 3); put(2, 5); put(3, 7)
-            at[9] = UInt8(ascii: "-")
-            put(4, 10); put(5, 12)
-            at[14] = UInt8(ascii: "-")
-            put(6, 15); put(7, 17)
-            at[19] = UInt8(ascii: "-")
-            put(8, 20); put(9, 22)
-            at[24] = UInt8(ascii: "-")
-            put(10, 25); put(11, 27); put(12, 29); put(13, 31); put(14, 33); put(15, 35)
-            at[37] = UInt8(ascii: "\"")
-        }
+        at[0] = UInt8(ascii: "\"")
+        UUIDParsing.writeCanonical(uuid, at: at + 1)
+        at[37] = UInt8(ascii: "\"")
         advance(by: 38)
-    }
-
-    /// Two upper-case hex digits for every byte, `00` to `FF`.
-    private static var hexPairs: StaticString {
-        "000102030405060708090A0B0C0D0E0F101112131415161718191A1B1C1D1E1F202122232425262728292A2B2C2D2E2F303132333435363738393A3B3C3D3E3F404142434445464748494A4B4C4D4E4F505152535455565758595A5B5C5D5E5F606162636465666768696A6B6C6D6E6F707172737475767778797A7B7C7D7E7F808182838485868788898A8B8C8D8E8F909192939495969798999A9B9C9D9E9FA0A1A2A3A4A5A6A7A8A9AAABACADAEAFB0B1B2B3B4B5B6B7B8B9BABBBCBDBEBFC0C1C2C3C4C5C6C7C8C9CACBCCCDCECFD0D1D2D3D4D5D6D7D8D9DADBDCDDDEDFE0E1E2E3E4E5E6E7E8E9EAEBECEDEEEFF0F1F2F3F4F5F6F7F8F9FAFBFCFDFEFF"
     }
 
     // MARK: - Base64

@@ -1,7 +1,8 @@
 import Foundation
 
-/// UUIDs read from their canonical text without making a `String`: the fast path of both
-/// decoders, which leave any other text to `UUID(uuidString:)`.
+/// UUIDs read from and written as their canonical text without making a `String`: the fast
+/// path of both decoders (which leave any other text to `UUID(uuidString:)`) and of both
+/// encoders.
 enum UUIDParsing {
     /// The UUID in canonical text (8-4-4-4-12 hex digits, either case), or `nil` for any other
     /// text, left to `UUID(uuidString:)`.
@@ -46,5 +47,33 @@ enum UUIDParsing {
         bytes = (bytes | bytes >> 8) & 0x0000_FFFF_0000_FFFF
         bytes = (bytes | bytes >> 16) & 0x0000_0000_FFFF_FFFF
         return bytes
+    }
+
+    /// Writes `uuid` as its `uuidString` (upper-case hex in 8-4-4-4-12 groups, 36 bytes) at `at`,
+    /// without the `snprintf` that `uuidString` calls.
+    @inline(__always)
+    static func writeCanonical(_ uuid: UUID, at: UnsafeMutablePointer<UInt8>) {
+        let pairs = hexPairs.utf8Start
+        withUnsafeBytes(of: uuid.uuid) { bytes in
+            @inline(__always) func put(_ byte: Int, _ position: Int) {
+                let pair = Int(bytes[byte]) &* 2
+                at[position] = pairs[pair]
+                at[position + 1] = pairs[pair + 1]
+            }
+            put(0, 0); put(1, 2); put(2, 4); put(3, 6)
+            at[8] = UInt8(ascii: "-")
+            put(4, 9); put(5, 11)
+            at[13] = UInt8(ascii: "-")
+            put(6, 14); put(7, 16)
+            at[18] = UInt8(ascii: "-")
+            put(8, 19); put(9, 21)
+            at[23] = UInt8(ascii: "-")
+            put(10, 24); put(11, 26); put(12, 28); put(13, 30); put(14, 32); put(15, 34)
+        }
+    }
+
+    /// Two upper-case hex digits for every byte, `00` to `FF`.
+    private static var hexPairs: StaticString {
+        "000102030405060708090A0B0C0D0E0F101112131415161718191A1B1C1D1E1F202122232425262728292A2B2C2D2E2F303132333435363738393A3B3C3D3E3F404142434445464748494A4B4C4D4E4F505152535455565758595A5B5C5D5E5F606162636465666768696A6B6C6D6E6F707172737475767778797A7B7C7D7E7F808182838485868788898A8B8C8D8E8F909192939495969798999A9B9C9D9E9FA0A1A2A3A4A5A6A7A8A9AAABACADAEAFB0B1B2B3B4B5B6B7B8B9BABBBCBDBEBFC0C1C2C3C4C5C6C7C8C9CACBCCCDCECFD0D1D2D3D4D5D6D7D8D9DADBDCDDDEDFE0E1E2E3E4E5E6E7E8E9EAEBECEDEEEFF0F1F2F3F4F5F6F7F8F9FAFBFCFDFEFF"
     }
 }

@@ -59,6 +59,37 @@ import Testing
         #expect(foundation[0] == nil && foundation[3] == nil && foundation[2] == "$null ")
     }
 
+    /// The number of objects a binary property list's trailer gives.
+    static func objectCount(_ data: Data) -> Int {
+        data.suffix(24).prefix(8).reduce(0) { $0 << 8 | Int($1) }
+    }
+
+    @Test func stringsAreSharedByTheirBytesAndUUIDsWithTheirText() throws {
+        struct Mixed: Codable, Equatable {
+            var uuids: [UUID]
+            var texts: [String]
+        }
+        let bytes = SplitMix64.bytes(300 * 16, seed: 0x5EED)
+        let uuids = (0..<300).map { index in
+            bytes.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(fromByteOffset: index * 16, as: uuid_t.self)) }
+        }
+        // Thousands of texts, most of them repeated, enough to grow the table of shared strings
+        // several times; canonically equivalent texts, which stay two; UUIDs as text, which are
+        // the same objects as the UUIDs; and long texts, written each time.
+        var texts = (0..<20_000).map { "text \($0 % 4_999)" }
+        texts += ["é", "e\u{301}", "é", "$null", "$null"]
+        texts += uuids.prefix(100).map(\.uuidString)
+        texts += Array(repeating: String(repeating: "long ", count: 20), count: 3)
+        let value = Mixed(uuids: uuids + uuids, texts: texts)
+        let data = try Self.encode(value)
+        #expect(try BPlistDecoder.decode(Mixed.self, from: data) == value)
+        #expect(try PropertyListDecoder().decode(Mixed.self, from: data) == value)
+        let shareable = texts.filter { $0.utf8.count <= BPlistObjectTable.longestSharedString }
+        let distinct = Set((shareable + uuids.map(\.uuidString)).map { Array($0.utf8) }).count
+        // The dictionary, its two keys, the two arrays, the distinct short texts, and each long one.
+        #expect(Self.objectCount(data) == 5 + distinct + 3)
+    }
+
     @Test func sizesOfEveryWidthReadBack() throws {
         // Counts and references across the 1-, 2- and 4-byte boundaries.
         for count in [0, 14, 15, 255, 256, 65_535, 65_536 + 3] {
