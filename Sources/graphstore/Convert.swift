@@ -36,6 +36,9 @@ struct Convert: AsyncParsableCommand {
                 throw ToolError(
                     "\(file) is a \(kind.displayName), not a snapshot: convert rewrites snapshots in another format or compression; to write it as a snapshot, use `graphstore migrate \(file) \(suggested)`")
             }
+            // Before reading: a store read before its lock is taken, then written over itself,
+            // would lose the saves an app made meanwhile.
+            try Migration.checkDistinct(source: source, destination: destination, operation: "convert")
             try checkDestination(destination, force: force)
             let snapshot = try GenericSnapshot.read(from: source)
             warnAboutOtherNames(of: source, kind: kind)

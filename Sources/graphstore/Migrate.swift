@@ -52,6 +52,9 @@ struct Migrate: AsyncParsableCommand {
             guard let target = destinationKind else {
                 throw ToolError("cannot tell what \(destination) should be from its name; name it .sqlite, .json.gz, .plist… or pass --to snapshot|sqlite")
             }
+            // Before reading: a store read before its lock is taken, then written over itself,
+            // would lose the saves an app made meanwhile.
+            try Migration.checkDistinct(source: sourceURL, destination: destinationURL)
             let description = try model.map { try CoreDataModelDescription.read(from: URL(fileURLWithPath: $0)) }
             try checkDestination(destinationURL, force: force)
             let options = MigrationOptions(overwrite: force)

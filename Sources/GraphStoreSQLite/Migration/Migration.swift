@@ -34,7 +34,8 @@ import GraphStore
 ///
 /// The destination is written under a temporary name in its directory and renamed into place
 /// when complete, so it is never half-written, and an existing destination is replaced only
-/// with ``MigrationOptions/overwrite``. The source is only read.
+/// with ``MigrationOptions/overwrite``. The source is only read; a destination that is the
+/// source's own file (through a link, or spelled another way) is refused.
 ///
 /// A `json` column holds URLs, decimals and nested dates and data as JSON does (strings and
 /// numbers), where a property list holds dictionaries and native values. The SQLite file
@@ -59,7 +60,8 @@ public enum Migration {
     ///     ``MigrationProgress``).
     /// - Returns: What was migrated, and how fast.
     /// - Throws: ``GraphStore/GraphStoreError/fileOperationFailed(path:operation:reason:)`` when
-    ///   the destination exists (without ``MigrationOptions/overwrite``) or cannot be written;
+    ///   the destination exists (without ``MigrationOptions/overwrite``), is the source's own
+    ///   file, or cannot be written;
     ///   the errors of ``GraphStore/GenericSnapshot/read(from:maxDecompressedBytes:)`` for the
     ///   source; ``GraphStore/GraphStoreError/codingFailed(path:entity:id:reason:)`` for an
     ///   entity or value SQLite cannot hold as the typed store would (a reserved entity name, a
@@ -88,7 +90,8 @@ public enum Migration {
     /// - Returns: What was migrated, and how fast.
     /// - Throws: the errors of ``readSQLite(from:progress:)`` for the source;
     ///   ``GraphStore/GraphStoreError/fileOperationFailed(path:operation:reason:)`` when the
-    ///   destination exists (without ``MigrationOptions/overwrite``) or cannot be written;
+    ///   destination exists (without ``MigrationOptions/overwrite``), is the source's own file,
+    ///   or cannot be written;
     ///   ``GraphStore/GraphStoreError/codingFailed(path:entity:id:reason:)`` for a property list
     ///   from a file that records no field types while a `json` column holds a value (naming the
     ///   entity, the object and the field; see ``Migration``).
@@ -199,6 +202,21 @@ public enum Migration {
         }
     }
 
+    // MARK: - Package
+
+    /// Refuses a migration from `source` to `destination` when they are one file under any
+    /// name (a symbolic link, another hard link, another spelling of the path), before anything
+    /// is read: see ``MigrationFile/checkDistinct(source:destination:operation:)``. The
+    /// migrations here that are given both files check it themselves; a caller that reads the
+    /// source and then writes what it read (as `graphstore` does) calls it first.
+    ///
+    /// - Parameter operation: What the caller calls the migration in its error.
+    /// - Throws: ``GraphStore/GraphStoreError/fileOperationFailed(path:operation:reason:)``
+    ///   naming `destination` and `source`.
+    package static func checkDistinct(source: URL, destination: URL, operation: String = "migrate") throws {
+        try MigrationFile.checkDistinct(source: source, destination: destination, operation: operation)
+    }
+
     // MARK: - Internal
 
     /// Writes `snapshot` to the file's temporary name, then renames it into place.
@@ -236,9 +254,10 @@ public enum Migration {
 
     // MARK: - Private
 
-    /// The frame of every migration: starts the clock, checks `destination` (see
-    /// ``MigrationFile``) and runs `write`, which reads what it needs and writes it to the file;
-    /// then, given a `source`, records it and its size in the summary.
+    /// The frame of every migration: starts the clock, refuses a `source` that is
+    /// `destination`'s own file, checks `destination` (see ``MigrationFile``) and runs `write`,
+    /// which reads what it needs and writes it to the file; then, given a `source`, records it
+    /// and its size in the summary.
     ///
     /// The summary's ``MigrationSummary/duration`` counts from before the destination is
     /// checked, so it covers reading the source too.
@@ -247,6 +266,7 @@ public enum Migration {
         _ write: (MigrationFile, ContinuousClock.Instant) throws -> MigrationSummary
     ) throws -> MigrationSummary {
         let started = ContinuousClock.now
+        if let source { try MigrationFile.checkDistinct(source: source, destination: destination, operation: "migrate") }
         let file = try MigrationFile(destination: destination, overwrite: options.overwrite)
         var summary = try write(file, started)
         if let source {

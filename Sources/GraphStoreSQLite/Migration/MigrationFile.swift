@@ -52,6 +52,38 @@ struct MigrationFile {
         try Self.checkSiblings(of: url)
     }
 
+    /// Refuses a migration whose `destination` is `source`'s own file, under whatever name: the
+    /// same path spelled another way, a symbolic link (of either to the other, or of their
+    /// directories), or another hard link of it. A destination that does not exist is another
+    /// file.
+    ///
+    /// Such a migration would read the store before its lock is taken (the destination's lock
+    /// is taken only to write), so saves an app made to it between the reading and the writing
+    /// would be written over by the older contents read; and a store rewritten from itself gains
+    /// nothing a migration to a new name does not give.
+    ///
+    /// - Parameter operation: What the caller calls the migration in its error ("migrate",
+    ///   "convert").
+    /// - Throws: ``GraphStore/GraphStoreError/fileOperationFailed(path:operation:reason:)``
+    ///   naming `destination`, with a reason naming `source` and how the two are one file.
+    /// - Complexity: two `stat` calls; a few more when they are one file.
+    static func checkDistinct(source: URL, destination: URL, operation: String) throws {
+        var sourceInfo = stat(), destinationInfo = stat()
+        guard stat(source.path, &sourceInfo) == 0, stat(destination.path, &destinationInfo) == 0,
+              sourceInfo.st_dev == destinationInfo.st_dev, sourceInfo.st_ino == destinationInfo.st_ino
+        else { return }
+        let how = if source.standardizedFileURL.path == destination.standardizedFileURL.path {
+            "the same path"
+        } else if StorePath.canonical(source).path == StorePath.canonical(destination).path {
+            "through a symbolic link"
+        } else {
+            "another hard link of it"
+        }
+        throw GraphStoreError.fileOperationFailed(
+            path: destination.path, operation: operation,
+            reason: "the destination is the same file as the source \(source.path) (\(how)); a store is not rewritten from itself, because saves an app made to it between the reading and the writing would be lost. Nothing was written: write to a new name instead")
+    }
+
     /// Refuses a destination whose files say a store there is open or holds saves its file does
     /// not: see ``init(destination:overwrite:)``.
     private static func checkSiblings(of url: URL) throws {
