@@ -57,9 +57,17 @@ struct Convert: AsyncParsableCommand {
     }
 }
 
-/// Refuses to replace an existing file unless forced.
+/// Refuses to replace an existing file unless forced, and, unless forced, to write where only
+/// the previous snapshot of a store is left (its file removed): that snapshot is the last copy
+/// of that store, and the migration removes it so that the new store's recovery never opens it.
 func checkDestination(_ url: URL, force: Bool) throws {
-    if FileManager.default.fileExists(atPath: url.path) && !force {
+    guard !force else { return }
+    if FileManager.default.fileExists(atPath: url.path) {
         throw ToolError("\(url.path) exists; pass --force to overwrite it")
+    }
+    let previous = PreviousSnapshot.path(forStoreAt: url.path)
+    if FileManager.default.fileExists(atPath: previous) {
+        throw ToolError(
+            "\(previous) exists: the previous snapshot of a store that was at \(url.path), and the last copy of it; a store written there would take it for its own previous snapshot. Move it away, or pass --force to remove it")
     }
 }

@@ -76,7 +76,7 @@ enum SourceStore {
 struct DestinationOptions: ParsableArguments {
     @Option(help: "The snapshot format: json or plist.") var format: SnapshotFormat?
     @Option(help: "The snapshot compression: gzip or none.") var compression: Compression?
-    @Flag(help: "Overwrite an existing destination.") var force = false
+    @Flag(help: "Overwrite an existing destination, and remove the previous snapshot (<file>.previous) of the store it replaces.") var force = false
 }
 
 extension StoreKind: ExpressibleByArgument {}

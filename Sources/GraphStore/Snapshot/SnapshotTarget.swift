@@ -22,7 +22,7 @@ struct SnapshotTarget: Sendable {
     static let compressionLevel: Int32 = 1
 
     /// The previous good snapshot, kept beside the current one.
-    var previousURL: URL { URL(fileURLWithPath: url.path + ".previous") }
+    var previousURL: URL { URL(fileURLWithPath: PreviousSnapshot.path(forStoreAt: url.path)) }
 
     /// Encodes, compresses and atomically replaces the snapshot with `version` (its header naming
     /// the store's `lineage`); the replaced snapshot is kept as ``previousURL`` unless
@@ -77,6 +77,15 @@ struct SnapshotTarget: Sendable {
         // rename(2) succeeds without doing anything and the staging name would stay behind.
         _ = rename(staging, previousURL.path)
         unlink(staging)
+    }
+}
+
+/// Where a snapshot store keeps the snapshot its current file replaced, which recovery
+/// (``SnapshotOptions/recoverFromPreviousSnapshot``) opens when the current file is damaged.
+package enum PreviousSnapshot {
+    /// The previous snapshot beside the store file at `storePath`: `<file>.previous`.
+    package static func path(forStoreAt storePath: String) -> String {
+        storePath + ".previous"
     }
 }
 

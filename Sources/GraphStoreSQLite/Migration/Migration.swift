@@ -35,7 +35,10 @@ import GraphStore
 /// The destination is written under a temporary name in its directory and renamed into place
 /// when complete, so it is never half-written, and an existing destination is replaced only
 /// with ``MigrationOptions/overwrite``. The source is only read; a destination that is the
-/// source's own file (through a link, or spelled another way) is refused.
+/// source's own file (through a link, or spelled another way) is refused. Once the new file is
+/// in place, the replaced store's previous snapshot (`<file>.previous`) is removed, so that
+/// recovering the new store never opens the old one's; a destination with no file but such a
+/// previous snapshot is refused without ``MigrationOptions/overwrite``.
 ///
 /// A `json` column holds URLs, decimals and nested dates and data as JSON does (strings and
 /// numbers), where a property list holds dictionaries and native values. The SQLite file

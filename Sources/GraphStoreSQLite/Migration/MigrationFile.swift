@@ -27,7 +27,9 @@ struct MigrationFile {
     ///   directory does not exist, or when it has a non-empty write-ahead log or rollback
     ///   journal (a store open in another process, or not closed cleanly: replacing the file
     ///   would pair the new database with the old log, which SQLite would then apply to it), or
-    ///   a GraphStore journal (saves of the store there that its file does not hold yet).
+    ///   a GraphStore journal (saves of the store there that its file does not hold yet); and,
+    ///   when `overwrite` is false, when no file is there but a previous snapshot of one is
+    ///   (see ``checkPreviousSnapshot(of:overwrite:)``).
     init(destination url: URL, overwrite: Bool) throws {
         // Through a symbolic link, the file it points to, as a container opens it: its lock,
         // its journal and its write-ahead log are checked, and the file (not the link) replaced.
@@ -50,6 +52,18 @@ struct MigrationFile {
             }
         }
         try Self.checkSiblings(of: url)
+        try Self.checkPreviousSnapshot(of: url, overwrite: overwrite)
+    }
+
+    /// Refuses, unless `overwrite`, a destination that has no file but the previous snapshot
+    /// of a snapshot store that was there (`<file>.previous`, its file removed by hand): it is
+    /// the last copy of that store, and the migration removes it (see ``commit(replacing:)``).
+    private static func checkPreviousSnapshot(of url: URL, overwrite: Bool) throws {
+        let previous = PreviousSnapshot.path(forStoreAt: url.path)
+        guard !overwrite, access(url.path, F_OK) != 0, access(previous, F_OK) == 0 else { return }
+        throw GraphStoreError.fileOperationFailed(
+            path: url.path, operation: "migrate",
+            reason: "no store file is there, but the previous snapshot of one is (\(previous)): the last copy of that store, which recovering the new store would take for its own; it was left untouched (move it away, or overwrite the destination explicitly to remove it)")
     }
 
     /// Refuses a migration whose `destination` is `source`'s own file, under whatever name: the
@@ -127,6 +141,7 @@ struct MigrationFile {
         defer { lock.release() }
         // Again, now that no store there can be opened: it may have been since the first check.
         try Self.checkSiblings(of: url)
+        try Self.checkPreviousSnapshot(of: url, overwrite: overwrite)
         do {
             try make(temporary)
             try beforeRename?(temporary)
@@ -149,6 +164,12 @@ struct MigrationFile {
     /// the rename durable. Leftover empty `-journal` / `-wal` / `-shm` files of a replaced database are
     /// removed first, so the new database does not meet them.
     ///
+    /// Once the new file is in place, the previous snapshot of the store it replaced
+    /// (`<file>.previous`) is removed: it is another store's, and recovering the new store from
+    /// it (``GraphStore/SnapshotOptions/recoverFromPreviousSnapshot``) would bring that store's
+    /// objects back in place of the new ones. The new store gets its own with its app's first
+    /// write. A migration that fails before leaves it as it was.
+    ///
     /// When `replacing`, the new file takes the replaced file's owner, group and permission bits
     /// (``GraphStore/FileOwnership``) first. Unless `replacing`, the new file takes the
     /// destination's name only while no file has it:
@@ -156,7 +177,8 @@ struct MigrationFile {
     ///
     /// - Throws: ``GraphStore/GraphStoreError/fileOperationFailed(path:operation:reason:)``;
     ///   with reason naming the file that appeared when `replacing` is false and the
-    ///   destination exists.
+    ///   destination exists; naming the previous snapshot when it cannot be removed (the new
+    ///   file is in place then).
     func commit(replacing: Bool) throws {
         // A replaced store keeps its owner and permissions: a private store stays private.
         let ownership = replacing ? FileOwnership(ofFileAt: url.path) : nil
@@ -189,6 +211,14 @@ struct MigrationFile {
                     throw failure("rename the migrated file into place")
                 }
             }
+        }
+        // The new file is in place: the replaced store's previous snapshot is no longer its
+        // store's. (Made durable with the rename by the directory's fsync below.)
+        let previous = PreviousSnapshot.path(forStoreAt: url.path)
+        if unlink(previous) != 0, case let code = errno, code != ENOENT {
+            throw GraphStoreError.fileOperationFailed(
+                path: previous, operation: "remove the replaced store's previous snapshot",
+                reason: "\(String(cString: strerror(code))) (errno \(code)); the migrated file is in place at \(url.path), and recovering it would open this older snapshot of the store it replaced: remove it")
         }
         // A file system that cannot sync a directory (EINVAL) is accepted.
         let directory = url.deletingLastPathComponent().path
