@@ -3,6 +3,12 @@ import Foundation
 import GraphStore
 import GraphStoreSQLite
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 struct Convert: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Rewrite a snapshot in another format or compression.",
@@ -39,12 +45,12 @@ struct Convert: AsyncParsableCommand {
             // Before reading: a store read before its lock is taken, then written over itself,
             // would lose the saves an app made meanwhile.
             try Migration.checkDistinct(source: source, destination: destination, operation: "convert")
-            try checkDestination(destination, force: force)
+            try checkDestination(destination, force: force, source: source)
             let snapshot = try GenericSnapshot.read(from: source)
             warnAboutOtherNames(of: source, kind: kind)
             // As `migrate` writes: refused over a store that is open or whose journal holds saves
             // its file does not, built under a temporary name and renamed into place.
-            try Migration.writeSnapshot(snapshot, to: destination, format: format, compression: compression, options: MigrationOptions(overwrite: force))
+            try Migration.writeSnapshot(snapshot, to: destination, format: format, compression: compression, options: MigrationOptions(overwrite: force, source: source))
             writeOut("wrote \(destination.path) (\(format == .json ? "JSON" : "binary property list"), \(compression.rawValue))\n")
         }
     }
@@ -60,14 +66,21 @@ struct Convert: AsyncParsableCommand {
 /// Refuses to replace an existing file unless forced, and, unless forced, to write where only
 /// the previous snapshot of a store is left (its file removed): that snapshot is the last copy
 /// of that store, and the migration removes it so that the new store's recovery never opens it.
-func checkDestination(_ url: URL, force: Bool) throws {
+func checkDestination(_ url: URL, force: Bool, source: URL) throws {
     guard !force else { return }
     if FileManager.default.fileExists(atPath: url.path) {
         throw ToolError("\(url.path) exists; pass --force to overwrite it")
     }
-    let previous = PreviousSnapshot.path(forStoreAt: url.path)
-    if FileManager.default.fileExists(atPath: previous) {
+    // As the migration resolves it: the store's previous snapshot is beside the file a link names.
+    let previous = PreviousSnapshot.path(forStoreAt: StorePath.canonical(url).path)
+    if FileManager.default.fileExists(atPath: previous), !isSameFile(previous, source.path) {
         throw ToolError(
             "\(previous) exists: the previous snapshot of a store that was at \(url.path), and the last copy of it; a store written there would take it for its own previous snapshot. Move it away, or pass --force to remove it")
     }
+}
+
+/// Whether the two paths name one file (device and inode, through links).
+private func isSameFile(_ a: String, _ b: String) -> Bool {
+    var x = stat(), y = stat()
+    return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino
 }

@@ -56,8 +56,8 @@ struct Migrate: AsyncParsableCommand {
             // would lose the saves an app made meanwhile.
             try Migration.checkDistinct(source: sourceURL, destination: destinationURL)
             let description = try model.map { try CoreDataModelDescription.read(from: URL(fileURLWithPath: $0)) }
-            try checkDestination(destinationURL, force: force)
-            let options = MigrationOptions(overwrite: force)
+            try checkDestination(destinationURL, force: force, source: sourceURL)
+            let options = MigrationOptions(overwrite: force, source: sourceURL)
             let progress = ProgressBar.callbackIfTerminal
             let started = ContinuousClock.now
             // Read the whole source, then write the destination: each phase draws its progress.

@@ -270,7 +270,7 @@ public enum Migration {
     ) throws -> MigrationSummary {
         let started = ContinuousClock.now
         if let source { try MigrationFile.checkDistinct(source: source, destination: destination, operation: "migrate") }
-        let file = try MigrationFile(destination: destination, overwrite: options.overwrite)
+        let file = try MigrationFile(destination: destination, overwrite: options.overwrite, source: source ?? options.source)
         var summary = try write(file, started)
         if let source {
             summary.source = source

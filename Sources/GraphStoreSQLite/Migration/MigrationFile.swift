@@ -16,6 +16,9 @@ struct MigrationFile {
     let temporary: URL
     /// Whether a file at the destination may be replaced.
     private let overwrite: Bool
+    /// The device and inode of the migration's source, when given: a previous snapshot that is
+    /// the source (a store recovered by hand from its previous snapshot) is left as it is.
+    private let sourceIdentity: (dev: UInt64, ino: UInt64)?
 
     /// The SQLite files that may appear beside a database.
     static let sqliteSiblingSuffixes = ["-journal", "-wal", "-shm"]
@@ -30,12 +33,13 @@ struct MigrationFile {
     ///   a GraphStore journal (saves of the store there that its file does not hold yet); and,
     ///   when `overwrite` is false, when no file is there but a previous snapshot of one is
     ///   (see ``checkPreviousSnapshot(of:overwrite:)``).
-    init(destination url: URL, overwrite: Bool) throws {
+    init(destination url: URL, overwrite: Bool, source: URL? = nil) throws {
         // Through a symbolic link, the file it points to, as a container opens it: its lock,
         // its journal and its write-ahead log are checked, and the file (not the link) replaced.
         let url = try StorePath.resolve(url)
         self.url = url
         self.overwrite = overwrite
+        sourceIdentity = source.flatMap(Self.identity(of:))
         let directory = url.deletingLastPathComponent()
         temporary = directory.appendingPathComponent(".\(url.lastPathComponent).migrating-\(String(UInt64.random(in: 0...UInt64.max), radix: 16))")
         var isDirectory: ObjCBool = false
@@ -52,15 +56,15 @@ struct MigrationFile {
             }
         }
         try Self.checkSiblings(of: url)
-        try Self.checkPreviousSnapshot(of: url, overwrite: overwrite)
+        try checkPreviousSnapshot()
     }
 
     /// Refuses, unless `overwrite`, a destination that has no file but the previous snapshot
     /// of a snapshot store that was there (`<file>.previous`, its file removed by hand): it is
     /// the last copy of that store, and the migration removes it (see ``commit(replacing:)``).
-    private static func checkPreviousSnapshot(of url: URL, overwrite: Bool) throws {
+    private func checkPreviousSnapshot() throws {
         let previous = PreviousSnapshot.path(forStoreAt: url.path)
-        guard !overwrite, access(url.path, F_OK) != 0, access(previous, F_OK) == 0 else { return }
+        guard !overwrite, access(url.path, F_OK) != 0, ownsPrevious(previous) else { return }
         throw GraphStoreError.fileOperationFailed(
             path: url.path, operation: "migrate",
             reason: "no store file is there, but the previous snapshot of one is (\(previous)): the last copy of that store, which recovering the new store would take for its own; it was left untouched (move it away, or overwrite the destination explicitly to remove it)")
@@ -141,7 +145,7 @@ struct MigrationFile {
         defer { lock.release() }
         // Again, now that no store there can be opened: it may have been since the first check.
         try Self.checkSiblings(of: url)
-        try Self.checkPreviousSnapshot(of: url, overwrite: overwrite)
+        try checkPreviousSnapshot()
         do {
             try make(temporary)
             try beforeRename?(temporary)
@@ -214,13 +218,17 @@ struct MigrationFile {
         }
         // The new file is in place: the replaced store's previous snapshot is no longer its
         // store's. (Made durable with the rename by the directory's fsync below.)
+        // Not when it is the migration's own source (a store recovered by hand from its previous
+        // snapshot): a source is read, never removed.
         let previous = PreviousSnapshot.path(forStoreAt: url.path)
-        if unlink(previous) != 0, case let code = errno, code != ENOENT {
-            throw GraphStoreError.fileOperationFailed(
+        var removal: GraphStoreError?
+        if ownsPrevious(previous), unlink(previous) != 0, case let code = errno, code != ENOENT {
+            removal = GraphStoreError.fileOperationFailed(
                 path: previous, operation: "remove the replaced store's previous snapshot",
                 reason: "\(String(cString: strerror(code))) (errno \(code)); the migrated file is in place at \(url.path), and recovering it would open this older snapshot of the store it replaced: remove it")
         }
-        // A file system that cannot sync a directory (EINVAL) is accepted.
+        // A file system that cannot sync a directory (EINVAL) is accepted. The rename is made
+        // durable even when the previous snapshot could not be removed.
         let directory = url.deletingLastPathComponent().path
         let descriptor = open(directory, O_RDONLY | O_CLOEXEC)
         if descriptor >= 0 {
@@ -229,6 +237,22 @@ struct MigrationFile {
                 throw failure("fsync the directory \(directory)")
             }
         }
+        if let removal { throw removal }
+    }
+
+    /// Whether `previous` exists and is this migration's to refuse or remove: it is not the
+    /// migration's source.
+    private func ownsPrevious(_ previous: String) -> Bool {
+        guard let identity = Self.identity(of: URL(fileURLWithPath: previous)) else { return false }
+        if let sourceIdentity, sourceIdentity == identity { return false }
+        return true
+    }
+
+    /// The device and inode of the file at `url` (through links), or `nil` when there is none.
+    private static func identity(of url: URL) -> (dev: UInt64, ino: UInt64)? {
+        var info = stat()
+        guard stat(url.path, &info) == 0 else { return nil }
+        return (UInt64(info.st_dev), UInt64(info.st_ino))
     }
 
     /// The size of the file at `path`, or 0 when there is none.

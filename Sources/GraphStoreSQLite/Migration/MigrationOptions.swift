@@ -19,6 +19,10 @@ public struct MigrationOptions: Sendable {
     /// Runs with the finished temporary file just before it is renamed to the destination; a
     /// test hook (it may throw to fail the migration at the last moment).
     package var beforeRename: (@Sendable (URL) throws -> Void)?
+    /// The file the snapshot written was read from, when the caller read it itself (as
+    /// `graphstore` does): a destination's previous snapshot (`<file>.previous`) that is this
+    /// file is neither refused nor removed, since it is the migration's source.
+    package var source: URL?
 
     /// Options with the documented defaults: no overwrite, the source's model version, 4 GiB.
     public init(overwrite: Bool = false, modelVersion: String? = nil, maxDecompressedBytes: Int = 4 << 30) {
@@ -26,5 +30,12 @@ public struct MigrationOptions: Sendable {
         self.modelVersion = modelVersion
         self.maxDecompressedBytes = maxDecompressedBytes
         beforeRename = nil
+        source = nil
+    }
+
+    /// Options that overwrite as asked, for a migration of the snapshot read from `source`.
+    package init(overwrite: Bool, source: URL?) {
+        self.init(overwrite: overwrite)
+        self.source = source
     }
 }
