@@ -63,14 +63,16 @@ struct Convert: AsyncParsableCommand {
     }
 }
 
-/// Refuses to replace an existing file unless forced, and, unless forced, to write where only
-/// the previous snapshot of a store is left (its file removed): that snapshot is the last copy
-/// of that store, and the migration removes it so that the new store's recovery never opens it.
-func checkDestination(_ url: URL, force: Bool, source: URL) throws {
+/// Refuses to replace an existing file unless forced, and, unless forced, to write a snapshot
+/// store where only the previous snapshot of a store is left (its file removed): that snapshot
+/// is the last copy of that store, and the migration removes it so that the new store's
+/// recovery never opens it. (A SQLite store never reads a previous snapshot.)
+func checkDestination(_ url: URL, force: Bool, source: URL, writesSnapshot: Bool = true) throws {
     guard !force else { return }
     if FileManager.default.fileExists(atPath: url.path) {
         throw ToolError("\(url.path) exists; pass --force to overwrite it")
     }
+    guard writesSnapshot else { return }
     // As the migration resolves it: the store's previous snapshot is beside the file a link names.
     let previous = PreviousSnapshot.path(forStoreAt: StorePath.canonical(url).path)
     if FileManager.default.fileExists(atPath: previous), !isSameFile(previous, source.path) {

@@ -56,7 +56,7 @@ struct Migrate: AsyncParsableCommand {
             // would lose the saves an app made meanwhile.
             try Migration.checkDistinct(source: sourceURL, destination: destinationURL)
             let description = try model.map { try CoreDataModelDescription.read(from: URL(fileURLWithPath: $0)) }
-            try checkDestination(destinationURL, force: force, source: sourceURL)
+            try checkDestination(destinationURL, force: force, source: sourceURL, writesSnapshot: target == .snapshot)
             let options = MigrationOptions(overwrite: force, source: sourceURL)
             let progress = ProgressBar.callbackIfTerminal
             let started = ContinuousClock.now

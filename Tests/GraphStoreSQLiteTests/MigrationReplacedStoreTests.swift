@@ -6,8 +6,8 @@ import GraphStoreTestSupport
 import Testing
 
 /// What a migration does to the store it replaces besides its file: the replaced store's
-/// previous snapshot (`<file>.previous`) goes only once the new file is in place, so that
-/// recovering the new store never opens it, and a failed migration leaves it as it was.
+/// previous snapshot (`<file>.previous`) goes only once a new snapshot store is in place, so
+/// that recovering the new store never opens it, and a failed migration leaves it as it was.
 @Suite struct MigrationReplacedStoreTests {
     private static func previous(_ url: URL) -> URL { URL(fileURLWithPath: url.path + ".previous") }
 
@@ -53,9 +53,31 @@ import Testing
         try await makeStore(store, tag: "old")
         try await makeStore(other, tag: "new")
         try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: store.lastPathComponent)
-        try Migration.writeSQLite(try GenericSnapshot.read(from: other), to: link, options: MigrationOptions(overwrite: true))
+        try Data("a file of the user's".utf8).write(to: Self.previous(link))
+        try Migration.writeSnapshot(try GenericSnapshot.read(from: other), to: link, options: MigrationOptions(overwrite: true))
         #expect(!FileManager.default.fileExists(atPath: Self.previous(store).path))
+        #expect(FileManager.default.fileExists(atPath: Self.previous(link).path))
+        #expect(try GenericSnapshot.read(from: store).objects(of: "Tag").count == 2)
+    }
+
+    /// A SQLite store never reads a previous snapshot: one beside a database the migration
+    /// writes is someone's copy, neither removed nor a reason to refuse.
+    @Test func aSQLiteDestinationLeavesAPreviousSnapshotAlone() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = directory.file("store.json.gz"), other = directory.file("other.json.gz")
+        try await makeStore(store, tag: "old")
+        try await makeStore(other, tag: "new")
+        let kept = try Data(contentsOf: Self.previous(store))
+        let snapshot = try GenericSnapshot.read(from: other)
+        try Migration.writeSQLite(snapshot, to: store, options: MigrationOptions(overwrite: true))
         #expect(SQLiteStoreInfo.isSQLiteDatabase(at: store))
+        #expect(try Data(contentsOf: Self.previous(store)) == kept)
+        // Without a store file, the previous snapshot is no reason to refuse a database there.
+        try FileManager.default.removeItem(at: store)
+        try Migration.writeSQLite(snapshot, to: store)
+        #expect(SQLiteStoreInfo.isSQLiteDatabase(at: store))
+        #expect(try Data(contentsOf: Self.previous(store)) == kept)
     }
 
     /// A previous snapshot left without its store file is refused as an existing destination
@@ -70,7 +92,8 @@ import Testing
         let kept = try Data(contentsOf: Self.previous(store))
         let snapshot = try GenericSnapshot.read(from: other)
         for write in [
-            { try Migration.writeSnapshot(snapshot, to: store) }, { try Migration.writeSQLite(snapshot, to: store) },
+            { try Migration.writeSnapshot(snapshot, to: store) },
+            { try Migration.sqliteToSnapshot(from: directory.file("none.sqlite"), to: store) },
         ] as [() throws -> Void] {
             let error = SQLiteTestKit.storeError { try write() }
             guard case .fileOperationFailed(let path, _, let reason)? = error else {

@@ -36,9 +36,11 @@ import GraphStore
 /// when complete, so it is never half-written, and an existing destination is replaced only
 /// with ``MigrationOptions/overwrite``. The source is only read; a destination that is the
 /// source's own file (through a link, or spelled another way) is refused. Once the new file is
-/// in place, the replaced store's previous snapshot (`<file>.previous`) is removed, so that
-/// recovering the new store never opens the old one's; a destination with no file but such a
-/// previous snapshot is refused without ``MigrationOptions/overwrite``.
+/// in place, the replaced store's previous snapshot (`<file>.previous`) is removed when the new
+/// file is a snapshot store, so that recovering it never opens the old one's; a snapshot
+/// destination with no file but such a previous snapshot is refused without
+/// ``MigrationOptions/overwrite``. A SQLite destination leaves a `<file>.previous` alone: a
+/// SQLite store never reads one.
 ///
 /// A `json` column holds URLs, decimals and nested dates and data as JSON does (strings and
 /// numbers), where a property list holds dictionaries and native values. The SQLite file
@@ -75,7 +77,7 @@ public enum Migration {
         from source: URL, to destination: URL, options: MigrationOptions = MigrationOptions(),
         progress: (@Sendable (MigrationProgress) -> Void)? = nil
     ) throws -> MigrationSummary {
-        try migrating(from: source, to: destination, options: options) { file, started in
+        try migrating(from: source, to: destination, options: options, writesSnapshot: false) { file, started in
             let snapshot = try GenericSnapshot.read(from: source, maxDecompressedBytes: options.maxDecompressedBytes)
             return try writeSQLite(snapshot, to: file, options: options, progress: progress, started: started)
         }
@@ -104,7 +106,7 @@ public enum Migration {
         from source: URL, to destination: URL, format: SnapshotFormat = .json, compression: Compression = .gzip,
         options: MigrationOptions = MigrationOptions(), progress: (@Sendable (MigrationProgress) -> Void)? = nil
     ) throws -> MigrationSummary {
-        try migrating(from: source, to: destination, options: options) { file, started in
+        try migrating(from: source, to: destination, options: options, writesSnapshot: true) { file, started in
             let snapshot = try readSQLite(from: source, progress: progress)
             return try writeSnapshot(snapshot, to: file, format: format, compression: compression, options: options, started: started)
         }
@@ -125,7 +127,7 @@ public enum Migration {
         _ snapshot: GenericSnapshot, to destination: URL, options: MigrationOptions = MigrationOptions(),
         progress: (@Sendable (MigrationProgress) -> Void)? = nil
     ) throws -> MigrationSummary {
-        try migrating(to: destination, options: options) { file, started in
+        try migrating(to: destination, options: options, writesSnapshot: false) { file, started in
             try writeSQLite(snapshot, to: file, options: options, progress: progress, started: started)
         }
     }
@@ -141,7 +143,7 @@ public enum Migration {
         _ snapshot: GenericSnapshot, to destination: URL, format: SnapshotFormat = .json, compression: Compression = .gzip,
         options: MigrationOptions = MigrationOptions()
     ) throws -> MigrationSummary {
-        try migrating(to: destination, options: options) { file, started in
+        try migrating(to: destination, options: options, writesSnapshot: true) { file, started in
             try writeSnapshot(snapshot, to: file, format: format, compression: compression, options: options, started: started)
         }
     }
@@ -229,7 +231,7 @@ public enum Migration {
     ) throws -> MigrationSummary {
         var snapshot = snapshot
         if let modelVersion = options.modelVersion { snapshot.header.modelVersion = modelVersion }
-        try file.build(writesSnapshot: true, beforeRename: options.beforeRename) { temporary in
+        try file.build(beforeRename: options.beforeRename) { temporary in
             do {
                 try snapshot.write(to: temporary, format: format, compression: compression)
             } catch let error as GraphStoreError {
@@ -247,7 +249,7 @@ public enum Migration {
         // A property list's URLs and decimals become the JSON the typed store keeps them as.
         let snapshot = snapshot.withURLsAndDecimalsInJSONShape()
         let tables = try SQLiteTablePlan.plans(for: snapshot, path: file.url.path)
-        try file.build(writesSnapshot: false, beforeRename: options.beforeRename) { temporary in
+        try file.build(beforeRename: options.beforeRename) { temporary in
             try SQLiteTablePlan.build(
                 tables, snapshot: snapshot, at: temporary, destination: file.url,
                 modelVersion: options.modelVersion ?? snapshot.header.modelVersion, progress: progress)
@@ -265,12 +267,13 @@ public enum Migration {
     /// The summary's ``MigrationSummary/duration`` counts from before the destination is
     /// checked, so it covers reading the source too.
     private static func migrating(
-        from source: URL? = nil, to destination: URL, options: MigrationOptions,
+        from source: URL? = nil, to destination: URL, options: MigrationOptions, writesSnapshot: Bool,
         _ write: (MigrationFile, ContinuousClock.Instant) throws -> MigrationSummary
     ) throws -> MigrationSummary {
         let started = ContinuousClock.now
         if let source { try MigrationFile.checkDistinct(source: source, destination: destination, operation: "migrate") }
-        let file = try MigrationFile(destination: destination, overwrite: options.overwrite, source: source ?? options.source)
+        let file = try MigrationFile(
+            destination: destination, overwrite: options.overwrite, writesSnapshot: writesSnapshot, source: source ?? options.source)
         var summary = try write(file, started)
         if let source {
             summary.source = source

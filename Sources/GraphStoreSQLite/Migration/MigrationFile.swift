@@ -16,6 +16,8 @@ struct MigrationFile {
     let temporary: URL
     /// Whether a file at the destination may be replaced.
     private let overwrite: Bool
+    /// Whether the new file is a snapshot store (else a SQLite database).
+    private let writesSnapshot: Bool
     /// The device and inode of the migration's source, when given: a previous snapshot that is
     /// the source (a store recovered by hand from its previous snapshot) is left as it is.
     private let sourceIdentity: (dev: UInt64, ino: UInt64)?
@@ -33,12 +35,13 @@ struct MigrationFile {
     ///   a GraphStore journal (saves of the store there that its file does not hold yet); and,
     ///   when `overwrite` is false, when no file is there but a previous snapshot of one is
     ///   (see ``checkPreviousSnapshot(of:overwrite:)``).
-    init(destination url: URL, overwrite: Bool, source: URL? = nil) throws {
+    init(destination url: URL, overwrite: Bool, writesSnapshot: Bool, source: URL? = nil) throws {
         // Through a symbolic link, the file it points to, as a container opens it: its lock,
         // its journal and its write-ahead log are checked, and the file (not the link) replaced.
         let url = try StorePath.resolve(url)
         self.url = url
         self.overwrite = overwrite
+        self.writesSnapshot = writesSnapshot
         sourceIdentity = source.flatMap(Self.identity(of:))
         let directory = url.deletingLastPathComponent()
         temporary = directory.appendingPathComponent(".\(url.lastPathComponent).migrating-\(String(UInt64.random(in: 0...UInt64.max), radix: 16))")
@@ -140,7 +143,7 @@ struct MigrationFile {
     /// file. A destination that did not exist when it was locked is never replaced: a file that
     /// appeared there meanwhile (a SQLite app that created its database) makes this throw and
     /// is left as it is.
-    func build(writesSnapshot: Bool, beforeRename: ((URL) throws -> Void)?, _ make: (URL) throws -> Void) throws {
+    func build(beforeRename: ((URL) throws -> Void)?, _ make: (URL) throws -> Void) throws {
         let lock = try DestinationLock(url, snapshotStore: writesSnapshot)
         defer { lock.release() }
         // Again, now that no store there can be opened: it may have been since the first check.
@@ -168,8 +171,8 @@ struct MigrationFile {
     /// the rename durable. Leftover empty `-journal` / `-wal` / `-shm` files of a replaced database are
     /// removed first, so the new database does not meet them.
     ///
-    /// Once the new file is in place, the previous snapshot of the store it replaced
-    /// (`<file>.previous`) is removed: it is another store's, and recovering the new store from
+    /// Once the new file is in place, when it is a snapshot store, the previous snapshot of the
+    /// store it replaced (`<file>.previous`) is removed: it is another store's, and recovering the new store from
     /// it (``GraphStore/SnapshotOptions/recoverFromPreviousSnapshot``) would bring that store's
     /// objects back in place of the new ones. The new store gets its own with its app's first
     /// write. A migration that fails before leaves it as it was.
@@ -240,10 +243,11 @@ struct MigrationFile {
         if let removal { throw removal }
     }
 
-    /// Whether `previous` exists and is this migration's to refuse or remove: it is not the
-    /// migration's source.
+    /// Whether `previous` exists and is this migration's to refuse or remove: the new file is a
+    /// snapshot store (a SQLite store never reads a previous snapshot, so one beside a database
+    /// is someone's copy, left alone), and it is not the migration's source.
     private func ownsPrevious(_ previous: String) -> Bool {
-        guard let identity = Self.identity(of: URL(fileURLWithPath: previous)) else { return false }
+        guard writesSnapshot, let identity = Self.identity(of: URL(fileURLWithPath: previous)) else { return false }
         if let sourceIdentity, sourceIdentity == identity { return false }
         return true
     }

@@ -5,7 +5,9 @@ import GraphStoreSQLite
 import GraphStoreTestSupport
 import Testing
 
-@Suite struct ReviewSourcePreviousTests {
+/// A migration whose source is the destination's previous snapshot (a store recovered by hand)
+/// reads it and keeps it.
+@Suite struct MigrationFromPreviousSnapshotTests {
     @Test func aMigrationFromTheDestinationsPreviousSnapshotKeepsIt() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

@@ -1,11 +1,13 @@
 import Foundation
 import Testing
+import GraphStoreTestSupport
 
 @testable import GraphStore
 @testable import GraphStoreCoding
 
-/// Review of fa0841f: the byte-keyed string table and the UUID text.
-@Suite struct ReviewBPlistTableTests {
+/// The property-list writer's table of shared strings, keyed by their bytes as written, and
+/// its UUID text.
+@Suite struct BPlistStringSharingTests {
     @Test func uuidTextIsUUIDString() {
         var rng = SystemRandomNumberGenerator()
         var samples: [UUID] = [UUID(uuid: (0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0)), UUID(uuid: (255,255,255,255,255,255,255,255,255,255,255,255,255,255,255,255))]
@@ -27,7 +29,7 @@ import Testing
     /// added through several tables joined with `append`, with strings added after the join:
     /// every reference reads back as the string it was given.
     @Test(arguments: 0..<20) func randomStringsThroughJoinedTables(seed: Int) throws {
-        var rng = SplitMix(state: UInt64(seed) &+ 1)
+        var rng = SplitMix64(seed: UInt64(seed) &+ 1)
         let alphabet: [String] = ["a", "b", "$", "n", "u", "l", "é", "e\u{301}", "\u{1F600}", "\u{0}", "z", "日"]
         func randomString() -> String {
             let pick = rng.next() % 10
@@ -67,16 +69,5 @@ import Testing
             if !s.utf8.elementsEqual(written.utf8) { bad += 1 }
         }
         #expect(bad == 0)
-    }
-}
-
-private struct SplitMix {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

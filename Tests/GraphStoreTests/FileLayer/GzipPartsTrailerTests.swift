@@ -4,7 +4,7 @@ import GraphStoreTestSupport
 
 @testable import GraphStore
 
-@Suite struct ReviewGzipPartsTests {
+@Suite struct GzipPartsTrailerTests {
     @Test(arguments: [Int32(-1), 0, 1, 2, 6, 9]) func everyLevelOddSizesAndHeader(level: Int32) throws {
         for extra in [0, 1, 7, 4095, 65_537] {
             let size = 2 * Gzip.minimumPartBytes + extra + Int(level + 1) * 12_345

@@ -4,8 +4,9 @@ import GraphStore
 import GraphStoreTestSupport
 import Testing
 
-/// Review of 2d56b87.
-@Suite struct ReviewPreviousTests {
+/// Recovering a store by hand from its previous snapshot: the previous snapshot is the
+/// migration's source, read and never removed.
+@Suite struct GraphStoreToolRecoveryFromPreviousTests {
     private static func previous(_ url: URL) -> URL { URL(fileURLWithPath: url.path + ".previous") }
 
     private static func makeStore(_ url: URL, texts: [String]) async throws {
@@ -37,7 +38,7 @@ import Testing
     }
 }
 
-extension ReviewPreviousTests {
+extension GraphStoreToolRecoveryFromPreviousTests {
     /// A `.previous` that cannot be unlinked (here a directory: EISDIR; in a sticky directory,
     /// another user's file: EPERM) makes the migration fail after it replaced the destination.
     @Test func aFailedRemovalFailsTheMigrationAfterTheReplacement() async throws {
