@@ -56,15 +56,10 @@ enum Gzip {
     /// Compresses `data` into a single gzip member.
     ///
     /// With `parts` above 1 and at least ``minimumPartBytes`` of input a part, the input is cut
-    /// into that many consecutive runs, each deflated on its own thread, as `pigz` does: every
-    /// run but the last ends in a sync flush (an empty stored block, so the next run starts on a
-    /// byte boundary), and their CRC-32s are combined. The result is still one standard member
-    /// that any gzip reader reads; a run's matches only reach back within the run, so the file
-    /// is a few bytes larger at each cut.
-    ///
-    /// Otherwise the output buffer is sized with `deflateBound` up front, so the common
-    /// case is one zlib call and no reallocation; the unused tail is returned
-    /// to the allocator afterwards.
+    /// into that many consecutive runs, each deflated on its own thread: see
+    /// ``compress(pieces:level:parts:)``. Otherwise the output buffer is sized with
+    /// `deflateBound` up front, so the common case is one zlib call and no reallocation; the
+    /// unused tail is returned to the allocator afterwards.
     ///
     /// - Parameters:
     ///   - data: The bytes to compress; may be empty.
@@ -76,8 +71,31 @@ enum Gzip {
     /// - Complexity: O(n) time, on up to `parts` threads; about `n` bytes of extra memory for
     ///   incompressible input (twice the output when compressing in parts).
     static func compress(_ data: Data, level: Int32 = 6, parts: Int = 1) throws(FileLayerError) -> Data {
-        let parts = min(parts, data.count / minimumPartBytes)
-        if parts > 1 { return try compressInParts(data, level: level, parts: parts) }
+        try compress(pieces: [data], level: level, parts: parts)
+    }
+
+    /// Compresses the concatenation of `pieces` into a single gzip member, without joining them.
+    ///
+    /// Each piece of at least twice ``minimumPartBytes`` is cut into up to `parts` consecutive
+    /// runs of at least that size; every piece or run is deflated on its own thread, as `pigz`
+    /// does: each but the last ends in a sync flush (an empty stored block, so the next starts
+    /// on a byte boundary), and their CRC-32s are combined. The result is one standard member
+    /// that any gzip reader reads; a run's matches only reach back within the run, so the file
+    /// is a few bytes larger at each cut. One piece too small to cut is compressed as
+    /// ``compress(_:level:parts:)`` does on one thread.
+    ///
+    /// - Throws: As ``compress(_:level:parts:)``.
+    /// - Complexity: O(n) time, on up to `parts` threads.
+    static func compress(pieces: [Data], level: Int32, parts: Int) throws(FileLayerError) -> Data {
+        let runs = pieces.flatMap { piece -> [Data] in
+            let cuts = min(parts, piece.count / minimumPartBytes)
+            guard cuts > 1 else { return piece.isEmpty && pieces.count > 1 ? [] : [piece] }
+            return (0..<cuts).map { cut in
+                piece[(piece.startIndex + piece.count * cut / cuts)..<(piece.startIndex + piece.count * (cut + 1) / cuts)]
+            }
+        }
+        if runs.count > 1 { return try compressInRuns(runs, level: level) }
+        let data = runs.first ?? Data()
         let stream = try ZlibStream.gzipDeflater(level: level)
         let bound = Int(deflateBound(stream.pointer, uLong(data.count)))
         var output = try GrowableByteBuffer(capacity: bound)
@@ -91,23 +109,24 @@ enum Gzip {
     /// over costs more than it saves.
     static let minimumPartBytes = 1 << 20
 
-    /// `data` in `parts` consecutive runs, deflated on as many threads, as one gzip member:
-    /// the header zlib writes (MTIME 0, Unix), the runs' raw deflate data, and a trailer with
-    /// the combined CRC-32 and the length modulo 2^32.
-    private static func compressInParts(_ data: Data, level: Int32, parts: Int) throws(FileLayerError) -> Data {
-        let runs = try inConsecutiveParts(count: data.count, parts: parts) {
-            (part, range) throws(FileLayerError) -> (body: Data, crc: UInt) in
-            let stream = try ZlibStream.rawDeflater(level: level)
-            // A sync flush adds an empty stored block (5 bytes) to what deflateBound allows.
-            var output = try GrowableByteBuffer(capacity: Int(deflateBound(stream.pointer, uLong(range.count))) + 16)
-            let crc = try data.withUnsafeBytesTyped { (input) throws(FileLayerError) -> UInt in
-                let run = UnsafeRawBufferPointer(rebasing: input[range])
-                try deflateAll(run, stream: stream, into: &output, finish: part == parts - 1)
-                guard let base = run.baseAddress else { return 0 }
-                return UInt(crc32_z(0, base.assumingMemoryBound(to: Bytef.self), z_size_t(run.count)))
+    /// `runs`, deflated on as many threads, as one gzip member: the header zlib writes (MTIME 0,
+    /// Unix), the runs' raw deflate data, and a trailer with the combined CRC-32 and the length
+    /// modulo 2^32.
+    private static func compressInRuns(_ runs: [Data], level: Int32) throws(FileLayerError) -> Data {
+        let compressed = try inJobs(runs.count, inParallel: true) { index in
+            Result { () throws(FileLayerError) -> (body: Data, crc: UInt) in
+                let run = runs[index]
+                let stream = try ZlibStream.rawDeflater(level: level)
+                // A sync flush adds an empty stored block (5 bytes) to what deflateBound allows.
+                var output = try GrowableByteBuffer(capacity: Int(deflateBound(stream.pointer, uLong(run.count))) + 16)
+                let crc = try run.withUnsafeBytesTyped { (input) throws(FileLayerError) -> UInt in
+                    try deflateAll(input, stream: stream, into: &output, finish: index == runs.count - 1)
+                    guard let base = input.baseAddress else { return 0 }
+                    return UInt(crc32_z(0, base.assumingMemoryBound(to: Bytef.self), z_size_t(input.count)))
+                }
+                return (output.takeData(), crc)
             }
-            return (output.takeData(), crc)
-        }
+        }.map { result throws(FileLayerError) in try result.get() }
         let header: [UInt8] = [
             GzipHeader.magic.0, GzipHeader.magic.1, 8, 0, 0, 0, 0, 0,
             // XFL as zlib writes it: 2 for the slowest level, 4 for the fastest ones.
@@ -115,15 +134,16 @@ enum Gzip {
             3,
         ]
         var crc: UInt = 0
-        for (index, run) in runs.enumerated() {
-            crc = index == 0 ? run.crc : UInt(crc32_combine(uLong(crc), uLong(run.crc), .init(runLength(index, of: data.count, parts: parts))))
+        for (run, part) in zip(runs, compressed) {
+            crc = UInt(crc32_combine(uLong(crc), uLong(part.crc), .init(run.count)))
         }
+        let length = runs.reduce(0) { $0 + $1.count }
         var trailer = [UInt8](repeating: 0, count: GzipHeader.trailerLength)
         trailer.withUnsafeMutableBytes { bytes in
             bytes.storeBytes(of: UInt32(truncatingIfNeeded: crc).littleEndian, toByteOffset: 0, as: UInt32.self)
-            bytes.storeBytes(of: UInt32(truncatingIfNeeded: data.count).littleEndian, toByteOffset: 4, as: UInt32.self)
+            bytes.storeBytes(of: UInt32(truncatingIfNeeded: length).littleEndian, toByteOffset: 4, as: UInt32.self)
         }
-        let pieces = [Data(header)] + runs.map(\.body) + [Data(trailer)]
+        let pieces = [Data(header)] + compressed.map(\.body) + [Data(trailer)]
         var output = try GrowableByteBuffer(capacity: pieces.reduce(0) { $0 + $1.count })
         for piece in pieces {
             piece.withUnsafeBytes { bytes in
@@ -132,11 +152,6 @@ enum Gzip {
             output.commit(piece.count)
         }
         return output.takeData()
-    }
-
-    /// The length of run `index` of `count` bytes cut into `parts`, as ``inConsecutiveParts(count:parts:_:)`` cuts them.
-    private static func runLength(_ index: Int, of count: Int, parts: Int) -> Int {
-        count * (index + 1) / parts - count * index / parts
     }
 
     // MARK: - Decompression

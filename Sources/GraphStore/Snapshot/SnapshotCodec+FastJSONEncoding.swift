@@ -18,7 +18,15 @@ extension SnapshotCodec {
     ///   (`entities`, the entity name, the object's index, then inside the object).
     /// - Complexity: O(objects), on up to `activeProcessorCount` threads for large tables.
     static func encodeJSONDocument(header: SnapshotHeaderV1, version: GraphVersion, schema: Schema) throws -> Data {
+        joined(try encodeJSONPieces(header: header, version: version, schema: schema))
+    }
+
+    /// The document of ``encodeJSONDocument(header:version:schema:)`` in consecutive pieces, as
+    /// the threads that encoded large tables made them: a compressor takes them without their
+    /// being copied into one buffer first.
+    static func encodeJSONPieces(header: SnapshotHeaderV1, version: GraphVersion, schema: Schema) throws -> [Data] {
         let objectCount = version.objectCount
+        var pieces: [Data] = []
         // About 300 bytes an object, for the example model; growing later costs little.
         var buffer = FastJSONBuffer(capacity: 4_096 + objectCount * 256)
         buffer.append(contentsOf: "{\"header\":")
@@ -31,14 +39,18 @@ extension SnapshotCodec {
             let table = version.tables[entity.index]
             let parts = table.count >= parallelEncodingThreshold ? min(Processors.active, 8) : 1
             if parts > 1 {
-                for part in try encodeInParts(table, parts: parts, entity: entity.name) { buffer.append(contentsOf: part) }
+                let encoded = try encodeInParts(table, parts: parts, entity: entity.name)
+                pieces.append(buffer.takeData())
+                pieces += encoded
+                buffer = FastJSONBuffer(capacity: 4_096 + (objectCount - table.count) * 256)
             } else {
                 try encodeObjects(table[...], startIndex: 0, entity: entity.name, into: &buffer)
             }
             buffer.append(UInt8(ascii: "]"))
         }
         buffer.append(contentsOf: "}}")
-        return buffer.takeData()
+        pieces.append(buffer.takeData())
+        return pieces
     }
 
     /// Appends `objects` as the elements from `startIndex` on of the array of `entity`.

@@ -15,6 +15,28 @@ package enum SnapshotCodec {
         _ version: GraphVersion, schema: Schema, format: SnapshotFormat, modelVersion: String, savedAt: Date, path: String,
         lineage: UUID? = nil
     ) throws -> Data {
+        joined(try encodePieces(
+            version, schema: schema, format: format, modelVersion: modelVersion, savedAt: savedAt, path: path, lineage: lineage))
+    }
+
+    /// The document whose consecutive pieces are `pieces`, in one buffer (no copy for one piece).
+    static func joined(_ pieces: [Data]) -> Data {
+        guard pieces.count > 1 else { return pieces.first ?? Data() }
+        var document = Data(capacity: pieces.reduce(0) { $0 + $1.count })
+        for piece in pieces { document.append(piece) }
+        return document
+    }
+
+    /// The document of ``encode(_:schema:format:modelVersion:savedAt:path:lineage:)`` in
+    /// consecutive pieces (a JSON document as the threads that encoded it made it), for a
+    /// compressor that takes them without their being joined first.
+    ///
+    /// - Throws: As ``encode(_:schema:format:modelVersion:savedAt:path:lineage:)``.
+    /// - Complexity: O(objects).
+    static func encodePieces(
+        _ version: GraphVersion, schema: Schema, format: SnapshotFormat, modelVersion: String, savedAt: Date, path: String,
+        lineage: UUID? = nil
+    ) throws -> [Data] {
         var counts: [String: Int] = [:]
         var fieldTypes: [String: [String: String]] = [:]
         for entity in schema.entities {
@@ -31,7 +53,7 @@ package enum SnapshotCodec {
             switch format {
             case .json:
                 do {
-                    return try encodeJSONDocument(header: header, version: version, schema: schema)
+                    return try encodeJSONPieces(header: header, version: version, schema: schema)
                 } catch {
                     // `FastJSONEncoder` refuses a few things `JSONEncoder` writes (containers used
                     // out of order). Otherwise its error stands: its coding path is complete,
@@ -41,13 +63,13 @@ package enum SnapshotCodec {
                     // file must not replace the last good one. (It also writes a URL with a base
                     // as its absolute string, without the base: a known loss on this rare path,
                     // for types whose `encode(to:)` uses containers out of order.)
-                    if let data = try? makeJSONEncoder().encode(document), (try? SnapshotValue.readJSON(data)) != nil { return data }
+                    if let data = try? makeJSONEncoder().encode(document), (try? SnapshotValue.readJSON(data)) != nil { return [data] }
                     throw error
                 }
             case .binaryPropertyList:
                 // Lossless where `PropertyListEncoder` is not (see `BPlistObjectTable`), and
                 // encoded in parts on several threads.
-                return try encodeBinaryPropertyListDocument(header: header, version: version, schema: schema)
+                return [try encodeBinaryPropertyListDocument(header: header, version: version, schema: schema)]
             }
         } catch let error as EncodingError {
             let context: EncodingError.Context

@@ -37,11 +37,12 @@ struct SnapshotTarget: Sendable {
     ///   ``GraphStoreError/fileOperationFailed(path:operation:reason:)`` (for example `ENOSPC`).
     /// - Complexity: O(objects) to encode, O(bytes) to compress and write.
     func write(_ version: GraphVersion, lineage: UUID?, keepsPrevious: Bool = true) throws -> Int {
-        let document = try SnapshotCodec.encode(
+        let pieces = try SnapshotCodec.encodePieces(
             version, schema: schema, format: format, modelVersion: modelVersion, savedAt: Date(), path: url.path, lineage: lineage)
         let bytes: Data
         do {
-            bytes = compression == .gzip ? try Gzip.compress(document, level: Self.compressionLevel, parts: Processors.active) : document
+            bytes = compression == .gzip
+                ? try Gzip.compress(pieces: pieces, level: Self.compressionLevel, parts: Processors.active) : SnapshotCodec.joined(pieces)
         } catch {
             throw GraphStoreError(error, path: url.path)
         }

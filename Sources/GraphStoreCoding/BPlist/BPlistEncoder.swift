@@ -260,7 +260,7 @@ struct BPlistKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
     var codingPath: [any CodingKey] { path.codingPath }
 
     private func add(_ reference: UInt32, forKey key: Key) {
-        box.keys.append(encoder.table.string(key.stringValue))
+        box.keys.append(encoder.table.key(key.stringValue))
         box.append(reference)
     }
 
@@ -290,7 +290,7 @@ struct BPlistKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
         let nested = BPlistContainerBox(isDictionary: true), nestedPath = path.appending(codingKey: key)
         _ = encoder.admitsContainer(at: nestedPath)
-        box.keys.append(encoder.table.string(key.stringValue))
+        box.keys.append(encoder.table.key(key.stringValue))
         box.append(deferred: .container(nested))
         return KeyedEncodingContainer(BPlistKeyedEncodingContainer<NestedKey>(encoder: encoder, box: nested, path: nestedPath))
     }
@@ -298,7 +298,7 @@ struct BPlistKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
         let nested = BPlistContainerBox(isDictionary: false), nestedPath = path.appending(codingKey: key)
         _ = encoder.admitsContainer(at: nestedPath)
-        box.keys.append(encoder.table.string(key.stringValue))
+        box.keys.append(encoder.table.key(key.stringValue))
         box.append(deferred: .container(nested))
         return BPlistUnkeyedEncodingContainer(encoder: encoder, box: nested, path: nestedPath)
     }
@@ -310,7 +310,7 @@ struct BPlistKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
     private func superEncoder<K: CodingKey>(named key: K) -> any Encoder {
         let nested = BPlistEncoderImpl(
             table: encoder.table, userInfo: encoder.userInfo, path: path.appending(codingKey: key), depthFailure: encoder.depthFailure)
-        box.keys.append(encoder.table.string(key.stringValue))
+        box.keys.append(encoder.table.key(key.stringValue))
         box.append(deferred: .encoder(nested))
         return nested
     }

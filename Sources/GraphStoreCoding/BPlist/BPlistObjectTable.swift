@@ -17,6 +17,14 @@ package final class BPlistObjectTable {
     /// One object: scalar bytes `start..<start + count` of ``bytes``, or a container whose
     /// references are `start..<start + count` of ``references`` (a dictionary's keys, then its
     /// values: `2 * members` references).
+    /// A key's text, its bits, and its string object.
+    private struct KnownKey {
+        let bits: (UInt64, UInt64)
+        /// Kept so that the storage the bits name lives as long as the entry.
+        let text: String
+        let reference: UInt32
+    }
+
     private struct Entry {
         /// `0` for a scalar; `0xA0` for an array, `0xD0` for a dictionary.
         var marker: UInt8
@@ -24,21 +32,24 @@ package final class BPlistObjectTable {
         var count: Int
     }
 
-    private var bytes: [UInt8] = []
-    private var references: [UInt32] = []
-    private var entries: [Entry] = []
+    @exclusivity(unchecked) private var bytes: [UInt8] = []
+    @exclusivity(unchecked) private var references: [UInt32] = []
+    @exclusivity(unchecked) private var entries: [Entry] = []
     /// The shared strings, by open addressing: 1 + the reference of a string object, or 0 for an
     /// empty slot; `stringHashes` holds the hash of each occupant's bytes.
-    private var stringSlots: [UInt32]
-    private var stringHashes: [UInt32]
-    private var sharedStrings = 0
+    @exclusivity(unchecked) private var stringSlots: [UInt32]
+    @exclusivity(unchecked) private var stringHashes: [UInt32]
+    @exclusivity(unchecked) private var sharedStrings = 0
     /// Per table, so that which texts collide cannot be chosen ahead.
     private let stringSeed = UInt64.random(in: .min ... .max)
-    private var integers: [Int64: UInt32] = [:]
-    private var reals: [UInt64: UInt32] = [:]
-    private var nullReference: UInt32?
-    private var trueReference: UInt32?
-    private var falseReference: UInt32?
+    /// The string objects of the keys seen last, by the identity of the key's text (see
+    /// ``key(_:)``), 64 of them direct-mapped.
+    @exclusivity(unchecked) private var keys = [KnownKey?](repeating: nil, count: 64)
+    @exclusivity(unchecked) private var integers: [Int64: UInt32] = [:]
+    @exclusivity(unchecked) private var reals: [UInt64: UInt32] = [:]
+    @exclusivity(unchecked) private var nullReference: UInt32?
+    @exclusivity(unchecked) private var trueReference: UInt32?
+    @exclusivity(unchecked) private var falseReference: UInt32?
 
     package init(expectedObjects: Int = 0) {
         // A power of two at least twice the strings expected (at most 4,096 of them up front).
@@ -171,6 +182,22 @@ package final class BPlistObjectTable {
         }
     }
 
+    /// A dictionary key: the same object as ``string(_:)`` gives, found without reading the
+    /// text when the same `String` (not merely an equal one) was given before, as a type's
+    /// coding keys give the same literal for every value.
+    ///
+    /// Two `String`s with the same bits hold the same bytes: a small string's bits are its
+    /// text, and a large one's name its storage, which the cache keeps alive (and which is
+    /// never changed in place while shared).
+    package func key(_ text: String) -> UInt32 {
+        let bits = unsafeBitCast(text, to: (UInt64, UInt64).self)
+        let slot = Int(truncatingIfNeeded: ((bits.0 ^ bits.1 >> 7) &* 0x9E37_79B9_7F4A_7C15) >> 58)
+        if let known = keys[slot], known.bits == bits { return known.reference }
+        let reference = string(text)
+        keys[slot] = KnownKey(bits: bits, text: text, reference: reference)
+        return reference
+    }
+
     /// A UUID as its `uuidString` (as `UUID.encode(to:)` writes it), the same object as that
     /// string everywhere in the table.
     package func uuid(_ value: UUID) -> UInt32 {
@@ -210,12 +237,15 @@ package final class BPlistObjectTable {
         let base = UInt32(entries.count), byteBase = bytes.count, referenceBase = references.count
         precondition(entries.count + other.entries.count < Int(UInt32.max), "GraphStore: too many property-list objects")
         bytes.append(contentsOf: other.bytes)
-        references.append(contentsOf: other.references.lazy.map { $0 + base })
-        entries.append(contentsOf: other.entries.lazy.map { entry in
-            var entry = entry
-            entry.start += entry.marker == 0 ? byteBase : referenceBase
-            return entry
-        })
+        // Filled in place: a plain loop over both buffers, which the compiler vectorises.
+        references.append(contentsOf: other.references)
+        references.withUnsafeMutableBufferPointer { all in
+            for index in referenceBase..<all.count { all[index] &+= base }
+        }
+        entries.append(contentsOf: other.entries)
+        entries.withUnsafeMutableBufferPointer { all in
+            for index in Int(base)..<all.count { all[index].start += all[index].marker == 0 ? byteBase : referenceBase }
+        }
         return base
     }
 

@@ -90,6 +90,31 @@ import Testing
         #expect(Self.objectCount(data) == 5 + distinct + 3)
     }
 
+    /// Keys are found by the identity of their text first: equal keys from different `String`s
+    /// are still one object, and canonically equivalent keys still two.
+    @Test func keysAreSharedByTheirBytesWhateverStringHoldsThem() throws {
+        struct Key: CodingKey {
+            var stringValue: String
+            init(stringValue: String) { self.stringValue = stringValue }
+            var intValue: Int? { nil }
+            init?(intValue: Int) { nil }
+        }
+        struct Keyed: Encodable {
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: Key.self)
+                // A new heap string each time, longer than a small string's 15 bytes.
+                try container.encode(7, forKey: Key(stringValue: String(repeating: "long key ", count: 3)))
+                try container.encode(7, forKey: Key(stringValue: "é"))
+                try container.encode(7, forKey: Key(stringValue: "e\u{301}"))
+            }
+        }
+        let data = try Self.encode(Array(repeating: Keyed(), count: 50))
+        // The array, 50 dictionaries, three keys and one integer.
+        #expect(Self.objectCount(data) == 1 + 50 + 3 + 1)
+        let read = try PropertyListSerialization.propertyList(from: data, format: nil) as! [[String: Int]]
+        #expect(read.count == 50 && read[0]["long key long key long key "] == 7)
+    }
+
     @Test func sizesOfEveryWidthReadBack() throws {
         // Counts and references across the 1-, 2- and 4-byte boundaries.
         for count in [0, 14, 15, 255, 256, 65_535, 65_536 + 3] {

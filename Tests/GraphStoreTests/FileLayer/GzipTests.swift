@@ -58,6 +58,18 @@ struct GzipTests {
         #expect(try Gzip.decompress(inParts, maxOutputBytes: data.count) == data)
     }
 
+    @Test("Pieces are compressed as one member of their concatenation, empty ones and small ones too")
+    func piecesRoundTrip() throws {
+        let large = FileLayerFixtures.compressibleText(atLeast: 3 * Gzip.minimumPartBytes)
+        let pieces = [Data("{\"header\":1,".utf8), Data(), large, SplitMix64.bytes(70_000), Data("]}".utf8)]
+        let joined = pieces.reduce(Data(), +)
+        let compressed = try Gzip.compress(pieces: pieces, level: 1, parts: 3)
+        #expect(try Gzip.decompress(compressed, maxOutputBytes: joined.count) == joined)
+        // One piece that is not cut is what the one-thread compressor writes.
+        #expect(try Gzip.compress(pieces: [pieces[3]], level: 1, parts: 3) == (try Gzip.compress(pieces[3], level: 1)))
+        #expect(try Gzip.decompress(try Gzip.compress(pieces: [Data(), Data()], level: 1, parts: 2), maxOutputBytes: 0) == Data())
+    }
+
     @Test("Input too small for a part a thread is compressed in one run")
     func smallInputIsNotCut() throws {
         let data = FileLayerFixtures.compressibleText(atLeast: Gzip.minimumPartBytes + 1).prefix(2 * Gzip.minimumPartBytes - 1)

@@ -20,6 +20,34 @@ import Testing
         }
     }
 
+    /// A table large enough to be encoded on several threads, in a document large enough to be
+    /// compressed in several runs: the file is one gzip member that reads back whole, in the
+    /// app and in Python, in both formats.
+    @Test(arguments: [SnapshotFormat.json, .binaryPropertyList])
+    func aTableEncodedAndCompressedInPartsReadsBackWhole(format: SnapshotFormat) async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file(SnapshotTestKit.fileName(format, .gzip))
+        let store = StoreConfiguration.file(url, format: format, compression: .gzip, durability: .coalesced)
+        let count = SnapshotCodec.parallelEncodingThreshold * 2 + 17
+        let filler = String(repeating: "a note's words, ", count: 24)
+        let notes = (0..<count).map { index in
+            Note(text: "\(index): \(filler)\(index * 7919 % 1_000_003)", createdAt: Date(timeIntervalSince1970: Double(index)))
+        }
+        let writer = try GraphContainer(for: exampleModel, store: store)
+        writer.mainContext.insert(contentsOf: notes)
+        try writer.mainContext.save()
+        try await writer.close()
+        let file = try Data(contentsOf: url)
+        let document = try Gzip.decompress(file, maxOutputBytes: 1 << 30)
+        #expect(document.count > 2 * Gzip.minimumPartBytes, "large enough to be cut into runs")
+
+        let reader = try GraphContainer(for: exampleModel, store: store)
+        try expectSame(try SnapshotTestKit.fetchAll(Note.self, from: reader), notes, id: \.id, "\(format)", SnapshotTestKit.exactlyEqual)
+        try await reader.close()
+        #expect(try await FileLayerFixtures.pythonGunzip(url) == document)
+    }
+
     /// Writes `graph` with one container, reopens the file with a new one and compares.
     private func roundTrip(_ graph: RandomGraph, format: SnapshotFormat, compression: Compression) async throws {
         let directory = try TemporaryDirectory()
