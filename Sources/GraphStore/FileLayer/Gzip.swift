@@ -74,7 +74,8 @@ enum Gzip {
         try compress(pieces: [data], level: level, parts: parts)
     }
 
-    /// Compresses the concatenation of `pieces` into a single gzip member, without joining them.
+    /// Compresses the concatenation of `pieces` into a single gzip member, without joining them
+    /// (unless the whole is too small to be worth more than one thread).
     ///
     /// Each piece of at least twice ``minimumPartBytes`` is cut into up to `parts` consecutive
     /// runs of at least that size; every piece or run is deflated on its own thread, as `pigz`
@@ -87,6 +88,13 @@ enum Gzip {
     /// - Throws: As ``compress(_:level:parts:)``.
     /// - Complexity: O(n) time, on up to `parts` threads.
     static func compress(pieces: [Data], level: Int32, parts: Int) throws(FileLayerError) -> Data {
+        // A document too small to cut is not worth a run per piece either.
+        let total = pieces.reduce(0) { $0 + $1.count }
+        if pieces.count > 1 && (parts < 2 || total < 2 * minimumPartBytes) {
+            var joined = Data(capacity: total)
+            for piece in pieces { joined.append(piece) }
+            return try compress(pieces: [joined], level: level, parts: 1)
+        }
         let runs = pieces.flatMap { piece -> [Data] in
             let cuts = min(parts, piece.count / minimumPartBytes)
             guard cuts > 1 else { return piece.isEmpty && pieces.count > 1 ? [] : [piece] }

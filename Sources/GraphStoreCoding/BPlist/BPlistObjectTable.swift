@@ -14,9 +14,6 @@ import Foundation
 ///
 /// Not thread-safe: one table per thread; ``append(_:)`` joins tables made on several threads.
 package final class BPlistObjectTable {
-    /// One object: scalar bytes `start..<start + count` of ``bytes``, or a container whose
-    /// references are `start..<start + count` of ``references`` (a dictionary's keys, then its
-    /// values: `2 * members` references).
     /// A key's text, its bits, and its string object.
     private struct KnownKey {
         let bits: (UInt64, UInt64)
@@ -25,6 +22,9 @@ package final class BPlistObjectTable {
         let reference: UInt32
     }
 
+    /// One object: scalar bytes `start..<start + count` of ``bytes``, or a container whose
+    /// references are `start..<start + count` of ``references`` (a dictionary's keys, then its
+    /// values: `2 * members` references).
     private struct Entry {
         /// `0` for a scalar; `0xA0` for an array, `0xD0` for a dictionary.
         var marker: UInt8
@@ -190,6 +190,9 @@ package final class BPlistObjectTable {
     /// text, and a large one's name its storage, which the cache keeps alive (and which is
     /// never changed in place while shared).
     package func key(_ text: String) -> UInt32 {
+        // A `String` is two words only where pointers are 64 bits; a long key is not shared
+        // (``longestSharedString``), so neither is it cached.
+        guard MemoryLayout<String>.size == 16, text.utf8.count <= Self.longestSharedString else { return string(text) }
         let bits = unsafeBitCast(text, to: (UInt64, UInt64).self)
         let slot = Int(truncatingIfNeeded: ((bits.0 ^ bits.1 >> 7) &* 0x9E37_79B9_7F4A_7C15) >> 58)
         if let known = keys[slot], known.bits == bits { return known.reference }
@@ -212,7 +215,9 @@ package final class BPlistObjectTable {
 
     // MARK: - Containers
 
-    package func array(_ elements: some Collection<UInt32>) -> UInt32 {
+    /// An array of the objects `elements`. (An array, not any collection: a lazy one could call
+    /// back into the table while its references are being appended.)
+    package func array(_ elements: [UInt32]) -> UInt32 {
         let reference = UInt32(entries.count)
         entries.append(Entry(marker: 0xA0, start: references.count, count: elements.count))
         references.append(contentsOf: elements)
