@@ -13,7 +13,9 @@ extension SnapshotCodec {
     ///   document's root (`entities`, the entity name, the object's index, then inside it).
     /// - Complexity: O(objects), on up to `activeProcessorCount` threads for large tables.
     static func encodeBinaryPropertyListDocument(header: SnapshotHeaderV1, version: GraphVersion, schema: Schema) throws -> Data {
-        let table = BPlistObjectTable(expectedObjects: 64)
+        // About 16 objects an object of the example model; the table holds the first run of each
+        // large table and every small one.
+        let table = BPlistObjectTable(expectedObjects: 64 + version.objectCount * 16 / max(1, min(Processors.active, 8)))
         let headerReference = try BPlistEncoder.encode(header, into: table, path: CodingPath.root.appending(.key(DocumentKey.header)))
         var names: [UInt32] = [], arrays: [UInt32] = []
         for entity in schema.entities {
@@ -21,8 +23,9 @@ extension SnapshotCodec {
             let parts = objects.count >= parallelEncodingThreshold ? min(Processors.active, 8) : 1
             var elements: [UInt32] = []
             elements.reserveCapacity(objects.count)
-            for part in try encodePlistParts(objects, parts: parts, entity: entity.name) {
-                let base = table.append(part.table)
+            for (index, part) in try encodePlistParts(objects, parts: parts, entity: entity.name, first: table).enumerated() {
+                // The first run was encoded into the document's table itself.
+                let base = index == 0 ? 0 : table.append(part.table)
                 elements.append(contentsOf: part.elements.lazy.map { $0 + base })
             }
             names.append(table.string(entity.name))
@@ -35,31 +38,34 @@ extension SnapshotCodec {
         return table.serialized(top: root)
     }
 
-    /// The table's objects in `parts` consecutive runs, each encoded into its own object table
-    /// (on its own thread when there are several).
+    /// The table's objects in `parts` consecutive runs (on a thread each when there are
+    /// several): the first into `first`, the others each into an object table of its own, so
+    /// that only those are copied into `first` afterwards.
     ///
     /// - Throws: The error of the first run that failed, so the first object in document order
     ///   that cannot be encoded.
     private static func encodePlistParts(
-        _ objects: TreeDictionary<ObjectKey, StoredObject>, parts: Int, entity: String
+        _ objects: TreeDictionary<ObjectKey, StoredObject>, parts: Int, entity: String, first: BPlistObjectTable
     ) throws -> [(table: BPlistObjectTable, elements: [UInt32])] {
         let count = objects.count
-        if parts <= 1 { return [try encodePlistRun(objects[...], startIndex: 0, entity: entity)] }
+        if parts <= 1 { return [try encodePlistRun(objects[...], startIndex: 0, entity: entity, into: first)] }
         let bounds = (0...parts).map { part in objects.index(objects.startIndex, offsetBy: count * part / parts) }
-        // Each run's table is made, filled and handed back by one thread; the lock orders the
-        // hand-over.
+        let shared = UncheckedTable(table: first)
+        // Each run's table is made, filled and handed back by one thread (the first run's by the
+        // thread that encodes it, while the caller waits); the lock orders the hand-over.
         return try inConsecutiveParts(count: count, parts: parts) { (part, range) throws(any Error) -> UncheckedPart in
-            UncheckedPart(run: try encodePlistRun(objects[bounds[part]..<bounds[part + 1]], startIndex: range.lowerBound, entity: entity))
+            UncheckedPart(run: try encodePlistRun(
+                objects[bounds[part]..<bounds[part + 1]], startIndex: range.lowerBound, entity: entity,
+                into: part == 0 ? shared.table : BPlistObjectTable(expectedObjects: range.count * 16)))
         }.map(\.run)
     }
 
-    /// `run`, elements `startIndex…` of the array of `entity`, in a table of its own.
+    /// `run`, elements `startIndex…` of the array of `entity`, encoded into `table`.
     private static func encodePlistRun(
-        _ run: Slice<TreeDictionary<ObjectKey, StoredObject>>, startIndex: Int, entity: String
+        _ run: Slice<TreeDictionary<ObjectKey, StoredObject>>, startIndex: Int, entity: String, into table: BPlistObjectTable
     ) throws -> (table: BPlistObjectTable, elements: [UInt32]) {
         // `entities.<name>`, as one shared node, so that paths inside objects rarely allocate.
         let path = CodingPath(node: CodingPath.root.appending(.key(DocumentKey.entities)).appending(.key(EntityNameKey(entity))).materialized)
-        let table = BPlistObjectTable(expectedObjects: run.count * 16)
         let encoder = BPlistTableEncoder(table: table, path: path)
         var elements: [UInt32] = []
         elements.reserveCapacity(run.count)
@@ -70,6 +76,14 @@ extension SnapshotCodec {
         }
         return (table, elements)
     }
+}
+
+/// The document's table, handed to the thread that encodes a table's first run into it.
+/// `@unchecked`: while the runs are encoded, only that thread touches the table (the caller
+/// waits for every run), and the lock that hands the runs back orders its writes before the
+/// caller's next use.
+private struct UncheckedTable: @unchecked Sendable {
+    let table: BPlistObjectTable
 }
 
 /// One run's encoding, handed from the thread that made it to the one that joins the runs.

@@ -280,11 +280,14 @@ package final class BPlistObjectTable {
         var data = Data(count: total)
         data.withUnsafeMutableBytes { raw in
             let out = raw.bindMemory(to: UInt8.self).baseAddress!
-            func put(_ value: UInt64, size: Int, at offset: Int) {
-                var value = value
-                for index in stride(from: size - 1, through: 0, by: -1) {
-                    out[offset + index] = UInt8(truncatingIfNeeded: value)
-                    value >>= 8
+            // Big-endian, in one store of the size's width (every size is 1, 2, 4 or 8).
+            @inline(__always) func put(_ value: UInt64, size: Int, at offset: Int) {
+                let target = UnsafeMutableRawPointer(out + offset)
+                switch size {
+                case 1: target.storeBytes(of: UInt8(truncatingIfNeeded: value), as: UInt8.self)
+                case 2: target.storeBytes(of: UInt16(truncatingIfNeeded: value).bigEndian, as: UInt16.self)
+                case 4: target.storeBytes(of: UInt32(truncatingIfNeeded: value).bigEndian, as: UInt32.self)
+                default: target.storeBytes(of: value.bigEndian, as: UInt64.self)
                 }
             }
             for (index, byte) in "bplist00".utf8.enumerated() { out[index] = byte }
