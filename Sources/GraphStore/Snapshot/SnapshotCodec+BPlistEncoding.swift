@@ -13,9 +13,10 @@ extension SnapshotCodec {
     ///   document's root (`entities`, the entity name, the object's index, then inside it).
     /// - Complexity: O(objects), on up to `activeProcessorCount` threads for large tables.
     static func encodeBinaryPropertyListDocument(header: SnapshotHeaderV1, version: GraphVersion, schema: Schema) throws -> Data {
-        // About 16 objects an object of the example model; the table holds the first run of each
-        // large table and every small one.
-        let table = BPlistObjectTable(expectedObjects: 64 + version.objectCount * 16 / max(1, min(Processors.active, 8)))
+        // About 16 objects an object of the example model. The table ends up holding the whole
+        // document: the first run of each large table and every small one are encoded into it,
+        // the other runs appended. (The runs' own tables reserved as much in all before.)
+        let table = BPlistObjectTable(expectedObjects: 64 + version.objectCount * 16)
         let headerReference = try BPlistEncoder.encode(header, into: table, path: CodingPath.root.appending(.key(DocumentKey.header)))
         var names: [UInt32] = [], arrays: [UInt32] = []
         for entity in schema.entities {
@@ -87,7 +88,8 @@ private struct UncheckedTable: @unchecked Sendable {
 }
 
 /// One run's encoding, handed from the thread that made it to the one that joins the runs.
-/// `@unchecked`: the table is written only by the thread that made it, before the hand-over
+/// `@unchecked`: the table is written only by the thread that encoded the run (the document's
+/// table, for a first run, while its owner waits; see ``UncheckedTable``), before the hand-over
 /// under `Guarded`'s lock, and only read after it.
 private struct UncheckedPart: @unchecked Sendable {
     let run: (table: BPlistObjectTable, elements: [UInt32])

@@ -287,7 +287,8 @@ package final class BPlistObjectTable {
                 case 1: target.storeBytes(of: UInt8(truncatingIfNeeded: value), as: UInt8.self)
                 case 2: target.storeBytes(of: UInt16(truncatingIfNeeded: value).bigEndian, as: UInt16.self)
                 case 4: target.storeBytes(of: UInt32(truncatingIfNeeded: value).bigEndian, as: UInt32.self)
-                default: target.storeBytes(of: value.bigEndian, as: UInt64.self)
+                case 8: target.storeBytes(of: value.bigEndian, as: UInt64.self)
+                default: preconditionFailure("GraphStore: a property-list field is 1, 2, 4 or 8 bytes")
                 }
             }
             for (index, byte) in "bplist00".utf8.enumerated() { out[index] = byte }
