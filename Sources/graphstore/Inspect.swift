@@ -16,7 +16,7 @@ struct Inspect: AsyncParsableCommand {
                 return
             }
             let snapshot = read.snapshot
-            let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.intValue ?? 0
+            let size = FileStatus.size(atPath: url.path) ?? 0
             let header = snapshot.header
             let what = kind == .snapshot
                 ? "snapshot, \(snapshot.format == .json ? "JSON" : "binary property list"), \(snapshot.compression == .gzip ? "gzip" : "uncompressed")"

@@ -106,7 +106,7 @@ struct Migrate: AsyncParsableCommand {
     // MARK: - Private
 
     private func fileSize(_ url: URL) -> Int {
-        ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.intValue ?? 0
+        FileStatus.size(atPath: url.path) ?? 0
     }
 }
 

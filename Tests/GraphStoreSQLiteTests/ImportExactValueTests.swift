@@ -27,6 +27,32 @@ import Testing
         #expect(try Kit.object(snapshot, "note", id: .integer(2))["body"] == .string("plain"))
     }
 
+    /// Through a symbolic link, the database it names is read (its size checked against its
+    /// header, not the link's), and a link to a directory is called a directory.
+    @Test func aDatabaseThroughASymbolicLinkIsRead() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("legacy.db"), link = directory.file("link.db")
+        // Enough rows for several pages, so that the header's page count exceeds a link's size.
+        try Kit.execute(
+            "CREATE TABLE note (id INTEGER PRIMARY KEY, body TEXT);"
+                + (1...400).map { "INSERT INTO note VALUES (\($0), '\(String(repeating: "words ", count: 20))');" }.joined(),
+            on: url)
+        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: url.lastPathComponent)
+        let (snapshot, _) = try PlainSQLiteImporter.snapshot(from: link)
+        #expect(snapshot.objects(of: "note").count == 400)
+
+        let folder = directory.file("folder.db"), folderLink = directory.file("folder-link.db")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
+        try FileManager.default.createSymbolicLink(atPath: folderLink.path, withDestinationPath: folder.lastPathComponent)
+        let error = SQLiteTestKit.storeError { _ = try PlainSQLiteImporter.snapshot(from: folderLink) }
+        guard case .fileOperationFailed(_, _, let reason)? = error else {
+            Issue.record("expected fileOperationFailed, got \(String(describing: error))")
+            return
+        }
+        #expect(reason.contains("directory"), "\(reason)")
+    }
+
     @Test func plainTextThatIsNotUTF8IsRefused() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

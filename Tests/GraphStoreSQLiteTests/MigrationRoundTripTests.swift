@@ -92,6 +92,14 @@ import Testing
         #expect(summary.bytesRead == (try FileManager.default.attributesOfItem(atPath: sqlite.path)[.size] as? NSNumber)?.intValue)
         #expect(summary.bytesWritten == (try FileManager.default.attributesOfItem(atPath: snapshot.path)[.size] as? NSNumber)?.intValue)
         MigrationTestKit.expectEqual(try await MigrationTestKit.read(.file(snapshot, format: format)), graph, "snapshot from typed SQLite")
+        // Through symbolic links, the summary gives the sizes of the files they name.
+        let linkedSource = directory.file("linked.sqlite"), linkedSnapshot = directory.file("linked.\(format.fileExtension).gz")
+        try FileManager.default.createSymbolicLink(atPath: linkedSource.path, withDestinationPath: sqlite.lastPathComponent)
+        let other = directory.file("other.\(format.fileExtension).gz")
+        try FileManager.default.createSymbolicLink(atPath: linkedSnapshot.path, withDestinationPath: other.lastPathComponent)
+        let linked = try Migration.sqliteToSnapshot(from: linkedSource, to: linkedSnapshot, format: format)
+        #expect(linked.bytesRead == summary.bytesRead)
+        #expect(linked.bytesWritten == (try FileManager.default.attributesOfItem(atPath: other.path)[.size] as? NSNumber)?.intValue)
 
         // The header says where the dates, data, doubles and strings (text columns) are, and
         // keeps the versions.

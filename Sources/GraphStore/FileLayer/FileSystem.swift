@@ -14,6 +14,9 @@ package struct SystemCallError: Error, Sendable, Equatable {
     package init(_ code: Int32) {
         self.code = code
     }
+
+    /// What the system says of the code, and the code: "Permission denied (errno 13)".
+    package var message: String { "\(String(cString: strerror(code))) (errno \(code))" }
 }
 
 // MARK: - FileStatus
@@ -24,6 +27,21 @@ package struct FileStatus: Sendable, Equatable {
     package var size: Int
     /// Whether the descriptor refers to a directory.
     package var isDirectory: Bool
+
+    /// The status of the file at `path` through symbolic links (the file that opening `path`
+    /// reads, where `FileManager`'s attributes describe a link itself), or the `errno` of
+    /// `stat(2)`.
+    package static func of(path: String) -> Result<FileStatus, SystemCallError> {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return .failure(SystemCallError(errno)) }
+        return .success(FileStatus(size: Int(info.st_size), isDirectory: info.st_mode & S_IFMT == S_IFDIR))
+    }
+
+    /// The size of the file at `path` through symbolic links, or `nil` when there is none (or
+    /// it cannot be examined).
+    package static func size(atPath path: String) -> Int? {
+        try? of(path: path).get().size
+    }
 }
 
 // MARK: - FileSystem

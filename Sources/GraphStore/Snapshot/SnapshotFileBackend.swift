@@ -374,7 +374,7 @@ final class SnapshotFileBackend: StoreBackend {
         // data it cannot compress, plus headers) holds more than `limit`: refused before it is
         // read into memory.
         let bound = limit > Int.max / 2 ? Int.max : limit + limit / 512 + 4_096
-        if let size = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber, size.intValue > bound {
+        if let size = FileStatus.size(atPath: url.path), size > bound {
             throw GraphStoreError.decompressedSizeLimitExceeded(path: url.path, limit: limit)
         }
         let raw: Data?

@@ -125,17 +125,17 @@ struct ForeignDatabase {
 
     /// Checks that `path` is a non-empty regular file and returns its first 100 bytes.
     private static func checkFile(_ path: String) throws -> Data {
-        let attributes: [FileAttributeKey: Any]
-        do {
-            attributes = try FileManager.default.attributesOfItem(atPath: path)
-        } catch {
-            let reason = FileManager.default.fileExists(atPath: path) ? "\(error)" : "no such file"
-            throw GraphStoreError.fileOperationFailed(path: path, operation: "open", reason: reason)
+        // Through a symbolic link: the file SQLite would open, not the link.
+        let status: FileStatus
+        switch FileStatus.of(path: path) {
+        case .success(let found): status = found
+        case .failure(let error):
+            throw GraphStoreError.fileOperationFailed(path: path, operation: "open", reason: error.code == ENOENT ? "no such file" : error.message)
         }
-        if attributes[.type] as? FileAttributeType == .typeDirectory {
+        if status.isDirectory {
             throw GraphStoreError.fileOperationFailed(path: path, operation: "open", reason: "it is a directory, not a SQLite database file")
         }
-        guard ((attributes[.size] as? NSNumber)?.intValue ?? 0) > 0 else {
+        guard status.size > 0 else {
             throw GraphStoreError.damagedFile(path: path, offset: 0, reason: "the file is empty, not a SQLite database")
         }
         do {
@@ -152,10 +152,7 @@ struct ForeignDatabase {
         header.count >= 20 && (header[header.startIndex + 18] == 2 || header[header.startIndex + 19] == 2)
     }
 
-    private static func hasContent(_ path: String) -> Bool {
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else { return false }
-        return ((attributes[.size] as? NSNumber)?.intValue ?? 0) > 0
-    }
+    private static func hasContent(_ path: String) -> Bool { SQLiteFileHeader.hasContent(path) }
 
     /// The URI that opens `path` read-only as an immutable file: no locks, no `-wal`, no `-shm`.
     private static func immutableURI(_ path: String) -> String {

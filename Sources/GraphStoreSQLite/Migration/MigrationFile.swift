@@ -261,7 +261,8 @@ struct MigrationFile {
 
     /// The size of the file at `path`, or 0 when there is none.
     static func size(of path: String) -> Int {
-        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
+        // Through a symbolic link: the size of the file it names, as the summary reports it.
+        FileStatus.size(atPath: path) ?? 0
     }
 
     // MARK: - Private

@@ -22,10 +22,14 @@ enum SQLiteFileHeader {
     static func check(path: String) throws(GraphStoreError) {
         guard FileManager.default.fileExists(atPath: path) else { return }
         let fileSize: Int
+        // Through a symbolic link: the database SQLite would open, not the link.
+        switch FileStatus.of(path: path) {
+        case .success(let status): fileSize = status.size
+        case .failure(let error): throw .fileOperationFailed(path: path, operation: "read the SQLite header", reason: error.message)
+        }
+        guard fileSize > 0 else { return }
         let header: Data
         do {
-            fileSize = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0
-            guard fileSize > 0 else { return }
             let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
             defer { try? handle.close() }
             header = try handle.read(upToCount: size) ?? Data()
@@ -58,9 +62,9 @@ enum SQLiteFileHeader {
         }
     }
 
-    private static func hasContent(_ path: String) -> Bool {
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else { return false }
-        return ((attributes[.size] as? NSNumber)?.intValue ?? 0) > 0
+    /// Whether a file is at `path` (through symbolic links) and holds a byte.
+    static func hasContent(_ path: String) -> Bool {
+        (FileStatus.size(atPath: path) ?? 0) > 0
     }
 }
 
