@@ -53,6 +53,28 @@ import Testing
         #expect(reason.contains("directory"), "\(reason)")
     }
 
+    /// Through a symbolic link, the write-ahead log beside the database it names is read too:
+    /// the rows a process committed there and did not checkpoint (it was killed) are not missed.
+    @Test func aDatabaseThroughASymbolicLinkIsReadWithItsWriteAheadLog() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("legacy.db"), link = directory.file("link.db")
+        let script = """
+            import os, sqlite3, sys
+            c = sqlite3.connect(sys.argv[1])
+            c.execute("PRAGMA journal_mode=WAL"); c.execute("PRAGMA wal_autocheckpoint=0")
+            c.execute("CREATE TABLE note (id INTEGER PRIMARY KEY, body TEXT)"); c.commit()
+            c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            c.executemany("INSERT INTO note VALUES (?, ?)", [(i, "in the log") for i in range(1, 51)]); c.commit()
+            os._exit(0)
+            """
+        #expect(try await runPython(script, [url.path]).status == 0)
+        #expect(((try? FileManager.default.attributesOfItem(atPath: url.path + "-wal"))?[.size] as? NSNumber)?.intValue ?? 0 > 0)
+        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: url.lastPathComponent)
+        let (snapshot, _) = try PlainSQLiteImporter.snapshot(from: link)
+        #expect(snapshot.objects(of: "note").count == 50)
+    }
+
     @Test func plainTextThatIsNotUTF8IsRefused() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

@@ -25,7 +25,10 @@ struct ForeignDatabase {
     ///   ``GraphStoreError/storeLocked(path:)`` while another connection holds it locked.
     /// - Complexity: reads the 100-byte header and the schema.
     static func open(_ url: URL) throws -> ForeignDatabase {
-        let path = url.standardizedFileURL.path
+        // Through symbolic links, the file SQLite opens: its write-ahead log and rollback
+        // journal are beside it, not beside a link, and must be seen before it is read as one
+        // file alone.
+        let path = StorePath.canonical(url).path
         // A store this process has open is locked, as for another process; reading its file
         // here would drop that lock (see ``OpenSQLiteStores``).
         if OpenSQLiteStores.isOpen(path) { throw GraphStoreError.storeLocked(path: path) }

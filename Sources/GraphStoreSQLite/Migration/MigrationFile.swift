@@ -108,12 +108,12 @@ struct MigrationFile {
     /// Refuses a destination whose files say a store there is open or holds saves its file does
     /// not: see ``init(destination:overwrite:)``.
     private static func checkSiblings(of url: URL) throws {
-        if size(of: url.path + "-wal") > 0 {
+        if mayHoldContent(url.path + "-wal") {
             throw GraphStoreError.fileOperationFailed(
                 path: url.path, operation: "migrate",
                 reason: "the destination has a write-ahead log (\(url.lastPathComponent)-wal): it is open in another process or was not closed cleanly; open and close it with GraphStore first")
         }
-        if size(of: url.path + "-journal") > 0 {
+        if mayHoldContent(url.path + "-journal") {
             throw GraphStoreError.fileOperationFailed(
                 path: url.path, operation: "migrate",
                 reason: "the destination has a rollback journal (\(url.lastPathComponent)-journal): a process writing it was killed, and SQLite would apply that journal to a new file there; open and close it with GraphStore or SQLite first")
@@ -196,7 +196,7 @@ struct MigrationFile {
         // A database that appeared there may be open, with its empty log and shared memory
         // beside it: those are not removed from under it.
         if !replacing, access(url.path, F_OK) == 0 { throw appeared }
-        for suffix in Self.sqliteSiblingSuffixes where Self.size(of: url.path + suffix) == 0 {
+        for suffix in Self.sqliteSiblingSuffixes where !Self.mayHoldContent(url.path + suffix) {
             unlink(url.path + suffix)
         }
         if replacing {
@@ -260,6 +260,15 @@ struct MigrationFile {
     }
 
     /// The size of the file at `path`, or 0 when there is none.
+    /// Whether a file at `path` may hold a byte: one that does, or one that cannot be examined
+    /// (an unreadable directory, a stale mount), which is never taken for empty and removed.
+    static func mayHoldContent(_ path: String) -> Bool {
+        switch FileStatus.of(path: path) {
+        case .success(let status): status.size > 0
+        case .failure(let error): error.code != ENOENT
+        }
+    }
+
     static func size(of path: String) -> Int {
         // Through a symbolic link: the size of the file it names, as the summary reports it.
         FileStatus.size(atPath: path) ?? 0
