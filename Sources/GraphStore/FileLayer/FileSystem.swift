@@ -37,6 +37,15 @@ package struct FileStatus: Sendable, Equatable {
         return .success(FileStatus(size: Int(info.st_size), isDirectory: info.st_mode & S_IFMT == S_IFDIR))
     }
 
+    /// Whether the file at `path` (through symbolic links) is a regular file, not a directory,
+    /// pipe, device or socket, whose reading could block or never end; `nil` when there is none
+    /// (or it cannot be examined).
+    package static func isRegularFile(atPath path: String) -> Bool? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return info.st_mode & S_IFMT == S_IFREG
+    }
+
     /// The size of the file at `path` through symbolic links, or `nil` when there is none (or
     /// it cannot be examined).
     package static func size(atPath path: String) -> Int? {

@@ -84,6 +84,10 @@ public enum StoreKind: String, Sendable, Hashable, CaseIterable {
         guard !isDirectory.boolValue else {
             throw GraphStoreError.fileOperationFailed(path: path, operation: "Reading the store", reason: "it is a directory, not a file")
         }
+        // A pipe would block the read until a writer came, a device might never end.
+        guard FileStatus.isRegularFile(atPath: path) != false else {
+            throw GraphStoreError.fileOperationFailed(path: path, operation: "Reading the store", reason: "it is not a regular file (a pipe, a device or a socket)")
+        }
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw GraphStoreError.fileOperationFailed(path: path, operation: "Reading the store", reason: "the file cannot be opened for reading")
         }

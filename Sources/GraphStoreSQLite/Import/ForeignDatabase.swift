@@ -138,6 +138,9 @@ struct ForeignDatabase {
         if status.isDirectory {
             throw GraphStoreError.fileOperationFailed(path: path, operation: "open", reason: "it is a directory, not a SQLite database file")
         }
+        if FileStatus.isRegularFile(atPath: path) == false {
+            throw GraphStoreError.fileOperationFailed(path: path, operation: "open", reason: "it is not a regular file (a pipe, a device or a socket), not a SQLite database file")
+        }
         guard status.size > 0 else {
             throw GraphStoreError.damagedFile(path: path, offset: 0, reason: "the file is empty, not a SQLite database")
         }
