@@ -3,12 +3,6 @@ import Foundation
 import GraphStore
 import GraphStoreSQLite
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 struct Convert: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Rewrite a snapshot in another format or compression.",
@@ -75,14 +69,8 @@ func checkDestination(_ url: URL, force: Bool, source: URL, writesSnapshot: Bool
     guard writesSnapshot else { return }
     // As the migration resolves it: the store's previous snapshot is beside the file a link names.
     let previous = PreviousSnapshot.path(forStoreAt: StorePath.canonical(url).path)
-    if FileManager.default.fileExists(atPath: previous), !isSameFile(previous, source.path) {
+    if case .success(let found) = FileStatus.of(path: previous), (try? FileStatus.of(path: source.path).get()).map(found.isSameFile(as:)) != true {
         throw ToolError(
             "\(previous) exists: the previous snapshot of a store that was at \(url.path), and the last copy of it; a store written there would take it for its own previous snapshot. Move it away, or pass --force to remove it")
     }
-}
-
-/// Whether the two paths name one file (device and inode, through links).
-private func isSameFile(_ a: String, _ b: String) -> Bool {
-    var x = stat(), y = stat()
-    return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino
 }

@@ -18,3 +18,20 @@ extension Data {
         return try outcome.get()
     }
 }
+
+// MARK: - Joining
+
+extension Data {
+    /// The bytes of `pieces` one after another, in one buffer (the piece itself, without a
+    /// copy, when there is only one).
+    ///
+    /// - Complexity: O(total bytes).
+    init(concatenating pieces: [Data]) {
+        guard pieces.count > 1 else {
+            self = pieces.first ?? Data()
+            return
+        }
+        self.init(capacity: pieces.reduce(0) { $0 + $1.count })
+        for piece in pieces { append(piece) }
+    }
+}

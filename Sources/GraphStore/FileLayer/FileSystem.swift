@@ -21,12 +21,27 @@ package struct SystemCallError: Error, Sendable, Equatable {
 
 // MARK: - FileStatus
 
-/// The part of `fstat` the file layer uses.
+/// The part of `stat` / `fstat` the file layer uses.
 package struct FileStatus: Sendable, Equatable {
     /// Size in bytes.
     package var size: Int
     /// Whether the descriptor refers to a directory.
     package var isDirectory: Bool
+    /// Whether it is a regular file: not a directory, pipe, device or socket, whose reading
+    /// could block or never end.
+    package var isRegular: Bool
+    /// The device and inode, which name the file whatever path (link, hard link) reaches it.
+    package var device: UInt64
+    package var inode: UInt64
+
+    /// The fields of a `stat` result.
+    init(_ info: stat) {
+        size = Int(info.st_size)
+        isDirectory = info.st_mode & S_IFMT == S_IFDIR
+        isRegular = info.st_mode & S_IFMT == S_IFREG
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
+    }
 
     /// The status of the file at `path` through symbolic links (the file that opening `path`
     /// reads, where `FileManager`'s attributes describe a link itself), or the `errno` of
@@ -34,22 +49,18 @@ package struct FileStatus: Sendable, Equatable {
     package static func of(path: String) -> Result<FileStatus, SystemCallError> {
         var info = stat()
         guard stat(path, &info) == 0 else { return .failure(SystemCallError(errno)) }
-        return .success(FileStatus(size: Int(info.st_size), isDirectory: info.st_mode & S_IFMT == S_IFDIR))
-    }
-
-    /// Whether the file at `path` (through symbolic links) is a regular file, not a directory,
-    /// pipe, device or socket, whose reading could block or never end; `nil` when there is none
-    /// (or it cannot be examined).
-    package static func isRegularFile(atPath path: String) -> Bool? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        return info.st_mode & S_IFMT == S_IFREG
+        return .success(FileStatus(info))
     }
 
     /// The size of the file at `path` through symbolic links, or `nil` when there is none (or
     /// it cannot be examined).
     package static func size(atPath path: String) -> Int? {
         try? of(path: path).get().size
+    }
+
+    /// Whether this and `other` are one file (the same device and inode).
+    package func isSameFile(as other: FileStatus) -> Bool {
+        device == other.device && inode == other.inode
     }
 }
 
@@ -176,7 +187,7 @@ package struct PosixFileSystem: FileSystem {
     package func status(_ descriptor: Int32) throws(SystemCallError) -> FileStatus {
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw SystemCallError(errno) }
-        return FileStatus(size: Int(info.st_size), isDirectory: (info.st_mode & S_IFMT) == S_IFDIR)
+        return FileStatus(info)
     }
 
     package func fsync(_ descriptor: Int32) throws(SystemCallError) {

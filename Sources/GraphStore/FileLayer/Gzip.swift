@@ -89,11 +89,8 @@ enum Gzip {
     /// - Complexity: O(n) time, on up to `parts` threads.
     static func compress(pieces: [Data], level: Int32, parts: Int) throws(FileLayerError) -> Data {
         // A document too small to cut is not worth a run per piece either.
-        let total = pieces.reduce(0) { $0 + $1.count }
-        if pieces.count > 1 && (parts < 2 || total < 2 * minimumPartBytes) {
-            var joined = Data(capacity: total)
-            for piece in pieces { joined.append(piece) }
-            return try compress(pieces: [joined], level: level, parts: 1)
+        if pieces.count > 1 && (parts < 2 || pieces.reduce(0, { $0 + $1.count }) < 2 * minimumPartBytes) {
+            return try compress(pieces: [Data(concatenating: pieces)], level: level, parts: 1)
         }
         let runs = pieces.flatMap { piece -> [Data] in
             let cuts = min(parts, piece.count / minimumPartBytes)
@@ -151,6 +148,7 @@ enum Gzip {
             bytes.storeBytes(of: UInt32(truncatingIfNeeded: crc).littleEndian, toByteOffset: 0, as: UInt32.self)
             bytes.storeBytes(of: UInt32(truncatingIfNeeded: length).littleEndian, toByteOffset: 4, as: UInt32.self)
         }
+        // Into a buffer whose allocation failure is an error, as the runs' own are.
         let pieces = [Data(header)] + compressed.map(\.body) + [Data(trailer)]
         var output = try GrowableByteBuffer(capacity: pieces.reduce(0) { $0 + $1.count })
         for piece in pieces {

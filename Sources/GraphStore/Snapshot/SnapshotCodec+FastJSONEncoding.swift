@@ -18,7 +18,7 @@ extension SnapshotCodec {
     ///   (`entities`, the entity name, the object's index, then inside the object).
     /// - Complexity: O(objects), on up to `activeProcessorCount` threads for large tables.
     static func encodeJSONDocument(header: SnapshotHeaderV1, version: GraphVersion, schema: Schema) throws -> Data {
-        joined(try encodeJSONPieces(header: header, version: version, schema: schema))
+        Data(concatenating: try encodeJSONPieces(header: header, version: version, schema: schema))
     }
 
     /// The document of ``encodeJSONDocument(header:version:schema:)`` in consecutive pieces, as

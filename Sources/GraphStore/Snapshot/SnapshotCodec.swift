@@ -15,16 +15,8 @@ package enum SnapshotCodec {
         _ version: GraphVersion, schema: Schema, format: SnapshotFormat, modelVersion: String, savedAt: Date, path: String,
         lineage: UUID? = nil
     ) throws -> Data {
-        joined(try encodePieces(
+        Data(concatenating: try encodePieces(
             version, schema: schema, format: format, modelVersion: modelVersion, savedAt: savedAt, path: path, lineage: lineage))
-    }
-
-    /// The document whose consecutive pieces are `pieces`, in one buffer (no copy for one piece).
-    static func joined(_ pieces: [Data]) -> Data {
-        guard pieces.count > 1 else { return pieces.first ?? Data() }
-        var document = Data(capacity: pieces.reduce(0) { $0 + $1.count })
-        for piece in pieces { document.append(piece) }
-        return document
     }
 
     /// The document of ``encode(_:schema:format:modelVersion:savedAt:path:lineage:)`` in

@@ -42,7 +42,7 @@ struct SnapshotTarget: Sendable {
         let bytes: Data
         do {
             bytes = compression == .gzip
-                ? try Gzip.compress(pieces: pieces, level: Self.compressionLevel, parts: Processors.active) : SnapshotCodec.joined(pieces)
+                ? try Gzip.compress(pieces: pieces, level: Self.compressionLevel, parts: Processors.active) : Data(concatenating: pieces)
         } catch {
             throw GraphStoreError(error, path: url.path)
         }

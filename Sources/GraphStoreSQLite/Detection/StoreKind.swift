@@ -77,15 +77,18 @@ public enum StoreKind: String, Sendable, Hashable, CaseIterable {
     // MARK: - Private
 
     private static func firstBytes(_ path: String) throws -> Data {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw GraphStoreError.fileOperationFailed(path: path, operation: "Reading the store", reason: "no such file")
+        let status: FileStatus
+        switch FileStatus.of(path: path) {
+        case .success(let found): status = found
+        case .failure(let error):
+            throw GraphStoreError.fileOperationFailed(
+                path: path, operation: "Reading the store", reason: error.code == ENOENT ? "no such file" : error.message)
         }
-        guard !isDirectory.boolValue else {
+        guard !status.isDirectory else {
             throw GraphStoreError.fileOperationFailed(path: path, operation: "Reading the store", reason: "it is a directory, not a file")
         }
         // A pipe would block the read until a writer came, a device might never end.
-        guard FileStatus.isRegularFile(atPath: path) != false else {
+        guard status.isRegular else {
             throw GraphStoreError.fileOperationFailed(path: path, operation: "Reading the store", reason: "it is not a regular file (a pipe, a device or a socket)")
         }
         guard let handle = FileHandle(forReadingAtPath: path) else {

@@ -35,7 +35,7 @@ struct ForeignDatabase {
         let header = try checkFile(path)
         try SQLiteFileHeader.check(path: path)
         do {
-            if isWAL(header), !hasContent(path + "-wal") {
+            if isWAL(header), !SQLiteFileHeader.hasContent(path + "-wal") {
                 do {
                     return ForeignDatabase(path: path, queue: try connect(immutableURI(path)))
                 } catch let error as DatabaseError where error.resultCode == .SQLITE_CANTOPEN {
@@ -138,7 +138,7 @@ struct ForeignDatabase {
         if status.isDirectory {
             throw GraphStoreError.fileOperationFailed(path: path, operation: "open", reason: "it is a directory, not a SQLite database file")
         }
-        if FileStatus.isRegularFile(atPath: path) == false {
+        if !status.isRegular {
             throw GraphStoreError.fileOperationFailed(path: path, operation: "open", reason: "it is not a regular file (a pipe, a device or a socket), not a SQLite database file")
         }
         guard status.size > 0 else {
@@ -158,7 +158,6 @@ struct ForeignDatabase {
         header.count >= 20 && (header[header.startIndex + 18] == 2 || header[header.startIndex + 19] == 2)
     }
 
-    private static func hasContent(_ path: String) -> Bool { SQLiteFileHeader.hasContent(path) }
 
     /// The URI that opens `path` read-only as an immutable file: no locks, no `-wal`, no `-shm`.
     private static func immutableURI(_ path: String) -> String {

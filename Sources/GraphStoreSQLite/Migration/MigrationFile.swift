@@ -18,9 +18,9 @@ struct MigrationFile {
     private let overwrite: Bool
     /// Whether the new file is a snapshot store (else a SQLite database).
     private let writesSnapshot: Bool
-    /// The device and inode of the migration's source, when given: a previous snapshot that is
-    /// the source (a store recovered by hand from its previous snapshot) is left as it is.
-    private let sourceIdentity: (dev: UInt64, ino: UInt64)?
+    /// The migration's source as it was found, when given: a previous snapshot that is the
+    /// source's file (a store recovered by hand from its previous snapshot) is left as it is.
+    private let source: FileStatus?
 
     /// The SQLite files that may appear beside a database.
     static let sqliteSiblingSuffixes = ["-journal", "-wal", "-shm"]
@@ -34,7 +34,7 @@ struct MigrationFile {
     ///   would pair the new database with the old log, which SQLite would then apply to it), or
     ///   a GraphStore journal (saves of the store there that its file does not hold yet); and,
     ///   when `overwrite` is false, when no file is there but a previous snapshot of one is
-    ///   (see ``checkPreviousSnapshot(of:overwrite:)``).
+    ///   (see ``checkPreviousSnapshot()``).
     init(destination url: URL, overwrite: Bool, writesSnapshot: Bool, source: URL? = nil) throws {
         // Through a symbolic link, the file it points to, as a container opens it: its lock,
         // its journal and its write-ahead log are checked, and the file (not the link) replaced.
@@ -42,7 +42,7 @@ struct MigrationFile {
         self.url = url
         self.overwrite = overwrite
         self.writesSnapshot = writesSnapshot
-        sourceIdentity = source.flatMap(Self.identity(of:))
+        self.source = source.flatMap { try? FileStatus.of(path: $0.path).get() }
         let directory = url.deletingLastPathComponent()
         temporary = directory.appendingPathComponent(".\(url.lastPathComponent).migrating-\(String(UInt64.random(in: 0...UInt64.max), radix: 16))")
         var isDirectory: ObjCBool = false
@@ -89,9 +89,8 @@ struct MigrationFile {
     ///   naming `destination`, with a reason naming `source` and how the two are one file.
     /// - Complexity: two `stat` calls; a few more when they are one file.
     static func checkDistinct(source: URL, destination: URL, operation: String) throws {
-        var sourceInfo = stat(), destinationInfo = stat()
-        guard stat(source.path, &sourceInfo) == 0, stat(destination.path, &destinationInfo) == 0,
-              sourceInfo.st_dev == destinationInfo.st_dev, sourceInfo.st_ino == destinationInfo.st_ino
+        guard case .success(let found) = FileStatus.of(path: source.path),
+              case .success(let target) = FileStatus.of(path: destination.path), found.isSameFile(as: target)
         else { return }
         let how = if source.standardizedFileURL.path == destination.standardizedFileURL.path {
             "the same path"
@@ -106,7 +105,7 @@ struct MigrationFile {
     }
 
     /// Refuses a destination whose files say a store there is open or holds saves its file does
-    /// not: see ``init(destination:overwrite:)``.
+    /// not: see ``init(destination:overwrite:writesSnapshot:source:)``.
     private static func checkSiblings(of url: URL) throws {
         if mayHoldContent(url.path + "-wal") {
             throw GraphStoreError.fileOperationFailed(
@@ -228,7 +227,7 @@ struct MigrationFile {
         if ownsPrevious(previous), unlink(previous) != 0, case let code = errno, code != ENOENT {
             removal = GraphStoreError.fileOperationFailed(
                 path: previous, operation: "remove the replaced store's previous snapshot",
-                reason: "\(String(cString: strerror(code))) (errno \(code)); the migrated file is in place at \(url.path), and recovering it would open this older snapshot of the store it replaced: remove it")
+                reason: "\(SystemCallError(code).message); the migrated file is in place at \(url.path), and recovering it would open this older snapshot of the store it replaced: remove it")
         }
         // A file system that cannot sync a directory (EINVAL) is accepted. The rename is made
         // durable even when the previous snapshot could not be removed.
@@ -247,19 +246,10 @@ struct MigrationFile {
     /// snapshot store (a SQLite store never reads a previous snapshot, so one beside a database
     /// is someone's copy, left alone), and it is not the migration's source.
     private func ownsPrevious(_ previous: String) -> Bool {
-        guard writesSnapshot, let identity = Self.identity(of: URL(fileURLWithPath: previous)) else { return false }
-        if let sourceIdentity, sourceIdentity == identity { return false }
-        return true
+        guard writesSnapshot, case .success(let found) = FileStatus.of(path: previous) else { return false }
+        return !(source.map(found.isSameFile(as:)) ?? false)
     }
 
-    /// The device and inode of the file at `url` (through links), or `nil` when there is none.
-    private static func identity(of url: URL) -> (dev: UInt64, ino: UInt64)? {
-        var info = stat()
-        guard stat(url.path, &info) == 0 else { return nil }
-        return (UInt64(info.st_dev), UInt64(info.st_ino))
-    }
-
-    /// The size of the file at `path`, or 0 when there is none.
     /// Whether a file at `path` may hold a byte: one that does, or one that cannot be examined
     /// (an unreadable directory, a stale mount), which is never taken for empty and removed.
     static func mayHoldContent(_ path: String) -> Bool {
@@ -269,6 +259,7 @@ struct MigrationFile {
         }
     }
 
+    /// The size of the file at `path`, or 0 when there is none.
     static func size(of path: String) -> Int {
         // Through a symbolic link: the size of the file it names, as the summary reports it.
         FileStatus.size(atPath: path) ?? 0
@@ -290,7 +281,7 @@ struct MigrationFile {
 
     /// `operation` on `path` failed with `code` (by default the current `errno`).
     static func failure(path: String, operation: String, code: Int32 = errno) -> GraphStoreError {
-        .fileOperationFailed(path: path, operation: operation, reason: String(cString: strerror(code)) + " (errno \(code))")
+        .fileOperationFailed(path: path, operation: operation, reason: SystemCallError(code).message)
     }
 }
 

@@ -20,11 +20,11 @@ enum SQLiteFileHeader {
     ///   when it cannot be read.
     /// - Complexity: reads 100 bytes.
     static func check(path: String) throws(GraphStoreError) {
-        guard FileManager.default.fileExists(atPath: path) else { return }
         let fileSize: Int
         // Through a symbolic link: the database SQLite would open, not the link.
         switch FileStatus.of(path: path) {
         case .success(let status): fileSize = status.size
+        case .failure(let error) where error.code == ENOENT: return
         case .failure(let error): throw .fileOperationFailed(path: path, operation: "read the SQLite header", reason: error.message)
         }
         guard fileSize > 0 else { return }
