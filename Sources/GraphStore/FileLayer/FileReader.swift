@@ -25,7 +25,9 @@ package enum FileReader {
     /// - Throws: ``FileLayerError/io(operation:path:errno:message:)`` with
     ///   operation `"open"`, `"stat"` or `"read"` and `path` set to
     ///   `url.path`, for example `EACCES`, `EISDIR` (a directory; reported
-    ///   the same way on every platform), `ENOTDIR` or `EIO`;
+    ///   the same way on every platform), `ENOTDIR` or `EIO`, and `EINVAL` with its own message
+    ///   for a pipe, device or socket (opened without blocking, refused before any read: a pipe
+    ///   would block the read until some writer came, a device might never end);
     ///   ``FileLayerError/outOfMemory(requestedBytes:)``.
     /// - Complexity: O(n) for a file of n bytes; one allocation when the size
     ///   does not change while reading.
@@ -34,7 +36,8 @@ package enum FileReader {
         let descriptor: Int32
         do throws(SystemCallError) {
             descriptor = try retryingInterrupts { () throws(SystemCallError) in
-                try fileSystem.open(path, flags: O_RDONLY | O_CLOEXEC, permissions: 0)
+                // Without blocking: opening a named pipe for reading waits for a writer.
+                try fileSystem.open(path, flags: O_RDONLY | O_CLOEXEC | O_NONBLOCK, permissions: 0)
             }
         } catch where error.code == ENOENT {
             return nil
@@ -59,6 +62,9 @@ package enum FileReader {
         }
         guard !status.isDirectory else {
             throw .io("read", path: path, errno: EISDIR)
+        }
+        guard status.isRegular else {
+            throw .io(operation: "read", path: path, errno: EINVAL, message: "it is not a regular file (a pipe, a device or a socket)")
         }
         // One spare byte lets the end-of-file read happen without regrowing.
         var buffer = try GrowableByteBuffer(capacity: max(status.size, 0) + 1)

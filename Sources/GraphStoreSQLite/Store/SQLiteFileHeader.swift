@@ -17,12 +17,17 @@ enum SQLiteFileHeader {
     /// - Throws: ``GraphStoreError/damagedFile(path:offset:reason:)`` for a file that does not
     ///   start with the SQLite magic, ends inside the header, or is shorter than the page count
     ///   its header records; ``GraphStoreError/fileOperationFailed(path:operation:reason:)``
-    ///   when it cannot be read.
+    ///   when it cannot be read, or is a directory, pipe, device or socket.
     /// - Complexity: reads 100 bytes.
     static func check(path: String) throws(GraphStoreError) {
         let fileSize: Int
         // Through a symbolic link: the database SQLite would open, not the link.
         switch FileStatus.of(path: path) {
+        case .success(let status) where !status.isRegular:
+            // SQLite would open a pipe and write its pages into it, then block reading them back.
+            throw .fileOperationFailed(
+                path: path, operation: "read the SQLite header",
+                reason: status.isDirectory ? "it is a directory, not a file" : "it is not a regular file (a pipe, a device or a socket)")
         case .success(let status): fileSize = status.size
         case .failure(let error) where error.code == ENOENT: return
         case .failure(let error): throw .fileOperationFailed(path: path, operation: "read the SQLite header", reason: error.message)
