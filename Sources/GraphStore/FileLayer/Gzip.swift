@@ -88,19 +88,38 @@ enum Gzip {
     /// - Throws: As ``compress(_:level:parts:)``.
     /// - Complexity: O(n) time, on up to `parts` threads.
     static func compress(pieces: [Data], level: Int32, parts: Int) throws(FileLayerError) -> Data {
-        // A document too small to cut is not worth a run per piece either.
-        if pieces.count > 1 && (parts < 2 || pieces.reduce(0, { $0 + $1.count }) < 2 * minimumPartBytes) {
-            return try compress(pieces: [Data(concatenating: pieces)], level: level, parts: 1)
+        try compress(segments: pieces.map(GzipSegment.plain), level: level, parts: parts)
+    }
+
+    /// Compresses the concatenation of `segments` into a single gzip member, as
+    /// ``compress(pieces:level:parts:)`` does for its pieces: plain segments are cut into runs
+    /// and deflated on as many threads, runs deflated already (by the thread that encoded
+    /// them) are joined as they are.
+    ///
+    /// - Throws: As ``compress(_:level:parts:)``.
+    /// - Complexity: O(n) time for the plain segments' n bytes, on up to `parts` threads, and
+    ///   O(m) to copy the deflated runs' m bytes into the member.
+    static func compress(segments: [GzipSegment], level: Int32, parts: Int) throws(FileLayerError) -> Data {
+        let pieces = segments.compactMap { segment -> Data? in
+            if case .plain(let data) = segment { return data }
+            return nil
         }
-        let runs = pieces.flatMap { piece -> [Data] in
-            let cuts = min(parts, piece.count / minimumPartBytes)
-            guard cuts > 1 else { return piece.isEmpty && pieces.count > 1 ? [] : [piece] }
-            return (0..<cuts).map { cut in
-                piece[(piece.startIndex + piece.count * cut / cuts)..<(piece.startIndex + piece.count * (cut + 1) / cuts)]
+        if pieces.count == segments.count {
+            // A document too small to cut is not worth a run per piece either.
+            if pieces.count > 1 && (parts < 2 || pieces.reduce(0, { $0 + $1.count }) < 2 * minimumPartBytes) {
+                return try compress(segments: [.plain(Data(concatenating: pieces))], level: level, parts: 1)
             }
         }
-        if runs.count > 1 { return try compressInRuns(runs, level: level) }
-        let data = runs.first ?? Data()
+        let runs = segments.flatMap { segment -> [GzipSegment] in
+            guard case .plain(let piece) = segment else { return [segment] }
+            let cuts = min(parts, piece.count / minimumPartBytes)
+            guard cuts > 1 else { return piece.isEmpty && segments.count > 1 ? [] : [segment] }
+            return (0..<cuts).map { cut in
+                .plain(piece[(piece.startIndex + piece.count * cut / cuts)..<(piece.startIndex + piece.count * (cut + 1) / cuts)])
+            }
+        }
+        if runs.count > 1 || pieces.count < segments.count { return try compressInRuns(runs, level: level) }
+        let data = pieces.first ?? Data()
         let stream = try ZlibStream.gzipDeflater(level: level)
         let bound = Int(deflateBound(stream.pointer, uLong(data.count)))
         var output = try GrowableByteBuffer(capacity: bound)
@@ -114,13 +133,20 @@ enum Gzip {
     /// over costs more than it saves.
     static let minimumPartBytes = 1 << 20
 
-    /// `runs`, deflated on as many threads, as one gzip member: the header zlib writes (MTIME 0,
-    /// Unix), the runs' raw deflate data, and a trailer with the combined CRC-32 and the length
-    /// modulo 2^32.
-    private static func compressInRuns(_ runs: [Data], level: Int32) throws(FileLayerError) -> Data {
+    /// `runs`, the plain ones deflated on as many threads, as one gzip member: the header zlib
+    /// writes (MTIME 0, Unix), the runs' raw deflate data, and a trailer with the combined
+    /// CRC-32 and the length modulo 2^32. A member whose last run is deflated already ends in
+    /// an empty final block.
+    private static func compressInRuns(_ given: [GzipSegment], level: Int32) throws(FileLayerError) -> Data {
+        // A last run deflated already ends in a sync flush: an empty run ends the stream.
+        let runs: [GzipSegment]
+        if case .deflated? = given.last { runs = given + [.plain(Data())] } else { runs = given }
         let compressed = try inJobs(runs.count, inParallel: true) { index in
-            Result { () throws(FileLayerError) -> (body: Data, crc: UInt) in
-                let run = runs[index]
+            Result { () throws(FileLayerError) -> DeflatedRun in
+                guard case .plain(let run) = runs[index] else {
+                    guard case .deflated(let deflated) = runs[index] else { preconditionFailure() }
+                    return deflated
+                }
                 let stream = try ZlibStream.rawDeflater(level: level)
                 // A sync flush adds an empty stored block (5 bytes) to what deflateBound allows.
                 var output = try GrowableByteBuffer(capacity: Int(deflateBound(stream.pointer, uLong(run.count))) + 16)
@@ -129,7 +155,7 @@ enum Gzip {
                     guard let base = input.baseAddress else { return 0 }
                     return UInt(crc32_z(0, base.assumingMemoryBound(to: Bytef.self), z_size_t(input.count)))
                 }
-                return (output.takeData(), crc)
+                return DeflatedRun(body: output.takeData(), crc: crc, length: run.count)
             }
         }.map { result throws(FileLayerError) in try result.get() }
         let header: [UInt8] = [
@@ -139,10 +165,10 @@ enum Gzip {
             3,
         ]
         var crc: UInt = 0
-        for (run, part) in zip(runs, compressed) {
-            crc = UInt(crc32_combine(uLong(crc), uLong(part.crc), .init(run.count)))
+        for part in compressed {
+            crc = UInt(crc32_combine(uLong(crc), uLong(part.crc), .init(part.length)))
         }
-        let length = runs.reduce(0) { $0 + $1.count }
+        let length = compressed.reduce(0) { $0 + $1.length }
         var trailer = [UInt8](repeating: 0, count: GzipHeader.trailerLength)
         trailer.withUnsafeMutableBytes { bytes in
             bytes.storeBytes(of: UInt32(truncatingIfNeeded: crc).littleEndian, toByteOffset: 0, as: UInt32.self)
@@ -198,10 +224,25 @@ enum Gzip {
         into output: inout GrowableByteBuffer,
         finish: Bool
     ) throws(FileLayerError) {
+        try deflate(input, stream: stream, into: &output, flush: finish ? Z_FINISH : Z_SYNC_FLUSH)
+    }
+
+    /// Deflates all of `input` into `output`, then flushes as `flush` says: `Z_FINISH` ends the
+    /// stream, `Z_SYNC_FLUSH` ends the output on a byte boundary (more deflate data may follow),
+    /// `Z_NO_FLUSH` returns once zlib has taken the input, which it may hold back in part for
+    /// the next call.
+    static func deflate(
+        _ input: UnsafeRawBufferPointer,
+        stream: borrowing ZlibStream,
+        into output: inout GrowableByteBuffer,
+        flush: Int32
+    ) throws(FileLayerError) {
         let z = stream.pointer
         var fed = 0
         while true {
             if let base = input.baseAddress { feedNextSlice(z, from: base, count: input.count, fed: &fed) }
+            let allFed = fed == input.count && z.pointee.avail_in == 0
+            if allFed && flush == Z_NO_FLUSH { return }
             if output.unusedBytes.isEmpty {
                 try output.grow(toCapacity: output.capacity + max(output.capacity, chunkSize))
             }
@@ -209,13 +250,12 @@ enum Gzip {
             let offered = min(space.count, maxZlibSlice)
             z.pointee.next_out = space.baseAddress!.assumingMemoryBound(to: Bytef.self)
             z.pointee.avail_out = uInt(offered)
-            let allFed = fed == input.count && z.pointee.avail_in == 0
-            let code = CZlib.deflate(z, allFed ? (finish ? Z_FINISH : Z_SYNC_FLUSH) : Z_NO_FLUSH)
+            let code = CZlib.deflate(z, allFed ? flush : Z_NO_FLUSH)
             output.commit(offered - Int(z.pointee.avail_out))
             switch code {
             case Z_STREAM_END:
                 return
-            case Z_OK where allFed && !finish && z.pointee.avail_out > 0:
+            case Z_OK where allFed && flush != Z_FINISH && z.pointee.avail_out > 0:
                 return // The flush is complete: zlib had room left over.
             case Z_OK:
                 continue

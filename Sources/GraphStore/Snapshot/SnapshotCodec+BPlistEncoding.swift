@@ -49,21 +49,21 @@ extension SnapshotCodec {
         _ objects: TreeDictionary<ObjectKey, StoredObject>, parts: Int, entity: String, first: BPlistObjectTable
     ) throws -> [(table: BPlistObjectTable, elements: [UInt32])] {
         let count = objects.count
-        if parts <= 1 { return [try encodePlistRun(objects[...], startIndex: 0, entity: entity, into: first)] }
+        if parts <= 1 { return [try encodePlistRun(objects.values[...], startIndex: 0, entity: entity, into: first)] }
         let bounds = (0...parts).map { part in objects.index(objects.startIndex, offsetBy: count * part / parts) }
         let shared = UncheckedTable(table: first)
         // Each run's table is made, filled and handed back by one thread (the first run's by the
         // thread that encodes it, while the caller waits); the lock orders the hand-over.
         return try inConsecutiveParts(count: count, parts: parts) { (part, range) throws(any Error) -> UncheckedPart in
             UncheckedPart(run: try encodePlistRun(
-                objects[bounds[part]..<bounds[part + 1]], startIndex: range.lowerBound, entity: entity,
+                objects.values[bounds[part]..<bounds[part + 1]], startIndex: range.lowerBound, entity: entity,
                 into: part == 0 ? shared.table : BPlistObjectTable(expectedObjects: range.count * 16)))
         }.map(\.run)
     }
 
     /// `run`, elements `startIndex…` of the array of `entity`, encoded into `table`.
     private static func encodePlistRun(
-        _ run: Slice<TreeDictionary<ObjectKey, StoredObject>>, startIndex: Int, entity: String, into table: BPlistObjectTable
+        _ run: Slice<TreeDictionary<ObjectKey, StoredObject>.Values>, startIndex: Int, entity: String, into table: BPlistObjectTable
     ) throws -> (table: BPlistObjectTable, elements: [UInt32]) {
         // `entities.<name>`, as one shared node, so that paths inside objects rarely allocate.
         let path = CodingPath(node: CodingPath.root.appending(.key(DocumentKey.entities)).appending(.key(EntityNameKey(entity))).materialized)
@@ -71,7 +71,8 @@ extension SnapshotCodec {
         var elements: [UInt32] = []
         elements.reserveCapacity(run.count)
         var index = startIndex
-        for (_, stored) in run {
+        // The values alone: each key would be copied, and dropped, through its value witness.
+        for stored in run {
             elements.append(try encoder.encode(stored.value, path: path.appending(.index(index))))
             index += 1
         }

@@ -29,6 +29,28 @@ package enum SnapshotCodec {
         _ version: GraphVersion, schema: Schema, format: SnapshotFormat, modelVersion: String, savedAt: Date, path: String,
         lineage: UUID? = nil
     ) throws -> [Data] {
+        try encodeSegments(
+            version, schema: schema, format: format, modelVersion: modelVersion, savedAt: savedAt, path: path, lineage: lineage,
+            deflateLevel: nil
+        ).map { segment in
+            guard case .plain(let data) = segment else { preconditionFailure("a deflated run without a deflate level") }
+            return data
+        }
+    }
+
+    /// The document of ``encodePieces(_:schema:format:modelVersion:savedAt:path:lineage:)`` on
+    /// its way into a gzip file: with a `deflateLevel`, the parts of a JSON document that
+    /// threads encoded come deflated already (see
+    /// ``encodeJSONPieces(header:version:schema:deflateLevel:)``), for
+    /// ``Gzip/compress(segments:level:parts:)``.
+    ///
+    /// - Throws: As ``encode(_:schema:format:modelVersion:savedAt:path:lineage:)``; a
+    ///   ``FileLayerError`` when deflating fails.
+    /// - Complexity: O(objects).
+    static func encodeSegments(
+        _ version: GraphVersion, schema: Schema, format: SnapshotFormat, modelVersion: String, savedAt: Date, path: String,
+        lineage: UUID? = nil, deflateLevel: Int32?
+    ) throws -> [GzipSegment] {
         var counts: [String: Int] = [:]
         var fieldTypes: [String: [String: String]] = [:]
         for entity in schema.entities {
@@ -45,7 +67,9 @@ package enum SnapshotCodec {
             switch format {
             case .json:
                 do {
-                    return try encodeJSONPieces(header: header, version: version, schema: schema)
+                    return try encodeJSONPieces(header: header, version: version, schema: schema, deflateLevel: deflateLevel)
+                } catch let error as FileLayerError {
+                    throw error  // Deflating failed (zlib, memory): not the encoder's to refuse.
                 } catch {
                     // `FastJSONEncoder` refuses a few things `JSONEncoder` writes (containers used
                     // out of order). Otherwise its error stands: its coding path is complete,
@@ -55,13 +79,13 @@ package enum SnapshotCodec {
                     // file must not replace the last good one. (It also writes a URL with a base
                     // as its absolute string, without the base: a known loss on this rare path,
                     // for types whose `encode(to:)` uses containers out of order.)
-                    if let data = try? makeJSONEncoder().encode(document), (try? SnapshotValue.readJSON(data)) != nil { return [data] }
+                    if let data = try? makeJSONEncoder().encode(document), (try? SnapshotValue.readJSON(data)) != nil { return [.plain(data)] }
                     throw error
                 }
             case .binaryPropertyList:
                 // Lossless where `PropertyListEncoder` is not (see `BPlistObjectTable`), and
                 // encoded in parts on several threads.
-                return [try encodeBinaryPropertyListDocument(header: header, version: version, schema: schema)]
+                return [.plain(try encodeBinaryPropertyListDocument(header: header, version: version, schema: schema))]
             }
         } catch let error as EncodingError {
             let context: EncodingError.Context

@@ -37,13 +37,19 @@ struct SnapshotTarget: Sendable {
     ///   ``GraphStoreError/fileOperationFailed(path:operation:reason:)`` (for example `ENOSPC`).
     /// - Complexity: O(objects) to encode, O(bytes) to compress and write.
     func write(_ version: GraphVersion, lineage: UUID?, keepsPrevious: Bool = true) throws -> Int {
-        let pieces = try SnapshotCodec.encodePieces(
-            version, schema: schema, format: format, modelVersion: modelVersion, savedAt: Date(), path: url.path, lineage: lineage)
         let bytes: Data
         do {
-            bytes = compression == .gzip
-                ? try Gzip.compress(pieces: pieces, level: Self.compressionLevel, parts: Processors.active) : Data(concatenating: pieces)
-        } catch {
+            if compression == .gzip {
+                // A JSON document's large tables are deflated by the threads that encode them.
+                let segments = try SnapshotCodec.encodeSegments(
+                    version, schema: schema, format: format, modelVersion: modelVersion, savedAt: Date(), path: url.path,
+                    lineage: lineage, deflateLevel: Self.compressionLevel)
+                bytes = try Gzip.compress(segments: segments, level: Self.compressionLevel, parts: Processors.active)
+            } else {
+                bytes = Data(concatenating: try SnapshotCodec.encodePieces(
+                    version, schema: schema, format: format, modelVersion: modelVersion, savedAt: Date(), path: url.path, lineage: lineage))
+            }
+        } catch let error as FileLayerError {
             throw GraphStoreError(error, path: url.path)
         }
         if keepsPrevious { keepPrevious() }

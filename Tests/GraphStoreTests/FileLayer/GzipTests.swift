@@ -70,6 +70,43 @@ struct GzipTests {
         #expect(try Gzip.decompress(try Gzip.compress(pieces: [Data(), Data()], level: 1, parts: 2), maxOutputBytes: 0) == Data())
     }
 
+    /// Runs a thread deflated a chunk at a time, as the JSON writer's threads do, join plain
+    /// pieces into one member: between them, first, last (the member then ends in an empty
+    /// final block), and empty. Python's `gzip` reads the file as the app does.
+    @Test("Runs deflated chunk by chunk join plain pieces into one member")
+    func deflatedRunsJoinPlainPieces() async throws {
+        let text = FileLayerFixtures.compressibleText(atLeast: 3 * Gzip.minimumPartBytes)
+        let noise = SplitMix64.bytes(300_000)
+        let chunks = [text.prefix(100_000), noise, text.suffix(from: text.startIndex + 100_000), Data(), Data("x".utf8)].map { Data($0) }
+        let all = chunks.reduce(Data(), +)
+        let header = Data("{\"header\":1,".utf8), closing = Data("]}".utf8)
+        var layouts: [(segments: [GzipSegment], text: Data)] = []
+        layouts.append(([.plain(header), try Self.deflated(chunks), .plain(closing)], header + all + closing))
+        layouts.append(([try Self.deflated(chunks), .plain(text)], all + text))
+        layouts.append(([.plain(noise), try Self.deflated(chunks)], noise + all))
+        layouts.append(([try Self.deflated([]), try Self.deflated(chunks), try Self.deflated([closing])], all + closing))
+        layouts.append(([try Self.deflated([])], Data()))
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        for (number, layout) in layouts.enumerated() {
+            let compressed = try Gzip.compress(segments: layout.segments, level: 1, parts: 2)
+            #expect(try Gzip.decompress(compressed, maxOutputBytes: layout.text.count) == layout.text, "layout \(number)")
+            let url = directory.file("layout-\(number).gz")
+            try compressed.write(to: url)
+            #expect(try await FileLayerFixtures.pythonGunzip(url) == layout.text, "layout \(number), read by Python")
+        }
+    }
+
+    /// `chunks` given one by one to a ``RunDeflater``, as a deflated segment.
+    private static func deflated(_ chunks: [Data]) throws -> GzipSegment {
+        var deflater = try RunDeflater(level: 1, expectedBytes: chunks.reduce(0) { $0 + $1.count })
+        for chunk in chunks {
+            let bytes = [UInt8](chunk)
+            try bytes.withUnsafeBytes { try deflater.append($0) }
+        }
+        return .deflated(try deflater.finish())
+    }
+
     @Test("Input too small for a part a thread is compressed in one run")
     func smallInputIsNotCut() throws {
         let data = FileLayerFixtures.compressibleText(atLeast: Gzip.minimumPartBytes + 1).prefix(2 * Gzip.minimumPartBytes - 1)
@@ -218,3 +255,4 @@ struct GzipTests {
         return bomb
     }
 }
+
