@@ -1,3 +1,4 @@
+import ExampleModel
 import Foundation
 import GraphStore
 import GraphStoreSQLite
@@ -12,12 +13,12 @@ import Darwin
 
 /// A pipe given where a store or database is expected, directly or through a symbolic link, is
 /// refused at once, naming it: reading it would block until some writer came.
-@Suite struct StoreKindSpecialFileTests {
+@Suite(.timeLimit(.minutes(1))) struct StoreKindSpecialFileTests {
     @Test func aPipeIsRefusedWithoutBeingRead() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let pipe = directory.file("store.sqlite"), link = directory.file("link.sqlite")
-        #expect(mkfifo(pipe.path, 0o600) == 0)
+        try #require(mkfifo(pipe.path, 0o600) == 0)
         try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: pipe.lastPathComponent)
         for url in [pipe, link] {
             for read in [{ _ = try StoreKind.detect(at: url) }, { _ = try PlainSQLiteImporter.snapshot(from: url) }] as [() throws -> Void] {
@@ -34,12 +35,12 @@ import Darwin
 
 /// A pipe given as a SQLite store is refused when the container opens, naming it: SQLite
 /// would open it, write its pages into it and block reading them back.
-@Suite struct SQLiteStoreSpecialFileTests {
+@Suite(.timeLimit(.minutes(1))) struct SQLiteStoreSpecialFileTests {
     @Test func aPipeAsTheStoreIsRefused() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let pipe = directory.file("store.sqlite"), link = directory.file("link.sqlite")
-        #expect(mkfifo(pipe.path, 0o600) == 0)
+        try #require(mkfifo(pipe.path, 0o600) == 0)
         try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: pipe.lastPathComponent)
         for url in [pipe, link] {
             let error = SQLiteTestKit.storeError { _ = try SQLiteTestKit.open(url) }
@@ -49,5 +50,40 @@ import Darwin
             }
             #expect(reason.contains("not a regular file"), "\(reason)")
         }
+    }
+
+    /// SQLite opens a hot `-journal` for reading, so a pipe of that name blocked the open; one
+    /// named `-wal` or `-shm` failed the first write as an I/O error of the database. Each is
+    /// refused, naming it, and the store opens once it is gone.
+    @Test(arguments: ["-journal", "-wal", "-shm"])
+    func aPipeBesideTheStoreIsRefused(suffix: String) async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.sqlite")
+        let first = try SQLiteTestKit.open(url)
+        first.mainContext.insert(ExampleModel.Tag(name: "kept"))
+        try first.mainContext.save()
+        try await first.close()
+        let pipe = url.path + suffix
+        try #require(mkfifo(pipe, 0o600) == 0)
+        let error = SQLiteTestKit.storeError { _ = try SQLiteTestKit.open(url) }
+        guard case .fileOperationFailed(let named, _, let reason)? = error else {
+            Issue.record("expected fileOperationFailed naming \(suffix), got \(String(describing: error))")
+            return
+        }
+        #expect(named.hasSuffix("store.sqlite" + suffix), "\(named)")
+        #expect(reason.contains("not a regular file"), "\(reason)")
+        #expect(unlink(pipe) == 0)
+        let reopened = try SQLiteTestKit.open(url)
+        #expect(try reopened.mainContext.fetch(FetchDescriptor<ExampleModel.Tag>()).map(\.name) == ["kept"])
+        try await reopened.close()
+    }
+
+    @Test func aPipeIsNotASQLiteDatabase() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let pipe = directory.file("pipe.sqlite")
+        try #require(mkfifo(pipe.path, 0o600) == 0)
+        #expect(!SQLiteStoreInfo.isSQLiteDatabase(at: pipe))
     }
 }

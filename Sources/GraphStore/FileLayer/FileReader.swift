@@ -37,7 +37,13 @@ package enum FileReader {
         do throws(SystemCallError) {
             descriptor = try retryingInterrupts { () throws(SystemCallError) in
                 // Without blocking: opening a named pipe for reading waits for a writer.
-                try fileSystem.open(path, flags: O_RDONLY | O_CLOEXEC | O_NONBLOCK, permissions: 0)
+                do throws(SystemCallError) {
+                    return try fileSystem.open(path, flags: O_RDONLY | O_CLOEXEC | O_NONBLOCK, permissions: 0)
+                } catch where error.code == EWOULDBLOCK && (try? FileStatus.of(path: path).get())?.isRegular == true {
+                    // A regular file under a lease another process holds (a file server's):
+                    // wait for it, as an open without the flag does.
+                    return try fileSystem.open(path, flags: O_RDONLY | O_CLOEXEC, permissions: 0)
+                }
             }
         } catch where error.code == ENOENT {
             return nil
@@ -66,6 +72,10 @@ package enum FileReader {
         guard status.isRegular else {
             throw .io(operation: "read", path: path, errno: EINVAL, message: "it is not a regular file (a pipe, a device or a socket)")
         }
+        // Reads of a regular file block as they always do (the flag matters only where a
+        // lock or lease could make them fail with EAGAIN instead).
+        let flags = fcntl(descriptor, F_GETFL)
+        if flags >= 0 && flags & O_NONBLOCK != 0 { _ = fcntl(descriptor, F_SETFL, flags & ~O_NONBLOCK) }
         // One spare byte lets the end-of-file read happen without regrowing.
         var buffer = try GrowableByteBuffer(capacity: max(status.size, 0) + 1)
         while true {

@@ -146,18 +146,32 @@ package final class StoreFileLock: Sendable {
     }
 
     private static func openLockFile(_ path: String) throws(FileLayerError) -> OpenedLockFile {
-        var flags = O_RDWR | O_CREAT | O_CLOEXEC
+        // Without blocking (a pipe opened only for reading would wait for a writer), and only
+        // a regular file is taken: the lock file is never read or written.
+        var flags = O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK
         var creation: Int32?
         while true {
             let descriptor = open(path, flags, 0o644)
-            if descriptor >= 0 { return .opened(descriptor) }
+            if descriptor >= 0 {
+                var info = stat()
+                if fstat(descriptor, &info) != 0 {
+                    let code = errno
+                    _ = close(descriptor)
+                    throw .io("stat lock file", path: path, errno: code)
+                }
+                guard info.st_mode & S_IFMT == S_IFREG else {
+                    _ = close(descriptor)
+                    throw .io(operation: "open lock file", path: path, errno: EINVAL, message: "it is not a regular file (a pipe, a device or a socket)")
+                }
+                return .opened(descriptor)
+            }
             let code = errno
             switch code {
             case EINTR:
                 continue
             case EACCES where flags & O_CREAT != 0, EROFS where flags & O_CREAT != 0:
                 creation = code
-                flags = O_RDONLY | O_CLOEXEC
+                flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK
             case ENOENT where creation != nil:
                 return .uncreatable(creation ?? code)
             default:

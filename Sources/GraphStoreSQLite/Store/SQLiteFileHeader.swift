@@ -17,7 +17,8 @@ enum SQLiteFileHeader {
     /// - Throws: ``GraphStoreError/damagedFile(path:offset:reason:)`` for a file that does not
     ///   start with the SQLite magic, ends inside the header, or is shorter than the page count
     ///   its header records; ``GraphStoreError/fileOperationFailed(path:operation:reason:)``
-    ///   when it cannot be read, or is a directory, pipe, device or socket.
+    ///   when it cannot be read, or it (or its `-journal`, `-wal` or `-shm`) is a directory,
+    ///   pipe, device or socket.
     /// - Complexity: reads 100 bytes.
     static func check(path: String) throws(GraphStoreError) {
         let fileSize: Int
@@ -29,8 +30,18 @@ enum SQLiteFileHeader {
                 path: path, operation: "read the SQLite header",
                 reason: status.isDirectory ? "it is a directory, not a file" : "it is not a regular file (a pipe, a device or a socket)")
         case .success(let status): fileSize = status.size
-        case .failure(let error) where error.code == ENOENT: return
+        case .failure(let error) where error.code == ENOENT: fileSize = 0
         case .failure(let error): throw .fileOperationFailed(path: path, operation: "read the SQLite header", reason: error.message)
+        }
+        // SQLite counts any file beside the database as present, and opens a hot journal for
+        // reading: a pipe named `-journal` would block the open until some writer came, one
+        // named `-wal` or `-shm` would fail its first write as an I/O error of the database.
+        for suffix in ["-journal", "-wal", "-shm"] {
+            if case .success(let status) = FileStatus.of(path: path + suffix), !status.isRegular {
+                throw .fileOperationFailed(
+                    path: path + suffix, operation: "read the SQLite header",
+                    reason: status.isDirectory ? "it is a directory, not a file" : "it is not a regular file (a pipe, a device or a socket)")
+            }
         }
         guard fileSize > 0 else { return }
         let header: Data

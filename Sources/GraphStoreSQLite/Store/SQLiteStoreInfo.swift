@@ -53,12 +53,15 @@ public struct SQLiteStoreInfo: Sendable, Hashable {
     /// The entity tables, sorted by name.
     public var entities: [Entity]
 
-    /// Whether the file at `url` starts with SQLite's magic, `SQLite format 3` and a NUL.
+    /// Whether the file at `url` starts with SQLite's magic, `SQLite format 3` and a NUL; `false`
+    /// for anything but a regular file (through symbolic links).
     ///
     /// - Complexity: reads 16 bytes.
     public static func isSQLiteDatabase(at url: URL) -> Bool {
         // A store this process has open is one, and its file must not be opened here.
         if OpenSQLiteStores.isOpen(url.standardizedFileURL.path) { return true }
+        // Not a pipe, whose reading would block until some writer came.
+        guard (try? FileStatus.of(path: url.path).get())?.isRegular == true else { return false }
         guard let handle = try? FileHandle(forReadingFrom: url) else { return false }
         defer { try? handle.close() }
         let start = (try? handle.read(upToCount: SQLiteFileHeader.magic.count)) ?? Data()

@@ -14,7 +14,7 @@ import Darwin
 /// A named pipe where a snapshot store or its journal is expected, directly or through a
 /// symbolic link, is refused when the container opens, naming it: opening a pipe for reading
 /// waits for a writer, so the open used to block forever.
-@Suite struct SpecialFileStoreTests {
+@Suite(.timeLimit(.minutes(1))) struct SpecialFileStoreTests {
     private func expectRefused(_ url: URL, naming path: String, _ open: () throws -> GraphContainer) {
         do {
             let container = try open()
@@ -32,7 +32,7 @@ import Darwin
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let pipe = directory.file("store.json.gz"), link = directory.file("link.json.gz")
-        #expect(mkfifo(pipe.path, 0o600) == 0)
+        try #require(mkfifo(pipe.path, 0o600) == 0)
         try FileManager.default.createSymbolicLink(at: link, withDestinationURL: pipe)
         // Through the link, the store is the file it names (as for every store opened so).
         for url in [pipe, link] {
@@ -51,7 +51,7 @@ import Darwin
         try await first.close()
         let snapshot = try Data(contentsOf: url)
         let journal = directory.file("store.json.gz.journal")
-        #expect(mkfifo(journal.path, 0o600) == 0)
+        try #require(mkfifo(journal.path, 0o600) == 0)
         expectRefused(url, naming: journal.path) { try GraphContainer(for: exampleModel, store: .file(url)) }
         #expect(try Data(contentsOf: url) == snapshot, "the refused open changed the store")
 
@@ -59,5 +59,16 @@ import Darwin
         let reopened = try GraphContainer(for: exampleModel, store: .file(url))
         #expect(try reopened.mainContext.fetch(FetchDescriptor<Note>()).map(\.text) == ["kept"])
         try await reopened.close()
+    }
+
+    /// The lock file beside the store is opened for writing, or for reading when it cannot be
+    /// written; opening a pipe for reading alone would wait for a writer.
+    @Test func aPipeAsTheLockFileIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.json.gz"), lock = directory.file("store.json.gz.lock")
+        try #require(mkfifo(lock.path, 0o600) == 0)
+        expectRefused(url, naming: lock.path) { try GraphContainer(for: exampleModel, store: .file(url)) }
+        #expect(!FileManager.default.fileExists(atPath: url.path), "the refused open wrote a store")
     }
 }
