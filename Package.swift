@@ -95,9 +95,15 @@ let package = Package(
             name: "graphstore-bench",
             dependencies: ["GraphStore", "GraphStoreSQLite", "ExampleModel", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Benchmarks/graphstore-bench"),
+        // The two model versions of the migration kill trials: the crash helper writes and
+        // migrates stores of them, the tests check what a kill left.
+        .target(
+            name: "KillTrialModel",
+            dependencies: ["GraphStore"],
+            path: "Tests/KillTrialModel"),
         .executableTarget(
             name: "graphstore-crash-helper",
-            dependencies: ["GraphStore", "GraphStoreSQLite", "ExampleModel"],
+            dependencies: ["GraphStore", "GraphStoreSQLite", "ExampleModel", "KillTrialModel"],
             path: "Tests/CrashHelper"),
         .testTarget(
             name: "GraphStoreTests",
@@ -107,6 +113,7 @@ let package = Package(
                 "GraphStoreSQLite",
                 "ExampleModel",
                 "GraphStoreTestSupport",
+                "KillTrialModel",
                 "graphstore-crash-helper",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
