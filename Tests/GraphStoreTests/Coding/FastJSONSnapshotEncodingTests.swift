@@ -42,6 +42,16 @@ import Testing
         #expect(read.tables[schema.index(of: Post.self)].count == postCount)
         // Members in the order the types encode them.
         #expect(String(decoding: document.prefix(40), as: UTF8.self).hasPrefix(#"{"header":{"format":"GraphStore","#))
+        // Deflated by the encoding threads a chunk at a time, the same text, byte for byte
+        // from the entities on (the header's dictionaries come out in hash order).
+        let segments = try SnapshotCodec.encodeSegments(
+            version, schema: schema, format: .json, modelVersion: "1", savedAt: Fixtures.epoch, path: Self.path, deflateLevel: 1)
+        #expect(segments.contains { if case .deflated = $0 { true } else { false } } == (postCount >= SnapshotCodec.parallelEncodingThreshold && Processors.active > 1))
+        let joined = try Gzip.decompress(try Gzip.compress(segments: segments, level: 1, parts: 2), maxOutputBytes: 1 << 30)
+        let entities = Data(#","entities":"#.utf8)
+        let start = try #require(joined.firstRange(of: entities)), documentStart = try #require(document.firstRange(of: entities))
+        #expect(joined.count == document.count)
+        #expect(joined[start.lowerBound...] == document[documentStart.lowerBound...])
     }
 
     // MARK: - Errors
@@ -80,6 +90,12 @@ import Testing
         }
         #expect(path == Self.path && entity == "Failing" && id == "#\(index)")
         #expect(reason == "refused (at entities.Failing[\(index)].fails)")
+        // Encoded and deflated a chunk at a time, the same object is named.
+        let deflating = try #require(throws: GraphStoreError.self) {
+            try SnapshotCodec.encodeSegments(
+                version, schema: schema, format: .json, modelVersion: "1", savedAt: Fixtures.epoch, path: Self.path, deflateLevel: 1)
+        }
+        #expect(deflating == error)
     }
 
     // MARK: - Fallback
