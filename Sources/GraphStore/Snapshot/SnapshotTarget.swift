@@ -109,6 +109,10 @@ extension GraphStoreError {
             self = .storeLocked(path: lockPath.hasSuffix(suffix) ? String(lockPath.dropLast(suffix.count)) : path)
         case .io(let operation, let ioPath, _, let message):
             self = .fileOperationFailed(path: ioPath, operation: operation, reason: message)
+        case .outOfMemory, .zlibFailure:
+            // The process, not the file: a store that could not be read for want of memory is
+            // not damaged, and must not be set aside as damaged by a recovering open.
+            self = .fileOperationFailed(path: path, operation: "gzip", reason: error.description)
         default:
             self = .damagedFile(path: path, offset: error.byteOffset, reason: error.description)
         }
