@@ -111,18 +111,20 @@ enum AtomicFile {
         return parts.count == 2 && Int32(parts[0]) != nil && UInt64(parts[1], radix: 16) != nil
     }
 
-    /// Removes from `directory` what killed writers left: the files called one of `names`, and
-    /// those whose name is one of `temporaryPrefixes` followed by `<pid>-<hex>`. Never another
-    /// file. Call it only while holding the store's lock, when no other writer can be at
-    /// work. Best effort.
+    /// Removes from `directory` what killed writers left: the files called one of `names`,
+    /// those whose name is one of `temporaryPrefixes` followed by `<pid>-<hex>`, and those
+    /// `alsoMatching` accepts. Never another file. Call it only while holding the store's lock,
+    /// when no other writer can be at work. Best effort.
     ///
     /// - Complexity: one listing of the directory.
-    static func removeLeftovers(in directory: URL, named names: Set<String>, temporaryPrefixes: [String]) {
+    static func removeLeftovers(
+        in directory: URL, named names: Set<String>, temporaryPrefixes: [String], alsoMatching: (String) -> Bool = { _ in false }
+    ) {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         for entry in entries {
             let isLeftover = names.contains(entry) || temporaryPrefixes.contains { prefix in
                 entry.hasPrefix(prefix) && isTemporarySuffix(entry.dropFirst(prefix.count))
-            }
+            } || alsoMatching(entry)
             if isLeftover { unlink(directory.appendingPathComponent(entry).path) }
         }
     }

@@ -249,15 +249,16 @@ package final class StoreJournal: Sendable {
     }
 
     /// Removes what a process killed while creating or rotating the journal at `path` left
-    /// beside it (see ``leftoverNames(beside:)``). Call it only while holding the store's lock,
+    /// beside it (see ``leftoverNames(beside:)``), and the files `alsoMatching` accepts, in one
+    /// listing of the directory. Call it only while holding the store's lock,
     /// when no other process can be at work. Best effort; never touches another file.
     ///
     /// - Complexity: one listing of the directory.
-    package static func removeLeftovers(beside path: String) {
+    package static func removeLeftovers(beside path: String, alsoMatching: (String) -> Bool = { _ in false }) {
         let leftovers = leftoverNames(beside: path)
         AtomicFile.removeLeftovers(
             in: URL(fileURLWithPath: path).deletingLastPathComponent(), named: leftovers.names,
-            temporaryPrefixes: leftovers.temporaryPrefixes)
+            temporaryPrefixes: leftovers.temporaryPrefixes, alsoMatching: alsoMatching)
     }
 
     // MARK: - Appending

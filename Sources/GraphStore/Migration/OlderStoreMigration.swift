@@ -69,6 +69,26 @@ package enum OlderStoreMigration {
         return URL(fileURLWithPath: candidate)
     }
 
+    /// Whether `entry` is the temporary file that keeping a copy of the store named
+    /// `storeName` leaves when the process is killed while writing it:
+    /// `.<store>.v<version>[-<n>][.journal | -wal].tmp-<pid>-<hex>` (see
+    /// ``backupURL(for:version:companions:)`` and ``keepCopies(_:of:)``). The copies themselves,
+    /// once renamed into place, never match.
+    ///
+    /// - Complexity: O(length of `entry`).
+    package static func isCopyTemporary(_ entry: String, ofStoreNamed storeName: String) -> Bool {
+        let prefix = "." + storeName + ".v"
+        guard entry.hasPrefix(prefix), let marker = entry.range(of: ".tmp-", options: .backwards),
+              AtomicFile.isTemporarySuffix(entry[marker.upperBound...]) else { return false }
+        var copy = entry[entry.index(entry.startIndex, offsetBy: prefix.count)..<marker.lowerBound]
+        for companion in [".journal", "-wal"] where copy.hasSuffix(companion) {
+            copy = copy.dropLast(companion.count)
+            break
+        }
+        let parts = copy.split(separator: "-", omittingEmptySubsequences: false)
+        return (1...2).contains(parts.count) && parts.allSatisfy { !$0.isEmpty && $0.utf8.allSatisfy { (0x30...0x39).contains($0) } }
+    }
+
     /// Writes each file durably (temporary file, fsync, rename, fsync of the directory), in
     /// order, with the owner and permission bits of the store file at `store` (the copies hold
     /// its data). When one fails, the ones already written are removed.

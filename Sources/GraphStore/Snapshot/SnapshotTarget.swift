@@ -62,13 +62,17 @@ struct SnapshotTarget: Sendable {
     }
 
     /// Removes what writes killed midway left beside the snapshot: `AtomicFile`'s temporary
-    /// files and the staging link of the previous copy, and `also` (the journal's leftovers,
-    /// see ``StoreJournal/leftoverNames(beside:)``), in one listing of the directory. Call it
-    /// only while holding the store's lock, when no other writer can be at work. Best effort.
+    /// files, the staging link of the previous copy, the temporaries of the copies an open that
+    /// migrated the store was keeping of it (``OlderStoreMigration/isCopyTemporary(_:ofStoreNamed:)``),
+    /// and `also` (the journal's leftovers, see ``StoreJournal/leftoverNames(beside:)``), in one
+    /// listing of the directory. Call it only while holding the store's lock, when no other
+    /// writer can be at work. Best effort.
     func removeLeftovers(also: (names: Set<String>, temporaryPrefixes: [String])) {
+        let name = url.lastPathComponent
         AtomicFile.removeLeftovers(
             in: url.deletingLastPathComponent(), named: also.names,
-            temporaryPrefixes: [AtomicFile.temporaryPrefix(for: url)] + also.temporaryPrefixes)
+            temporaryPrefixes: [AtomicFile.temporaryPrefix(for: url)] + also.temporaryPrefixes,
+            alsoMatching: { OlderStoreMigration.isCopyTemporary($0, ofStoreNamed: name) })
         unlink(stagingPath)
     }
 

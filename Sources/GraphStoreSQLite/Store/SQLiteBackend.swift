@@ -83,9 +83,11 @@ final class SQLiteBackend: StoreBackend {
                 }
                 isCommitted = true
                 try db.execute(sql: "PRAGMA cache_spill = ON")
-                // What a process killed while creating or rotating the journal left; the
-                // database's exclusive lock says no other process is at work.
-                StoreJournal.removeLeftovers(beside: journalPath)
+                // What a process killed while creating or rotating the journal, or while
+                // keeping a copy of the store an open migrated, left; the database's exclusive
+                // lock says no other process is at work.
+                let storeName = URL(fileURLWithPath: path).lastPathComponent
+                StoreJournal.removeLeftovers(beside: journalPath) { OlderStoreMigration.isCopyTemporary($0, ofStoreNamed: storeName) }
                 // Only a file found to be a GraphStore store is changed: to write-ahead logging,
                 // with a sync at every commit so a finished write is durable.
                 _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
