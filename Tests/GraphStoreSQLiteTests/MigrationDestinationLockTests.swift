@@ -15,20 +15,12 @@ import Testing
         Set(try container.mainContext.fetch(FetchDescriptor<ExampleModel.Tag>()).map(\.name))
     }
 
-    /// A SQLite store holding one tag, closed.
-    private func makeSQLiteStore(_ url: URL, tag: String) async throws {
-        let container = try SQLiteTestKit.open(url)
-        container.mainContext.insert(ExampleModel.Tag(name: tag))
-        try container.mainContext.save()
-        try await container.close()
-    }
-
     /// `store.sqlite` in `directory` holding the tag "before", and the snapshot of another
     /// store holding "other", to migrate over it.
     private func storeAndReplacement(in directory: TemporaryDirectory) async throws -> (url: URL, snapshot: GenericSnapshot) {
         let url = directory.file("store.sqlite"), other = directory.file("other.sqlite")
-        try await makeSQLiteStore(url, tag: "before")
-        try await makeSQLiteStore(other, tag: "other")
+        try await SQLiteTestKit.makeStore(url, tag: "before")
+        try await SQLiteTestKit.makeStore(other, tag: "other")
         return (url, try Migration.readSQLite(from: other))
     }
 
@@ -66,7 +58,7 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let url = directory.file("store.json.gz"), other = directory.file("other.sqlite")
-        try await makeSQLiteStore(other, tag: "migrated")
+        try await SQLiteTestKit.makeStore(other, tag: "migrated")
         let first = try GraphContainer(for: SQLiteTestKit.model, store: .file(url))
         first.mainContext.insert(ExampleModel.Tag(name: "before"))
         try first.mainContext.save()
@@ -93,7 +85,7 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let url = directory.file(name), other = directory.file("other.sqlite")
-        try await makeSQLiteStore(other, tag: "migrated")
+        try await SQLiteTestKit.makeStore(other, tag: "migrated")
         @Sendable func open() throws -> GraphContainer {
             name.hasSuffix(".sqlite") ? try SQLiteTestKit.open(url) : try GraphContainer(for: SQLiteTestKit.model, store: .file(url))
         }
@@ -166,7 +158,7 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let url = directory.file("store.json"), link = directory.file("link.json"), other = directory.file("other.sqlite")
-        try await makeSQLiteStore(other, tag: "other")
+        try await SQLiteTestKit.makeStore(other, tag: "other")
         let container = try GraphContainer(for: SQLiteTestKit.model, store: .file(url, coalescingInterval: .seconds(3600)))
         container.mainContext.insert(ExampleModel.Tag(name: "before"))
         try container.mainContext.save()
@@ -192,7 +184,7 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let url = directory.file("new.json.gz"), other = directory.file("other.sqlite")
-        try await makeSQLiteStore(other, tag: "migrated")
+        try await SQLiteTestKit.makeStore(other, tag: "migrated")
         let openedDuringTheMigration = Guarded<Result<GraphContainer, GraphStoreError>?>(nil)
         var options = MigrationOptions()
         options.beforeRename = { _ in
@@ -226,7 +218,7 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let url = directory.file(name), other = directory.file("other.sqlite")
-        try await makeSQLiteStore(other, tag: "migrated")
+        try await SQLiteTestKit.makeStore(other, tag: "migrated")
         let theirs = Data("another program's file".utf8)
         var options = MigrationOptions(overwrite: overwrite)
         // With the empty log and shared memory an open SQLite database has beside it.

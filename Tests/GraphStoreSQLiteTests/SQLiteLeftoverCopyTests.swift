@@ -12,10 +12,7 @@ import Testing
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let url = directory.file("store.sqlite")
-        let first = try SQLiteTestKit.open(url)
-        first.mainContext.insert(ExampleModel.Tag(name: "kept"))
-        try first.mainContext.save()
-        try await first.close()
+        try await SQLiteTestKit.makeStore(url, tag: "kept")
         let stale = [".store.sqlite.v1.tmp-4242-deadbeef", ".store.sqlite.v1-wal.tmp-4242-ab", ".store.sqlite.v3-2.journal.tmp-9-ff"]
         let unrelated = ["store.sqlite.v1", "store.sqlite.v1-wal", ".store.sqlite.v1.tmp-notes", ".other.sqlite.v1.tmp-1-ab"]
         for name in stale + unrelated { try Data("x".utf8).write(to: directory.file(name)) }

@@ -6,6 +6,12 @@ import GraphStoreSQLite
 import GraphStoreTestSupport
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Shared helpers for the SQLite store's tests.
 enum SQLiteTestKit {
     /// The example model plus the edge-value entity.
@@ -14,6 +20,22 @@ enum SQLiteTestKit {
     /// Opens a container on the SQLite file at `url`.
     static func open(_ url: URL, options: SQLiteStoreOptions = SQLiteStoreOptions(), model: [any Entity.Type] = model) throws -> GraphContainer {
         try GraphContainer(for: model, store: .sqlite(url, options: options))
+    }
+
+    /// A SQLite store at `url` holding the one tag `tag`, closed.
+    static func makeStore(_ url: URL, tag: String) async throws {
+        let container = try open(url)
+        container.mainContext.insert(ExampleModel.Tag(name: tag))
+        try container.mainContext.save()
+        try await container.close()
+    }
+
+    /// A named pipe `store.sqlite` in `directory` and a symbolic link `link.sqlite` to it.
+    static func pipeAndLink(in directory: TemporaryDirectory) throws -> (pipe: URL, link: URL) {
+        let pipe = directory.file("store.sqlite"), link = directory.file("link.sqlite")
+        try #require(mkfifo(pipe.path, 0o600) == 0)
+        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: pipe.lastPathComponent)
+        return (pipe, link)
     }
 
     /// Every object of `type`, sorted by `order`.

@@ -17,9 +17,7 @@ import Darwin
     @Test func aPipeIsRefusedWithoutBeingRead() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let pipe = directory.file("store.sqlite"), link = directory.file("link.sqlite")
-        try #require(mkfifo(pipe.path, 0o600) == 0)
-        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: pipe.lastPathComponent)
+        let (pipe, link) = try SQLiteTestKit.pipeAndLink(in: directory)
         for url in [pipe, link] {
             for read in [{ _ = try StoreKind.detect(at: url) }, { _ = try PlainSQLiteImporter.snapshot(from: url) }] as [() throws -> Void] {
                 let error = SQLiteTestKit.storeError { try read() }
@@ -39,9 +37,7 @@ import Darwin
     @Test func aPipeAsTheStoreIsRefused() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let pipe = directory.file("store.sqlite"), link = directory.file("link.sqlite")
-        try #require(mkfifo(pipe.path, 0o600) == 0)
-        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: pipe.lastPathComponent)
+        let (pipe, link) = try SQLiteTestKit.pipeAndLink(in: directory)
         for url in [pipe, link] {
             let error = SQLiteTestKit.storeError { _ = try SQLiteTestKit.open(url) }
             guard case .fileOperationFailed(_, _, let reason)? = error else {
@@ -60,10 +56,7 @@ import Darwin
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let url = directory.file("store.sqlite")
-        let first = try SQLiteTestKit.open(url)
-        first.mainContext.insert(ExampleModel.Tag(name: "kept"))
-        try first.mainContext.save()
-        try await first.close()
+        try await SQLiteTestKit.makeStore(url, tag: "kept")
         let pipe = url.path + suffix
         try #require(mkfifo(pipe, 0o600) == 0)
         let error = SQLiteTestKit.storeError { _ = try SQLiteTestKit.open(url) }
