@@ -25,11 +25,12 @@ struct PreviousSnapshotRecovery {
     /// Reads the previous snapshot and checks that the journal at `journalPath` continues it.
     /// Writes nothing.
     ///
-    /// - Throws: `damage` when there is no previous snapshot, or it cannot be read, or it is
-    ///   in another model version; ``GraphStoreError/damagedFile(path:offset:reason:)`` naming
-    ///   the store's file, the previous snapshot and the journal when the journal does not
-    ///   continue the previous snapshot (it starts after it, or belongs to another store), so
-    ///   that its saves could not be replayed onto it; the reading errors of
+    /// - Throws: `damage` when there is no previous snapshot, or it cannot be read;
+    ///   ``GraphStoreError/damagedFile(path:offset:reason:)`` naming the store's file and the
+    ///   previous snapshot when that is in an older or newer model version than the app's, and
+    ///   naming the journal too when the journal does not continue the previous snapshot (it
+    ///   starts after it, or belongs to another store), so that its saves could not be replayed
+    ///   onto it; the reading errors of
     ///   ``JournalReplay/discontinuity(ofJournalAt:storedNumber:storedLineage:storePath:)``.
     /// - Complexity: O(previous file size + journal size).
     static func prepare(
@@ -40,6 +41,18 @@ struct PreviousSnapshotRecovery {
             // Only a previous snapshot of the app's model version: an older one is not migrated
             // here, and a newer one is not the app's to open.
             read = try SnapshotFileBackend.read(target.previousURL, schema: schema, limit: limit, modelVersion: target.modelVersion)
+        } catch let found as StoredModelVersion {
+            // Said, rather than the damage alone as if there were no previous snapshot: an older
+            // one is what a migration at open leaves until the app's first snapshot write, and
+            // it holds less than the copy that migration kept, which the error names.
+            switch schema.model.compare(found: found.found, option: target.modelVersion) {
+            case .older(let stored, let app):
+                throw refusal(of: damage, at: target, because: olderPrevious(stored, app: app, target: target, journalPath: journalPath))
+            case .newer(let stored, let app):
+                throw refusal(of: damage, at: target, because: "that snapshot is in model version \(stored), newer than the app's \(app), so this app cannot open it. Nothing was changed: open the store with a release of the app that reads model version \(stored)")
+            case .same, .unknown:
+                throw damage
+            }
         } catch {
             throw damage
         }
@@ -87,6 +100,14 @@ struct PreviousSnapshotRecovery {
     /// The error for a recovery the journal rules out: the store's damage, then why the
     /// previous snapshot was not opened, and what to do.
     private func refusal(journalPath: String, because reason: String) -> GraphStoreError {
+        Self.refusal(
+            of: damage, at: target,
+            because: "the journal \(journalPath) does not continue it (\(reason)), so the saves the journal holds cannot be replayed onto it. Nothing was changed: the store file, the previous snapshot and the journal are as they were. To open the previous snapshot without the journal's saves, move the journal away (keep it: it holds those saves) and recover again")
+    }
+
+    /// The store's `damage`, then why the previous snapshot was not opened (`reason`, which
+    /// says what to do).
+    private static func refusal(of damage: GraphStoreError, at target: SnapshotTarget, because reason: String) -> GraphStoreError {
         let (offset, damaged): (Int?, String) = switch damage {
         case let .damagedFile(_, offset, reason): (offset, reason)
         default: (nil, "\(damage)")
@@ -94,6 +115,41 @@ struct PreviousSnapshotRecovery {
         let trimmed = damaged.hasSuffix(".") ? String(damaged.dropLast()) : damaged
         return .damagedFile(
             path: target.url.path, offset: offset,
-            reason: "\(trimmed). It was not recovered from the previous snapshot \(previousPath): the journal \(journalPath) does not continue it (\(reason)), so the saves the journal holds cannot be replayed onto it. Nothing was changed: the store file, the previous snapshot and the journal are as they were. To open the previous snapshot without the journal's saves, move the journal away (keep it: it holds those saves) and recover again")
+            reason: "\(trimmed). It was not recovered from the previous snapshot \(target.previousURL.path): \(reason)")
+    }
+
+    /// Why a previous snapshot in model version `stored`, older than the app's `app`, is not
+    /// opened, and the way out: the copies a migration kept of the store (`<file>.v<n>`, see
+    /// ``OlderStoreMigration/backupURL(for:version:companions:)``), and the journal beside the
+    /// store, whose records are in the app's model version.
+    ///
+    /// - Complexity: one listing of the store's directory.
+    private static func olderPrevious(_ stored: Int, app: Int, target: SnapshotTarget, journalPath: String) -> String {
+        let name = target.url.lastPathComponent
+        let directory = target.url.deletingLastPathComponent()
+        // `<file>.v<n>` and `<file>.v<n>-<k>`, oldest model version and attempt first.
+        let copies = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [])
+            .compactMap { entry -> (version: Int, attempt: Int, path: String)? in
+                guard entry.hasPrefix(name + ".v") else { return nil }
+                let parts = entry.dropFirst(name.count + 2).split(separator: "-", omittingEmptySubsequences: false)
+                guard let version = parts.first.flatMap({ Int($0) }), version >= stored, version < app,
+                      parts.count <= 2, let attempt = parts.count == 2 ? Int(parts[1]) : 1
+                else { return nil }
+                return (version, attempt, directory.appendingPathComponent(entry).path)
+            }
+            .sorted { ($0.version, $0.attempt) < ($1.version, $1.attempt) }
+        var reason = "that snapshot is in model version \(stored), older than the app's \(app): it was written before the store was migrated to model version \(app), and a recovery does not migrate it"
+        if let newest = copies.last {
+            let named = copies.count == 1 ? newest.path : copies.map(\.path).joined(separator: ", ") + " (the last is the newest)"
+            reason += ": the copy the migration kept of the store as it was then, \(named), holds saves it does not"
+        }
+        reason += ". Nothing was changed"
+        if FileManager.default.fileExists(atPath: journalPath) {
+            reason += ". The journal \(journalPath) holds saves made since the migration, in model version \(app), which cannot be replayed onto an older snapshot: move it away (keep it: it holds those saves)"
+        }
+        if let newest = copies.last {
+            reason += ". To recover, move the damaged file away and put \(newest.path) back at the store's name (and \(newest.path).journal as \(journalPath), if there is one); the next open migrates it again"
+        }
+        return reason
     }
 }
