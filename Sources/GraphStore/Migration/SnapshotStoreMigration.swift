@@ -12,7 +12,9 @@ import Logging
 ///    the directory), under a name no earlier migration took;
 /// 2. the migrated snapshot is written over `<file>` the same way, with the same lineage and
 ///    at the store version the journal reached;
-/// 3. the old journal is removed: the new snapshot holds its records. Should that fail, the
+/// 3. the migrated snapshot is written as `<file>.previous` too (best effort), so that
+///    recovery from the previous snapshot opens it, in the app's model version;
+/// 4. the old journal is removed: the new snapshot holds its records. Should that fail, the
 ///    journal stays harmlessly: its records are no newer than the snapshot and are never read.
 enum SnapshotStoreMigration {
     /// Migrates the store at `url`, whose raw file is `raw` and whose header says model
@@ -22,7 +24,7 @@ enum SnapshotStoreMigration {
     ///   the reading errors of ``GenericSnapshot``, ``GraphStoreError/damagedFile(path:offset:reason:)``
     ///   for a damaged journal, ``GraphStoreError/fileOperationFailed(path:operation:reason:)``
     ///   when the migrated store cannot be written (nothing is then replaced).
-    /// - Complexity: O(objects) generic and typed work, then three or four durable file writes.
+    /// - Complexity: O(objects) generic and typed work, then four or five durable file writes.
     static func migrate(
         _ url: URL, raw: Data, from stored: Int, schema: Schema, format: SnapshotFormat, compression: Compression,
         modelVersion label: String, limit: Int
@@ -79,6 +81,12 @@ enum SnapshotStoreMigration {
             }
             throw GraphStoreError(error, path: url.path)
         }
+        // The migrated snapshot is also the previous one: the file there is one the older app
+        // wrote before its last write, older than the kept copy, and recovery cannot open it in
+        // this model version; this one it opens, with every save journaled since. A file of its
+        // own (not a link), so that damage to the store's file in place cannot reach it. Best
+        // effort: without it, recovery is refused naming the kept copies.
+        try? AtomicFile.write(bytes, to: URL(fileURLWithPath: PreviousSnapshot.path(forStoreAt: url.path)), companion: url.path)
         if journal != nil {
             try? FileManager.default.removeItem(atPath: JournalReplay.path(forStoreAt: url.path))
         }

@@ -5,14 +5,13 @@ import Testing
 @testable import GraphStore
 
 /// Recovery from the previous snapshot (``SnapshotOptions/recoverFromPreviousSnapshot``) of a
-/// store that an open migrated to a newer model version. The migration writes the migrated
-/// file without keeping a previous snapshot (it keeps the old file as `<file>.v1` instead), so
-/// until the newer app writes its first snapshot, `<file>.previous` is still one the older app
-/// wrote, older than `<file>.v1`. When the migrated file is damaged in that window, recovery
-/// neither decodes that snapshot as the app's model nor opens it migrated (which would drop
-/// the saves `<file>.v1` holds): it is refused, naming the files and the model versions, and
-/// every file stays as it was. Once the newer app has written a snapshot, recovery opens it, in
-/// the app's model version, with every save.
+/// store that an open migrated to a newer model version. The migration keeps the old file as
+/// `<file>.v1` and writes the migrated file twice: over the store, then as `<file>.previous`.
+/// Recovery of a damaged store then opens that previous snapshot, in the app's model version,
+/// with every save journaled since. A process killed between the two writes leaves a previous
+/// snapshot the older app wrote, older than `<file>.v1`: recovery neither decodes it as the
+/// app's model nor opens it migrated (which would drop the saves `<file>.v1` holds); it is
+/// refused, naming the files and the model versions, and every file stays as it was.
 @Suite struct PreviousSnapshotAfterMigrationTests {
     typealias Layout = ModelVersionJournalOnlyTests.Layout
     typealias ModelV2 = ModelVersionJournalOnlyTests.ModelV2
@@ -114,25 +113,61 @@ import Testing
 
     // MARK: - Before the first snapshot after the migration
 
+    /// The migration's own previous snapshot: a damaged store opens from it, in version 2, with
+    /// every object the version-1 app saved and every save the version-2 app journaled since.
+    @Test(arguments: ModelVersionJournalOnlyTests.layouts, AfterMigration.allCases)
+    func theMigratedPreviousSnapshotIsRecoveredWithEverySave(layout: Layout, after: AfterMigration) async throws {
+        for damage in Damage.allCases {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            let url = try await Self.migratedStore(layout, after: after, in: directory)
+            #expect(try Self.snapshot(URL(fileURLWithPath: url.path + ".previous")).header.modelVersion == "2")
+            try damage.apply(to: url)
+            let damaged = try Data(contentsOf: url)
+
+            let recovered = try Self.openVersionTwo(url, layout, recovering: true)
+            try Self.expectEverythingVersionOneSaved(recovered, plus: after == .killedAfterASave ? [Self.savedByVersionTwo] : [])
+            try await recovered.close()
+            let copies = try directory.entries().filter { $0.hasPrefix(layout.name + ".damaged-") }
+            #expect(copies.count == 1, "\(damage)")
+            if let copy = copies.first { #expect(try Data(contentsOf: directory.file(copy)) == damaged) }
+            #expect(try GenericSnapshot.read(from: url).header.modelVersion == "2")
+            try Self.expectVersionOneRefused(url, layout, in: directory)
+        }
+    }
+
+    /// In `directory`, the files of a version-1 store that a version-2 app opened (migrating
+    /// it) and left as `after` says; returns the store's URL.
+    ///
+    /// - Parameter previousOfVersionOne: put back the previous snapshot the version-1 app left,
+    ///   as a process killed between the migration's two writes leaves it.
+    static func migratedStore(_ layout: Layout, after: AfterMigration, in directory: TemporaryDirectory, previousOfVersionOne: Bool = false) async throws -> URL {
+        let live = try TemporaryDirectory()
+        defer { live.remove() }
+        let liveURL = live.file(layout.name)
+        try await Self.versionOneStore(liveURL, layout)
+        let olderPrevious = try Data(contentsOf: URL(fileURLWithPath: liveURL.path + ".previous"))
+        let migrating = try Self.openVersionTwo(liveURL, layout)
+        if after == .killedAfterASave {
+            migrating.mainContext.insert(Self.savedByVersionTwo)
+            try migrating.mainContext.save()
+            try Self.copyFiles(of: live, into: directory)
+        }
+        try await migrating.close()
+        if after == .closedUnchanged { try Self.copyFiles(of: live, into: directory) }
+        let url = directory.file(layout.name)
+        if previousOfVersionOne { try olderPrevious.write(to: URL(fileURLWithPath: url.path + ".previous")) }
+        return url
+    }
+
+    /// A process killed after the migrated store was written and before its previous snapshot
+    /// was: the previous snapshot is the version-1 app's, which recovery refuses.
     @Test(arguments: ModelVersionJournalOnlyTests.layouts, AfterMigration.allCases)
     func aVersionOnePreviousSnapshotIsRefusedNamingTheModelVersions(layout: Layout, after: AfterMigration) async throws {
         for damage in Damage.allCases {
             let directory = try TemporaryDirectory()
             defer { directory.remove() }
-            let live = try TemporaryDirectory()
-            defer { live.remove() }
-            let liveURL = live.file(layout.name)
-            try await Self.versionOneStore(liveURL, layout)
-            let migrating = try Self.openVersionTwo(liveURL, layout)
-            if after == .killedAfterASave {
-                migrating.mainContext.insert(Self.savedByVersionTwo)
-                try migrating.mainContext.save()
-                try Self.copyFiles(of: live, into: directory)
-            }
-            try await migrating.close()
-            if after == .closedUnchanged { try Self.copyFiles(of: live, into: directory) }
-
-            let url = directory.file(layout.name)
+            let url = try await Self.migratedStore(layout, after: after, in: directory, previousOfVersionOne: true)
             let previous = url.path + ".previous"
             let kept = url.path + ".v1"
             let journal = url.path + ".journal"
