@@ -13,8 +13,12 @@ import Testing
         defer { directory.remove() }
         let url = directory.file("store.sqlite")
         try await SQLiteTestKit.makeStore(url, tag: "kept")
-        let stale = [".store.sqlite.v1.tmp-4242-deadbeef", ".store.sqlite.v1-wal.tmp-4242-ab", ".store.sqlite.v3-2.journal.tmp-9-ff"]
-        let unrelated = ["store.sqlite.v1", "store.sqlite.v1-wal", ".store.sqlite.v1.tmp-notes", ".other.sqlite.v1.tmp-1-ab"]
+        // Written by processes that no longer run: no process has so large an id.
+        let stale = [".store.sqlite.v1.tmp-999999999-deadbeef", ".store.sqlite.v1-wal.tmp-999999999-ab", ".store.sqlite.v3-2.journal.tmp-999999998-ff"]
+        let unrelated = [
+            "store.sqlite.v1", "store.sqlite.v1-wal", ".store.sqlite.v1.tmp-notes", ".other.sqlite.v1.tmp-999999999-ab",
+            ".store.sqlite.v1.tmp-\(getpid())-ab",
+        ]
         for name in stale + unrelated { try Data("x".utf8).write(to: directory.file(name)) }
 
         let container = try SQLiteTestKit.open(url)

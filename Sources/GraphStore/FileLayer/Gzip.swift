@@ -272,8 +272,14 @@ enum Gzip {
     private static func decode(_ input: UnsafeRawBufferPointer, limit: Int) throws(FileLayerError) -> Data {
         let header = try GzipHeader.parse(input)
         let hardCap = limit == Int.max ? limit : limit + 1
-        var output = try GrowableByteBuffer(
-            capacity: min(initialCapacity(input, bodyStart: header.length), hardCap))
+        var output: GrowableByteBuffer
+        do {
+            output = try GrowableByteBuffer(capacity: min(initialCapacity(input, bodyStart: header.length), hardCap))
+        } catch {
+            // The size the trailer claims may be damage (a flipped bit asking for gigabytes):
+            // start small, so that only data that really is that large runs out of memory.
+            output = try GrowableByteBuffer(capacity: min(chunkSize, hardCap))
+        }
         let stream = try ZlibStream.rawInflater()
         let (crc, bodyEnd) = try inflateBody(
             input, from: header.length, stream: stream, into: &output, limit: limit, hardCap: hardCap)

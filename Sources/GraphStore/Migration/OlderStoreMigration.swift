@@ -1,5 +1,11 @@
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The part of opening a store written by an older model version that does not depend on how
 /// the store keeps its data: shared by the snapshot store (``SnapshotStoreMigration``) and the
 /// SQLite store.
@@ -72,8 +78,10 @@ package enum OlderStoreMigration {
     /// Whether `entry` is the temporary file that keeping a copy of the store named
     /// `storeName` leaves when the process is killed while writing it:
     /// `.<store>.v<version>[-<n>][.journal | -wal].tmp-<pid>-<hex>` (see
-    /// ``backupURL(for:version:companions:)`` and ``keepCopies(_:of:)``). The copies themselves,
-    /// once renamed into place, never match.
+    /// ``backupURL(for:version:companions:)`` and ``keepCopies(_:of:)``), written by a process
+    /// that no longer runs. The copies themselves, once renamed into place, never match; nor
+    /// does a temporary file of a live process, which could be another store's own write (a
+    /// store named `<store>.v2` beside this one writes `.<store>.v2.tmp-<pid>-<hex>`).
     ///
     /// - Complexity: O(length of `entry`).
     package static func isCopyTemporary(_ entry: String, ofStoreNamed storeName: String) -> Bool {
@@ -86,7 +94,9 @@ package enum OlderStoreMigration {
             break
         }
         let parts = copy.split(separator: "-", omittingEmptySubsequences: false)
-        return (1...2).contains(parts.count) && parts.allSatisfy { !$0.isEmpty && $0.utf8.allSatisfy { (0x30...0x39).contains($0) } }
+        guard (1...2).contains(parts.count), parts.allSatisfy({ !$0.isEmpty && $0.utf8.allSatisfy { (0x30...0x39).contains($0) } }),
+              let writer = entry[marker.upperBound...].split(separator: "-").first.flatMap({ pid_t($0) }) else { return false }
+        return kill(writer, 0) != 0 && errno == ESRCH
     }
 
     /// Writes each file durably (temporary file, fsync, rename, fsync of the directory), in

@@ -12,10 +12,10 @@ import Logging
 ///    the directory), under a name no earlier migration took;
 /// 2. the migrated snapshot is written over `<file>` the same way, with the same lineage and
 ///    at the store version the journal reached;
-/// 3. the migrated snapshot is written as `<file>.previous` too (best effort), so that
-///    recovery from the previous snapshot opens it, in the app's model version;
-/// 4. the old journal is removed: the new snapshot holds its records. Should that fail, the
-///    journal stays harmlessly: its records are no newer than the snapshot and are never read.
+/// 3. the old journal is removed: the new snapshot holds its records. Should that fail, the
+///    journal stays harmlessly: its records are no newer than the snapshot and are never read;
+/// 4. the migrated snapshot is written as `<file>.previous` too (best effort), so that
+///    recovery from the previous snapshot opens it, in the app's model version.
 enum SnapshotStoreMigration {
     /// Migrates the store at `url`, whose raw file is `raw` and whose header says model
     /// version `stored`, to the app's version, and returns it as the store now holds it.
@@ -81,14 +81,19 @@ enum SnapshotStoreMigration {
             }
             throw GraphStoreError(error, path: url.path)
         }
-        // The migrated snapshot is also the previous one: the file there is one the older app
-        // wrote before its last write, older than the kept copy, and recovery cannot open it in
-        // this model version; this one it opens, with every save journaled since. A file of its
-        // own (not a link), so that damage to the store's file in place cannot reach it. Best
-        // effort: without it, recovery is refused naming the kept copies.
-        try? AtomicFile.write(bytes, to: URL(fileURLWithPath: PreviousSnapshot.path(forStoreAt: url.path)), companion: url.path)
+        // The old journal first: its records are in the migrated file, and any journal a
+        // recovery then finds beside the store is the new model's.
         if journal != nil {
             try? FileManager.default.removeItem(atPath: JournalReplay.path(forStoreAt: url.path))
         }
+        // The migrated snapshot is also the previous one: the file there is one the older app
+        // wrote before its last write, older than the kept copy, and recovery cannot open it in
+        // this model version; this one it opens, with every save journaled since. A file of its
+        // own (not a link), so that damage to the store's file in place cannot reach it, made
+        // anew with the store's owner and mode (the old one may have kept looser ones). Best
+        // effort: without it, recovery is refused naming the kept copies.
+        let previous = PreviousSnapshot.path(forStoreAt: url.path)
+        unlink(previous)
+        try? AtomicFile.write(bytes, to: URL(fileURLWithPath: previous), companion: url.path)
     }
 }

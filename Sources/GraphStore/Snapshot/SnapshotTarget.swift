@@ -62,7 +62,8 @@ struct SnapshotTarget: Sendable {
     }
 
     /// Removes what writes killed midway left beside the snapshot: `AtomicFile`'s temporary
-    /// files, the staging link of the previous copy, the temporaries of the copies an open that
+    /// files (of the store, and of the previous snapshot a migrating open writes), the staging
+    /// link of the previous copy, the temporaries of the copies an open that
     /// migrated the store was keeping of it (``OlderStoreMigration/isCopyTemporary(_:ofStoreNamed:)``),
     /// and `also` (the journal's leftovers, see ``StoreJournal/leftoverNames(beside:)``), in one
     /// listing of the directory. Call it only while holding the store's lock, when no other
@@ -71,7 +72,7 @@ struct SnapshotTarget: Sendable {
         let name = url.lastPathComponent
         AtomicFile.removeLeftovers(
             in: url.deletingLastPathComponent(), named: also.names,
-            temporaryPrefixes: [AtomicFile.temporaryPrefix(for: url)] + also.temporaryPrefixes,
+            temporaryPrefixes: [AtomicFile.temporaryPrefix(for: url), AtomicFile.temporaryPrefix(for: previousURL)] + also.temporaryPrefixes,
             alsoMatching: { OlderStoreMigration.isCopyTemporary($0, ofStoreNamed: name) })
         unlink(stagingPath)
     }
@@ -113,10 +114,12 @@ extension GraphStoreError {
             self = .storeLocked(path: lockPath.hasSuffix(suffix) ? String(lockPath.dropLast(suffix.count)) : path)
         case .io(let operation, let ioPath, _, let message):
             self = .fileOperationFailed(path: ioPath, operation: operation, reason: message)
-        case .outOfMemory, .zlibFailure:
+        case .outOfMemory:
             // The process, not the file: a store that could not be read for want of memory is
             // not damaged, and must not be set aside as damaged by a recovering open.
-            self = .fileOperationFailed(path: path, operation: "gzip", reason: error.description)
+            self = .fileOperationFailed(path: path, operation: "allocate memory", reason: error.description)
+        case .zlibFailure(let function, _, _):
+            self = .fileOperationFailed(path: path, operation: function.hasPrefix("deflate") ? "compress" : "decompress", reason: error.description)
         default:
             self = .damagedFile(path: path, offset: error.byteOffset, reason: error.description)
         }

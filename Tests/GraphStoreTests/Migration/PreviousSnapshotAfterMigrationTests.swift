@@ -136,6 +136,22 @@ import Testing
         }
     }
 
+    /// The previous snapshot the migration writes is a new file with the store's mode, not the
+    /// older one's (which may be looser, made before the store's was narrowed).
+    @Test(arguments: ModelVersionJournalOnlyTests.layouts)
+    func theMigratedPreviousSnapshotTakesTheStoresMode(layout: Layout) async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file(layout.name)
+        try await Self.versionOneStore(url, layout)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: url.path + ".previous")
+        try await Self.openVersionTwo(url, layout).close()
+        #expect(try Self.snapshot(URL(fileURLWithPath: url.path + ".previous")).header.modelVersion == "2")
+        let mode = try FileManager.default.attributesOfItem(atPath: url.path + ".previous")[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+    }
+
     /// In `directory`, the files of a version-1 store that a version-2 app opened (migrating
     /// it) and left as `after` says; returns the store's URL.
     ///

@@ -91,15 +91,19 @@ import Testing
         let stale = [
             ".store.json.gz.tmp-4242-deadbeef00c0ffee", "store.json.gz.previous-staging",
             "store.json.gz.journal.tmp-4242-5eed", "store.json.gz.journal.rotating", "store.json.gz.journal.rotating.tmp-17-ab",
-            // Copies of the store an open that migrated it was keeping.
-            ".store.json.gz.v1.tmp-4242-deadbeef", ".store.json.gz.v2-3.tmp-7-c0ffee", ".store.json.gz.v1.journal.tmp-7-ab",
-            ".store.json.gz.v12-2.journal.tmp-1-0",
+            // Copies of the store, and its previous snapshot, an open that migrated it was
+            // writing (by processes that no longer run: no process has so large an id).
+            ".store.json.gz.v1.tmp-999999999-deadbeef", ".store.json.gz.v2-3.tmp-999999998-c0ffee",
+            ".store.json.gz.v1.journal.tmp-999999999-ab", ".store.json.gz.v12-2.journal.tmp-999999997-0",
+            ".store.json.gz.previous.tmp-4242-5eed",
         ]
         let unrelated = [
             // The kept copies themselves, and names that only look like their temporaries.
             "store.json.gz.v1", "store.json.gz.v1.journal", "store.json.gz.v2-3", ".store.json.gz.v1.tmp-notes",
             ".store.json.gz.vx.tmp-1-ab", ".store.json.gz.v1-2-3.tmp-1-ab", ".store.json.gz.v.tmp-1-ab", ".other.json.gz.v1.tmp-1-ab",
             ".store.json.gz.v1.backup.tmp-1-ab",
+            // Could be the write of a live process: a store named `store.json.gz.v2` beside this one.
+            ".store.json.gz.v2.tmp-\(getpid())-ab",
             ".store.json.gz.tmp-notes.txt", ".store.json.gz.tmp-1-2-3", "other.json.gz", ".other.json.gz.tmp-1-ab",
             "store.json.gz.journal.tmp-notes", "store.json.gz.journal.rotating-old", "other.json.gz.journal.tmp-1-ab",
         ]
