@@ -25,7 +25,8 @@ struct PreviousSnapshotRecovery {
     /// Reads the previous snapshot and checks that the journal at `journalPath` continues it.
     /// Writes nothing.
     ///
-    /// - Throws: `damage` when there is no previous snapshot, or it cannot be read;
+    /// - Throws: `damage` when there is no previous snapshot, or it cannot be read (a damaged
+    ///   file's, saying so);
     ///   ``GraphStoreError/damagedFile(path:offset:reason:)`` naming the store's file and the
     ///   previous snapshot when that is in an older or newer model version than the app's, and
     ///   naming the journal too when the journal does not continue the previous snapshot (it
@@ -54,9 +55,9 @@ struct PreviousSnapshotRecovery {
                 throw damage
             }
         } catch {
-            throw damage
+            throw unrecovered(damage, at: target, because: "that snapshot cannot be read either (\(error)). Nothing was changed")
         }
-        guard let read else { throw damage }
+        guard let read else { throw unrecovered(damage, at: target, because: "there is none. Nothing was changed") }
         let recovery = PreviousSnapshotRecovery(damage: damage, snapshot: read, target: target)
         if let reason = try JournalReplay.discontinuity(
             ofJournalAt: journalPath, storedNumber: read.version.number,
@@ -103,6 +104,13 @@ struct PreviousSnapshotRecovery {
         Self.refusal(
             of: damage, at: target,
             because: "the journal \(journalPath) does not continue it (\(reason)), so the saves the journal holds cannot be replayed onto it. Nothing was changed: the store file, the previous snapshot and the journal are as they were. To open the previous snapshot without the journal's saves, move the journal away (keep it: it holds those saves) and recover again")
+    }
+
+    /// A damaged file's `damage`, saying that recovery was tried and why the previous snapshot
+    /// was not opened; any other damage (a graph the app's types refuse) as it is.
+    private static func unrecovered(_ damage: GraphStoreError, at target: SnapshotTarget, because reason: String) -> GraphStoreError {
+        guard case .damagedFile = damage else { return damage }
+        return refusal(of: damage, at: target, because: reason)
     }
 
     /// The store's `damage`, then why the previous snapshot was not opened (`reason`, which

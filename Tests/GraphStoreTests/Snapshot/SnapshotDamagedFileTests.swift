@@ -398,6 +398,30 @@ import Testing
         let damaged = DamagedSnapshotFactory.truncations(of: file)[100]
         try await expectRefused(damaged, at: url, options: SnapshotOptions(recoverFromPreviousSnapshot: true))
         #expect(damagedCopies(of: url).isEmpty)
+        // The error says that recovery was tried, and why it could not be.
+        let error = try #require(throws: GraphStoreError.self) {
+            _ = try GraphContainer(for: exampleModel, store: .file(url, options: SnapshotOptions(recoverFromPreviousSnapshot: true)))
+        }
+        #expect(error.description.contains("It was not recovered from the previous snapshot \(url.path).previous: there is none"), "\(error)")
+    }
+
+    /// A previous snapshot damaged too: refused, saying so, and no file changes.
+    @Test func recoveryFromADamagedPreviousSnapshotRefusesSayingSo() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.json.gz")
+        let file = try await writeTwoVersions(url)
+        let previous = URL(fileURLWithPath: url.path + ".previous")
+        let previousBytes = try Data(contentsOf: previous)
+        try previousBytes.prefix(previousBytes.count / 2).write(to: previous)
+        let damaged = DamagedSnapshotFactory.truncations(of: file)[100]
+        try await expectRefused(damaged, at: url, options: SnapshotOptions(recoverFromPreviousSnapshot: true))
+        let error = try #require(throws: GraphStoreError.self) {
+            _ = try GraphContainer(for: exampleModel, store: .file(url, options: SnapshotOptions(recoverFromPreviousSnapshot: true)))
+        }
+        #expect(error.description.contains("It was not recovered from the previous snapshot \(previous.path): that snapshot cannot be read either"), "\(error)")
+        #expect(try Data(contentsOf: previous) == previousBytes.prefix(previousBytes.count / 2))
+        #expect(damagedCopies(of: url).isEmpty)
     }
 
     /// A newer file is not damaged: recovery must not set it aside and roll back to the
