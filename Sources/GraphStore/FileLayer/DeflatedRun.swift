@@ -15,6 +15,13 @@ struct DeflatedRun: Sendable {
 enum GzipSegment: Sendable {
     case plain(Data)
     case deflated(DeflatedRun)
+
+    /// The bytes of a plain segment, from an encoding asked to deflate nothing (a deflated run
+    /// there is a programming error).
+    var plainData: Data {
+        guard case .plain(let data) = self else { preconditionFailure("GraphStore: a deflated run where nothing was to be deflated") }
+        return data
+    }
 }
 
 /// Deflates bytes given a chunk at a time into one ``DeflatedRun``, for an encoder that

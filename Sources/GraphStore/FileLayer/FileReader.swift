@@ -69,8 +69,8 @@ package enum FileReader {
         guard !status.isDirectory else {
             throw .io("read", path: path, errno: EISDIR)
         }
-        guard status.isRegular else {
-            throw .io(operation: "read", path: path, errno: EINVAL, message: "it is not a regular file (a pipe, a device or a socket)")
+        if let irregularity = status.irregularity {
+            throw .io(operation: "read", path: path, errno: EINVAL, message: irregularity)
         }
         // Reads of a regular file block as they always do (the flag matters only where a
         // lock or lease could make them fail with EAGAIN instead).

@@ -58,6 +58,14 @@ package struct FileStatus: Sendable, Equatable {
         try? of(path: path).get().size
     }
 
+    /// Why this file cannot be read as a regular one, or `nil` when it is one: "it is a
+    /// directory, not a file", or "it is not a regular file (a pipe, a device or a socket)"
+    /// (whose reading could block or never end).
+    package var irregularity: String? {
+        if isRegular { return nil }
+        return isDirectory ? "it is a directory, not a file" : "it is not a regular file (a pipe, a device or a socket)"
+    }
+
     /// Whether this and `other` are one file (the same device and inode).
     package func isSameFile(as other: FileStatus) -> Bool {
         device == other.device && inode == other.inode

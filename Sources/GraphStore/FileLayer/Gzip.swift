@@ -104,11 +104,10 @@ enum Gzip {
             if case .plain(let data) = segment { return data }
             return nil
         }
-        if pieces.count == segments.count {
-            // A document too small to cut is not worth a run per piece either.
-            if pieces.count > 1 && (parts < 2 || pieces.reduce(0, { $0 + $1.count }) < 2 * minimumPartBytes) {
-                return try compress(segments: [.plain(Data(concatenating: pieces))], level: level, parts: 1)
-            }
+        // A document too small to cut (with nothing deflated yet) is not worth a run per piece
+        // either.
+        if pieces.count == segments.count, pieces.count > 1, parts < 2 || pieces.reduce(0, { $0 + $1.count }) < 2 * minimumPartBytes {
+            return try compress(segments: [.plain(Data(concatenating: pieces))], level: level, parts: 1)
         }
         let runs = segments.flatMap { segment -> [GzipSegment] in
             guard case .plain(let piece) = segment else { return [segment] }
@@ -143,9 +142,10 @@ enum Gzip {
         if case .deflated? = given.last { runs = given + [.plain(Data())] } else { runs = given }
         let compressed = try inJobs(runs.count, inParallel: true) { index in
             Result { () throws(FileLayerError) -> DeflatedRun in
-                guard case .plain(let run) = runs[index] else {
-                    guard case .deflated(let deflated) = runs[index] else { preconditionFailure() }
-                    return deflated
+                let run: Data
+                switch runs[index] {
+                case .deflated(let deflated): return deflated
+                case .plain(let data): run = data
                 }
                 let stream = try ZlibStream.rawDeflater(level: level)
                 // A sync flush adds an empty stored block (5 bytes) to what deflateBound allows.

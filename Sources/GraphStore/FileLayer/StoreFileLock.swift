@@ -153,15 +153,16 @@ package final class StoreFileLock: Sendable {
         while true {
             let descriptor = open(path, flags, 0o644)
             if descriptor >= 0 {
-                var info = stat()
-                if fstat(descriptor, &info) != 0 {
-                    let code = errno
+                let status: FileStatus
+                do throws(SystemCallError) {
+                    status = try PosixFileSystem().status(descriptor)
+                } catch {
                     _ = close(descriptor)
-                    throw .io("stat lock file", path: path, errno: code)
+                    throw .io("stat lock file", path: path, errno: error.code)
                 }
-                guard info.st_mode & S_IFMT == S_IFREG else {
+                if let irregularity = status.irregularity {
                     _ = close(descriptor)
-                    throw .io(operation: "open lock file", path: path, errno: EINVAL, message: "it is not a regular file (a pipe, a device or a socket)")
+                    throw .io(operation: "open lock file", path: path, errno: EINVAL, message: irregularity)
                 }
                 return .opened(descriptor)
             }

@@ -93,10 +93,21 @@ package enum OlderStoreMigration {
             copy = copy.dropLast(companion.count)
             break
         }
-        let parts = copy.split(separator: "-", omittingEmptySubsequences: false)
-        guard (1...2).contains(parts.count), parts.allSatisfy({ !$0.isEmpty && $0.utf8.allSatisfy { (0x30...0x39).contains($0) } }),
+        guard keptCopy(named: copy) != nil,
               let writer = entry[marker.upperBound...].split(separator: "-").first.flatMap({ pid_t($0) }) else { return false }
         return kill(writer, 0) != 0 && errno == ESRCH
+    }
+
+    /// The model version and the attempt that the part of a kept copy's name after `<file>.v`
+    /// gives (``backupURL(for:version:companions:)``): `<version>`, the first attempt, or
+    /// `<version>-<attempt>`, in decimal digits; `nil` for anything else.
+    ///
+    /// - Complexity: O(length of `name`).
+    package static func keptCopy(named name: Substring) -> (version: Int, attempt: Int)? {
+        let parts = name.split(separator: "-", omittingEmptySubsequences: false)
+        guard (1...2).contains(parts.count), parts.allSatisfy({ !$0.isEmpty && $0.utf8.allSatisfy { (0x30...0x39).contains($0) } }),
+              let version = Int(parts[0]), let attempt = parts.count == 2 ? Int(parts[1]) : 1 else { return nil }
+        return (version, attempt)
     }
 
     /// Writes each file durably (temporary file, fsync, rename, fsync of the directory), in

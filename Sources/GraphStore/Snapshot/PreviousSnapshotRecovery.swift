@@ -138,12 +138,10 @@ struct PreviousSnapshotRecovery {
         // `<file>.v<n>` and `<file>.v<n>-<k>`, oldest model version and attempt first.
         let copies = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [])
             .compactMap { entry -> (version: Int, attempt: Int, path: String)? in
-                guard entry.hasPrefix(name + ".v") else { return nil }
-                let parts = entry.dropFirst(name.count + 2).split(separator: "-", omittingEmptySubsequences: false)
-                guard let version = parts.first.flatMap({ Int($0) }), version >= stored, version < app,
-                      parts.count <= 2, let attempt = parts.count == 2 ? Int(parts[1]) : 1
+                guard entry.hasPrefix(name + ".v"), let copy = OlderStoreMigration.keptCopy(named: entry.dropFirst(name.count + 2)),
+                      copy.version >= stored, copy.version < app
                 else { return nil }
-                return (version, attempt, directory.appendingPathComponent(entry).path)
+                return (copy.version, copy.attempt, directory.appendingPathComponent(entry).path)
             }
             .sorted { ($0.version, $0.attempt) < ($1.version, $1.attempt) }
         var reason = "that snapshot is in model version \(stored), older than the app's \(app): it was written before the store was migrated to model version \(app), and a recovery does not migrate it"

@@ -18,10 +18,7 @@ extension SnapshotCodec {
     ///   (`entities`, the entity name, the object's index, then inside the object).
     /// - Complexity: O(objects), on up to `activeProcessorCount` threads for large tables.
     static func encodeJSONDocument(header: SnapshotHeaderV1, version: GraphVersion, schema: Schema) throws -> Data {
-        Data(concatenating: try encodeJSONPieces(header: header, version: version, schema: schema, deflateLevel: nil).map { segment in
-            guard case .plain(let data) = segment else { preconditionFailure("a deflated run without a deflate level") }
-            return data
-        })
+        Data(concatenating: try encodeJSONPieces(header: header, version: version, schema: schema, deflateLevel: nil).map(\.plainData))
     }
 
     /// The document of ``encodeJSONDocument(header:version:schema:)`` in consecutive pieces, as

@@ -32,10 +32,7 @@ package enum SnapshotCodec {
         try encodeSegments(
             version, schema: schema, format: format, modelVersion: modelVersion, savedAt: savedAt, path: path, lineage: lineage,
             deflateLevel: nil
-        ).map { segment in
-            guard case .plain(let data) = segment else { preconditionFailure("a deflated run without a deflate level") }
-            return data
-        }
+        ).map(\.plainData)
     }
 
     /// The document of ``encodePieces(_:schema:format:modelVersion:savedAt:path:lineage:)`` on

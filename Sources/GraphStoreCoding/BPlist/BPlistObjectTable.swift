@@ -163,29 +163,22 @@ package final class BPlistObjectTable {
     /// A string: ASCII as one byte a character, anything else (and the text `$null`) as
     /// UTF-16, big-endian. Strings with the same UTF-8 bytes are one object.
     package func string(_ value: String) -> UInt32 {
-        // A native string's bytes in place: no copy of the string (a retain and a release of
-        // its storage per string written).
-        if let reference = value.utf8.withContiguousStorageIfAvailable({ string(value, utf8: $0) }) { return reference }
-        var text = value
-        return text.withUTF8 { string(value, utf8: $0) }
-    }
-
-    /// ``string(_:)`` of `value`, whose UTF-8 bytes are `utf8`.
-    private func string(_ value: String, utf8: UnsafeBufferPointer<UInt8>) -> UInt32 {
-        let reference = startScalar()
-        if Self.isASCII(utf8) && !Self.isDollarNull(utf8) {
-            appendHeader(0x50, count: utf8.count)
-            bytes.append(contentsOf: utf8)
-        } else {
-            appendHeader(0x60, count: value.utf16.count)
-            for unit in value.utf16 {
-                bytes.append(UInt8(truncatingIfNeeded: unit >> 8))
-                bytes.append(UInt8(truncatingIfNeeded: unit))
+        value.withUTF8Bytes { utf8 in
+            let reference = startScalar()
+            if Self.isASCII(utf8) && !Self.isDollarNull(utf8) {
+                appendHeader(0x50, count: utf8.count)
+                bytes.append(contentsOf: utf8)
+            } else {
+                appendHeader(0x60, count: value.utf16.count)
+                for unit in value.utf16 {
+                    bytes.append(UInt8(truncatingIfNeeded: unit >> 8))
+                    bytes.append(UInt8(truncatingIfNeeded: unit))
+                }
             }
+            endScalar(reference)
+            // Long texts rarely repeat: sharing them costs a hash of every byte for little.
+            return utf8.count <= Self.longestSharedString ? shared(reference) : reference
         }
-        endScalar(reference)
-        // Long texts rarely repeat: sharing them costs a hash of every byte for little.
-        return utf8.count <= Self.longestSharedString ? shared(reference) : reference
     }
 
     /// A dictionary key: the same object as ``string(_:)`` gives, found without reading the

@@ -12,11 +12,7 @@ extension FastJSONOutput {
     /// - Complexity: O(UTF-8 length); eight bytes at a time where nothing needs escaping.
     @inline(__always)
     mutating func appendString(_ text: String) {
-        // A native string's bytes in place: no copy of the string (a retain and a release of
-        // its storage per string written).
-        if text.utf8.withContiguousStorageIfAvailable({ appendString(utf8: $0) }) != nil { return }
-        var text = text
-        text.withUTF8 { appendString(utf8: $0) }
+        text.withUTF8Bytes { appendString(utf8: $0) }
     }
 
     /// The UTF-8 bytes `utf8` as a quoted, escaped JSON string.

@@ -77,19 +77,10 @@ public enum StoreKind: String, Sendable, Hashable, CaseIterable {
     // MARK: - Private
 
     private static func firstBytes(_ path: String) throws -> Data {
-        let status: FileStatus
-        switch FileStatus.of(path: path) {
-        case .success(let found): status = found
-        case .failure(let error):
-            throw GraphStoreError.fileOperationFailed(
-                path: path, operation: "Reading the store", reason: error.code == ENOENT ? "no such file" : error.message)
-        }
-        guard !status.isDirectory else {
-            throw GraphStoreError.fileOperationFailed(path: path, operation: "Reading the store", reason: "it is a directory, not a file")
-        }
+        let status = try FileStatus.found(atPath: path, operation: "Reading the store")
         // A pipe would block the read until a writer came, a device might never end.
-        guard status.isRegular else {
-            throw GraphStoreError.fileOperationFailed(path: path, operation: "Reading the store", reason: "it is not a regular file (a pipe, a device or a socket)")
+        if let irregularity = status.irregularity {
+            throw GraphStoreError.fileOperationFailed(path: path, operation: "Reading the store", reason: irregularity)
         }
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw GraphStoreError.fileOperationFailed(path: path, operation: "Reading the store", reason: "the file cannot be opened for reading")

@@ -129,12 +129,7 @@ struct ForeignDatabase {
     /// Checks that `path` is a non-empty regular file and returns its first 100 bytes.
     private static func checkFile(_ path: String) throws -> Data {
         // Through a symbolic link: the file SQLite would open, not the link.
-        let status: FileStatus
-        switch FileStatus.of(path: path) {
-        case .success(let found): status = found
-        case .failure(let error):
-            throw GraphStoreError.fileOperationFailed(path: path, operation: "open", reason: error.code == ENOENT ? "no such file" : error.message)
-        }
+        let status = try FileStatus.found(atPath: path, operation: "open")
         if status.isDirectory {
             throw GraphStoreError.fileOperationFailed(path: path, operation: "open", reason: "it is a directory, not a SQLite database file")
         }

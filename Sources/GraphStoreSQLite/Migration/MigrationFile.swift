@@ -22,9 +22,6 @@ struct MigrationFile {
     /// source's file (a store recovered by hand from its previous snapshot) is left as it is.
     private let source: FileStatus?
 
-    /// The SQLite files that may appear beside a database.
-    static let sqliteSiblingSuffixes = ["-journal", "-wal", "-shm"]
-
     /// Checks that `url` may be written.
     ///
     /// - Throws: ``GraphStore/GraphStoreError/fileOperationFailed(path:operation:reason:)`` when
@@ -161,7 +158,7 @@ struct MigrationFile {
 
     /// Removes the temporary file and SQLite's files beside it.
     func removeTemporary() {
-        for path in [temporary.path] + Self.sqliteSiblingSuffixes.map({ temporary.path + $0 }) {
+        for path in [temporary.path] + SQLiteFileHeader.siblingSuffixes.map({ temporary.path + $0 }) {
             unlink(path)
         }
     }
@@ -195,7 +192,7 @@ struct MigrationFile {
         // A database that appeared there may be open, with its empty log and shared memory
         // beside it: those are not removed from under it.
         if !replacing, access(url.path, F_OK) == 0 { throw appeared }
-        for suffix in Self.sqliteSiblingSuffixes where !Self.mayHoldContent(url.path + suffix) {
+        for suffix in SQLiteFileHeader.siblingSuffixes where !Self.mayHoldContent(url.path + suffix) {
             unlink(url.path + suffix)
         }
         if replacing {

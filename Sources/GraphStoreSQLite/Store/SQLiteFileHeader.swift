@@ -9,6 +9,10 @@ import GraphStore
 enum SQLiteFileHeader {
     /// "SQLite format 3" and a NUL.
     static let magic: [UInt8] = Array("SQLite format 3".utf8) + [0]
+
+    /// The files SQLite keeps beside a database: its rollback journal, write-ahead log and
+    /// shared memory.
+    static let siblingSuffixes = ["-journal", "-wal", "-shm"]
     static let size = 100
 
     /// Checks the file at `path`, if there is one. An empty file passes: SQLite treats it as an
@@ -24,23 +28,21 @@ enum SQLiteFileHeader {
         let fileSize: Int
         // Through a symbolic link: the database SQLite would open, not the link.
         switch FileStatus.of(path: path) {
-        case .success(let status) where !status.isRegular:
+        case .success(let status):
             // SQLite would open a pipe and write its pages into it, then block reading them back.
-            throw .fileOperationFailed(
-                path: path, operation: "read the SQLite header",
-                reason: status.isDirectory ? "it is a directory, not a file" : "it is not a regular file (a pipe, a device or a socket)")
-        case .success(let status): fileSize = status.size
+            if let irregularity = status.irregularity {
+                throw .fileOperationFailed(path: path, operation: "read the SQLite header", reason: irregularity)
+            }
+            fileSize = status.size
         case .failure(let error) where error.code == ENOENT: fileSize = 0
         case .failure(let error): throw .fileOperationFailed(path: path, operation: "read the SQLite header", reason: error.message)
         }
         // SQLite counts any file beside the database as present, and opens a hot journal for
         // reading: a pipe named `-journal` would block the open until some writer came, one
         // named `-wal` or `-shm` would fail its first write as an I/O error of the database.
-        for suffix in ["-journal", "-wal", "-shm"] {
-            if case .success(let status) = FileStatus.of(path: path + suffix), !status.isRegular {
-                throw .fileOperationFailed(
-                    path: path + suffix, operation: "read the SQLite header",
-                    reason: status.isDirectory ? "it is a directory, not a file" : "it is not a regular file (a pipe, a device or a socket)")
+        for suffix in siblingSuffixes {
+            if case .success(let status) = FileStatus.of(path: path + suffix), let irregularity = status.irregularity {
+                throw .fileOperationFailed(path: path + suffix, operation: "read the SQLite header", reason: irregularity)
             }
         }
         guard fileSize > 0 else { return }
@@ -81,6 +83,21 @@ enum SQLiteFileHeader {
     /// Whether a file is at `path` (through symbolic links) and holds a byte.
     static func hasContent(_ path: String) -> Bool {
         (FileStatus.size(atPath: path) ?? 0) > 0
+    }
+}
+
+extension FileStatus {
+    /// The status of the file at `path` (through symbolic links), or the error of `operation`
+    /// naming it: "no such file" when there is none, else what the system says.
+    ///
+    /// - Throws: ``GraphStore/GraphStoreError/fileOperationFailed(path:operation:reason:)``.
+    /// - Complexity: one `stat`.
+    static func found(atPath path: String, operation: String) throws(GraphStoreError) -> FileStatus {
+        switch of(path: path) {
+        case .success(let status): return status
+        case .failure(let error):
+            throw .fileOperationFailed(path: path, operation: operation, reason: error.code == ENOENT ? "no such file" : error.message)
+        }
     }
 }
 
