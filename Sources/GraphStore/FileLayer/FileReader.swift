@@ -26,23 +26,30 @@ package enum FileReader {
     ///   operation `"open"`, `"stat"` or `"read"` and `path` set to
     ///   `url.path`, for example `EACCES`, `EISDIR` (a directory; reported
     ///   the same way on every platform), `ENOTDIR` or `EIO`, and `EINVAL` with its own message
-    ///   for a pipe, device or socket (opened without blocking, refused before any read: a pipe
-    ///   would block the read until some writer came, a device might never end);
+    ///   for a pipe, device or socket (refused before it is opened, as far as `stat` can tell,
+    ///   and else opened without blocking and refused before any read: a pipe would block the
+    ///   read until some writer came, a device might never end);
     ///   ``FileLayerError/outOfMemory(requestedBytes:)``.
     /// - Complexity: O(n) for a file of n bytes; one allocation when the size
     ///   does not change while reading.
     static func readFile(at url: URL, fileSystem: any FileSystem = PosixFileSystem()) throws(FileLayerError) -> Data? {
         let path = url.path
+        // A pipe, device or socket is refused before it is opened: opening a device can act
+        // (a tape rewinds, a terminal becomes the process's controlling one). The descriptor's
+        // own status is checked again below, for a file swapped in meanwhile.
+        if case .success(let status) = FileStatus.of(path: path), !status.isDirectory, let irregularity = status.irregularity {
+            throw .io(operation: "read", path: path, errno: EINVAL, message: irregularity)
+        }
         let descriptor: Int32
         do throws(SystemCallError) {
             descriptor = try retryingInterrupts { () throws(SystemCallError) in
                 // Without blocking: opening a named pipe for reading waits for a writer.
                 do throws(SystemCallError) {
-                    return try fileSystem.open(path, flags: O_RDONLY | O_CLOEXEC | O_NONBLOCK, permissions: 0)
+                    return try fileSystem.open(path, flags: O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, permissions: 0)
                 } catch where error.code == EWOULDBLOCK && (try? FileStatus.of(path: path).get())?.isRegular == true {
                     // A regular file under a lease another process holds (a file server's):
                     // wait for it, as an open without the flag does.
-                    return try fileSystem.open(path, flags: O_RDONLY | O_CLOEXEC, permissions: 0)
+                    return try fileSystem.open(path, flags: O_RDONLY | O_CLOEXEC | O_NOCTTY, permissions: 0)
                 }
             }
         } catch where error.code == ENOENT {

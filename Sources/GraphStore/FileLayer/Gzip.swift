@@ -7,7 +7,8 @@ import Foundation
 /// snapshot files.
 ///
 /// `compress` writes one standard gzip member that `gzip -d`, `zcat` and
-/// Python's `gzip` module read. `decompress` accepts exactly **one** member:
+/// Python's `gzip` module read (one compressed in parts lists its runs in the
+/// header's extra field, which they skip: ``GzipRunTable``). `decompress` accepts exactly **one** member:
 /// any byte after its trailer, including a second concatenated member, is
 /// rejected with ``FileLayerError/trailingGarbage(offset:)`` (GNU gzip would
 /// also decode further members; snapshot files never contain them, so extra
@@ -26,7 +27,7 @@ enum Gzip {
 
     /// Points zlib at the next slice of the input (bytes `fed..<count` of `base`, at most
     /// ``maxZlibSlice`` of them) once it has used up the previous one.
-    private static func feedNextSlice(_ z: UnsafeMutablePointer<z_stream>, from base: UnsafeRawPointer, count: Int, fed: inout Int) {
+    static func feedNextSlice(_ z: UnsafeMutablePointer<z_stream>, from base: UnsafeRawPointer, count: Int, fed: inout Int) {
         guard z.pointee.avail_in == 0, fed < count else { return }
         let slice = min(count - fed, maxZlibSlice)
         z.pointee.next_in = UnsafeMutablePointer(mutating: (base + fed).assumingMemoryBound(to: Bytef.self))
@@ -133,8 +134,8 @@ enum Gzip {
     static let minimumPartBytes = 1 << 20
 
     /// `runs`, the plain ones deflated on as many threads, as one gzip member: the header zlib
-    /// writes (MTIME 0, Unix), the runs' raw deflate data, and a trailer with the combined
-    /// CRC-32 and the length modulo 2^32. A member whose last run is deflated already ends in
+    /// writes (MTIME 0, Unix) with a ``GzipRunTable`` of the runs in its extra field, the runs'
+    /// raw deflate data, and a trailer with the combined CRC-32 and the length modulo 2^32. A member whose last run is deflated already ends in
     /// an empty final block.
     private static func compressInRuns(_ given: [GzipSegment], level: Int32) throws(FileLayerError) -> Data {
         // A last run deflated already ends in a sync flush: an empty run ends the stream.
@@ -158,12 +159,15 @@ enum Gzip {
                 return DeflatedRun(body: output.takeData(), crc: crc, length: run.count)
             }
         }.map { result throws(FileLayerError) in try result.get() }
+        // The header as zlib writes it (MTIME 0, Unix), with the table of the runs in its
+        // extra field, so that a reader can inflate them on several threads.
+        let table = GzipRunTable(runs: compressed.map { GzipRunTable.Entry(compressed: $0.body.count, uncompressed: $0.length) })
         let header: [UInt8] = [
-            GzipHeader.magic.0, GzipHeader.magic.1, 8, 0, 0, 0, 0, 0,
+            GzipHeader.magic.0, GzipHeader.magic.1, 8, GzipHeader.Flag.extra, 0, 0, 0, 0,
             // XFL as zlib writes it: 2 for the slowest level, 4 for the fastest ones.
             level == 9 ? 2 : (level >= 0 && level < 2 ? 4 : 0),
             3,
-        ]
+        ] + table.extraField
         var crc: UInt = 0
         for part in compressed {
             crc = UInt(crc32_combine(uLong(crc), uLong(part.crc), .init(part.length)))
@@ -194,7 +198,11 @@ enum Gzip {
     /// The header is validated (magic, method, reserved flags; FEXTRA, FNAME
     /// and FCOMMENT are skipped; FHCRC is verified), the deflate data is
     /// inflated into a buffer that never grows beyond `maxOutputBytes + 1`
-    /// bytes, and the CRC-32 and ISIZE trailer are checked.
+    /// bytes, and the CRC-32 and ISIZE trailer are checked. A member whose
+    /// header lists its runs (one this writer compressed in parts, see
+    /// ``GzipRunTable``) is inflated on every processor, one part each, when
+    /// the table checks out; otherwise, and for any part that does not inflate
+    /// as the table says, in one pass.
     ///
     /// - Parameters:
     ///   - data: The complete compressed file.
@@ -205,12 +213,17 @@ enum Gzip {
     ///   the header, the deflate data or the trailer), `.corruptDeflate`,
     ///   `.crcMismatch`, `.lengthMismatch`, `.trailingGarbage`,
     ///   `.decompressedSizeLimitExceeded`, `.outOfMemory` or `.zlibFailure`.
-    /// - Complexity: O(n + m) time for n compressed and m decompressed bytes;
-    ///   at most `maxOutputBytes + 1` bytes of output memory.
-    static func decompress(_ data: Data, maxOutputBytes: Int) throws(FileLayerError) -> Data {
+    /// - Complexity: O(n + m) time for n compressed and m decompressed bytes
+    ///   (on up to `Processors.active` threads for a member with a table of its
+    ///   runs, and twice over for a damaged one); at most `maxOutputBytes + 1`
+    ///   bytes of output memory.
+    ///
+    /// `inParts: false` inflates in one pass whatever the header lists, as a reader that
+    /// does not know the table does (the tests compare the two).
+    static func decompress(_ data: Data, maxOutputBytes: Int, inParts: Bool = true) throws(FileLayerError) -> Data {
         precondition(maxOutputBytes >= 0, "maxOutputBytes must not be negative")
         return try data.withUnsafeBytesTyped { (input) throws(FileLayerError) in
-            try decode(input, limit: maxOutputBytes)
+            try decode(input, limit: maxOutputBytes, inParts: inParts)
         }
     }
 
@@ -269,8 +282,9 @@ enum Gzip {
 
     // MARK: - Private: inflate
 
-    private static func decode(_ input: UnsafeRawBufferPointer, limit: Int) throws(FileLayerError) -> Data {
+    private static func decode(_ input: UnsafeRawBufferPointer, limit: Int, inParts: Bool) throws(FileLayerError) -> Data {
         let header = try GzipHeader.parse(input)
+        if inParts, let document = decodeInParts(input, header: header, limit: limit) { return document }
         let hardCap = limit == Int.max ? limit : limit + 1
         var output: GrowableByteBuffer
         do {

@@ -49,6 +49,9 @@ struct GzipHeader: Equatable, Sendable {
     /// Offset of the first deflate byte, i.e. the total header length.
     let length: Int
 
+    /// Where the FEXTRA field's data lies (after its 2-byte length), when FLG has FEXTRA.
+    var extra: Range<Int>? = nil
+
     // MARK: - Parsing
 
     /// Parses and validates the header at the start of `input`.
@@ -81,6 +84,7 @@ struct GzipHeader: Equatable, Sendable {
         }
         let flags = input[3]
         var position = fixedLength
+        var extra: Range<Int>?
 
         if flags & Flag.extra != 0 {
             guard count >= position + 2 else {
@@ -91,6 +95,7 @@ struct GzipHeader: Equatable, Sendable {
             guard count >= position + extraLength else {
                 throw .truncated(expectedAtLeast: position + extraLength, actual: count)
             }
+            extra = position..<(position + extraLength)
             position += extraLength
         }
         if flags & Flag.name != 0 {
@@ -111,7 +116,7 @@ struct GzipHeader: Equatable, Sendable {
             }
             position += 2
         }
-        return GzipHeader(flags: flags, length: position)
+        return GzipHeader(flags: flags, length: position, extra: extra)
     }
 
     // MARK: - Little-endian readers

@@ -148,7 +148,7 @@ package final class StoreFileLock: Sendable {
     private static func openLockFile(_ path: String) throws(FileLayerError) -> OpenedLockFile {
         // Without blocking (a pipe opened only for reading would wait for a writer), and only
         // a regular file is taken: the lock file is never read or written.
-        var flags = O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK
+        var flags = O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOCTTY
         var creation: Int32?
         while true {
             let descriptor = open(path, flags, 0o644)
@@ -172,7 +172,7 @@ package final class StoreFileLock: Sendable {
                 continue
             case EACCES where flags & O_CREAT != 0, EROFS where flags & O_CREAT != 0:
                 creation = code
-                flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK
+                flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY
             case ENOENT where creation != nil:
                 return .uncreatable(creation ?? code)
             default:

@@ -92,4 +92,22 @@ struct FileReaderTests {
         fileSystem.clearFaults()
         #expect(try FileReader.readFile(at: file, fileSystem: fileSystem) == Data("payload".utf8))
     }
+
+    /// Opening a device can act (a tape rewinds, a terminal becomes the controlling one), and
+    /// opening a pipe for reading waits for a writer: what `stat` shows is no regular file is
+    /// refused without being opened, naming it.
+    @Test("A pipe or a device is refused without being opened", .timeLimit(.minutes(1)))
+    func specialFilesAreNotOpened() throws {
+        let scratch = try TemporaryDirectory()
+        defer { scratch.remove() }
+        let pipe = scratch.file("pipe")
+        try #require(mkfifo(pipe.path, 0o600) == 0)
+        for url in [pipe, URL(fileURLWithPath: "/dev/null")] {
+            let fileSystem = FaultInjectingFileSystem()
+            let error = #expect(throws: FileLayerError.self) { try FileReader.readFile(at: url, fileSystem: fileSystem) }
+            #expect(error.map { "\($0)" }?.contains("not a regular file") == true, "\(String(describing: error))")
+            #expect(error.map { "\($0)" }?.contains(url.path) == true, "\(String(describing: error))")
+            #expect(fileSystem.statistics.openedPaths.isEmpty, "\(url.path) was opened")
+        }
+    }
 }

@@ -13,7 +13,7 @@ import GraphStoreTestSupport
             for parts in [2, 3] {
                 let inParts = try Gzip.compress(Data(data), level: level, parts: parts)
                 let whole = try Gzip.compress(Data(data), level: level)
-                #expect(inParts.prefix(10) == whole.prefix(10), "header, level \(level)")
+                #expect(GzipTests.fixedHeaderWithoutTable(inParts) == whole.prefix(10), "header, level \(level)")
                 #expect(inParts.suffix(8) == whole.suffix(8), "trailer, level \(level) extra \(extra) parts \(parts)")
                 #expect(try Gzip.decompress(inParts, maxOutputBytes: data.count) == data)
             }

@@ -54,7 +54,7 @@ struct GzipTests {
         #expect(inParts != whole, "the input was cut into parts")
         // Each cut costs an empty stored block and a restarted window: a few bytes, not more.
         #expect(inParts.count < whole.count + parts * 2_048)
-        #expect(inParts.prefix(10) == whole.prefix(10), "the same header as zlib writes")
+        #expect(Self.fixedHeaderWithoutTable(inParts) == whole.prefix(10), "the same header as zlib writes, with a table of the runs")
         #expect(try Gzip.decompress(inParts, maxOutputBytes: data.count) == data)
     }
 
@@ -209,6 +209,14 @@ struct GzipTests {
     }
 
     // MARK: - Helpers
+
+    /// The fixed header of a member compressed in parts, without the FEXTRA flag its table of
+    /// runs sets: what zlib writes for the same level.
+    static func fixedHeaderWithoutTable(_ member: Data) -> Data {
+        var header = member.prefix(GzipHeader.fixedLength)
+        header[header.startIndex + 3] &= ~GzipHeader.Flag.extra
+        return header
+    }
 
     /// A gzip member holding `mebibytes` MiB of zeros, built without
     /// compressing them all: one full-flushed deflate segment for 1 MiB is
