@@ -58,21 +58,47 @@ package enum OlderStoreMigration {
 
     /// Where the old store at `url` is kept: `<file>.v<version>`, or `<file>.v<version>-2`,
     /// `-3`… when that name, or that name with one of `companions` appended (its journal's
-    /// `.journal`, a SQLite file's `-wal`), is taken.
+    /// `.journal`, a SQLite file's `-wal`), is taken by other files.
     ///
-    /// - Complexity: one `stat` per candidate name and companion.
-    package static func backupURL(for url: URL, version: Int, companions: [String] = [".journal"]) -> URL {
+    /// A name whose files are exactly the ones to keep (`keeping`: each suffix, `""` for the
+    /// store's own file, with its bytes; no other companion present) is not taken: it is the
+    /// copy a migration killed before it wrote the migrated store kept, and keeping it again
+    /// under the next name would pile up identical copies of the store, one per killed attempt.
+    /// ``keepCopies(_:of:)`` leaves such files as they are.
+    ///
+    /// - Complexity: one `stat` per candidate name and companion, and a read of the files of a
+    ///   taken name whose sizes match the ones to keep.
+    package static func backupURL(
+        for url: URL, version: Int, companions: [String] = [".journal"], keeping files: [(suffix: String, data: Data)] = []
+    ) -> URL {
         let stem = url.path + ".v\(version)"
         var candidate = stem
         var attempt = 1
         func isTaken(_ path: String) -> Bool {
             FileManager.default.fileExists(atPath: path) || companions.contains { FileManager.default.fileExists(atPath: path + $0) }
         }
-        while isTaken(candidate) {
+        func holdsTheFiles(_ path: String) -> Bool {
+            !files.isEmpty && ([""] + companions).allSatisfy { suffix in
+                guard let file = files.first(where: { $0.suffix == suffix }) else {
+                    return !FileManager.default.fileExists(atPath: path + suffix)
+                }
+                return isCopy(atPath: path + suffix, of: file.data)
+            }
+        }
+        while isTaken(candidate) && !holdsTheFiles(candidate) {
             attempt += 1
             candidate = stem + "-\(attempt)"
         }
         return URL(fileURLWithPath: candidate)
+    }
+
+    /// Whether the regular file at `path` holds exactly `data`.
+    ///
+    /// - Complexity: one `stat`; a read of the file when its size is `data`'s.
+    private static func isCopy(atPath path: String, of data: Data) -> Bool {
+        guard case .success(let status) = FileStatus.of(path: path), status.isRegular, status.size == data.count,
+              let contents = try? FileReader.readFile(at: URL(fileURLWithPath: path)) else { return false }
+        return contents == data
     }
 
     /// Whether `entry` is the temporary file that keeping a copy of the store named
@@ -112,15 +138,20 @@ package enum OlderStoreMigration {
 
     /// Writes each file durably (temporary file, fsync, rename, fsync of the directory), in
     /// order, with the owner and permission bits of the store file at `store` (the copies hold
-    /// its data). When one fails, the ones already written are removed.
+    /// its data), except a file that holds its bytes already. When one fails, the ones already
+    /// written are removed.
     ///
-    /// - Returns: the files written.
+    /// - Returns: the files written (not the ones found kept already).
     /// - Throws: ``GraphStoreError/fileOperationFailed(path:operation:reason:)`` naming the file.
     /// - Complexity: O(bytes), plus two device flushes per file.
     @discardableResult
     package static func keepCopies(_ files: [(data: Data, url: URL)], of store: String) throws -> [URL] {
         var written: [URL] = []
         for file in files {
+            // Kept already, by a migration killed before it wrote the migrated store (see
+            // ``backupURL(for:version:companions:keeping:)``): left as it is, and not removed
+            // if this migration fails.
+            if isCopy(atPath: file.url.path, of: file.data) { continue }
             do {
                 try AtomicFile.write(file.data, to: file.url, companion: store)
                 written.append(file.url)

@@ -67,7 +67,9 @@ enum SnapshotStoreMigration {
         } catch {
             throw GraphStoreError(error, path: url.path)
         }
-        let backup = OlderStoreMigration.backupURL(for: url, version: oldVersion)
+        let journalSuffix = JournalReplay.path(forStoreAt: "")
+        let backup = OlderStoreMigration.backupURL(
+            for: url, version: oldVersion, keeping: [("", raw)] + (journal.map { [(journalSuffix, $0.bytes)] } ?? []))
         var old: [(data: Data, url: URL)] = [(raw, backup)]
         if let journal { old.append((journal.bytes, URL(fileURLWithPath: JournalReplay.path(forStoreAt: backup.path)))) }
         let written = try OlderStoreMigration.keepCopies(old, of: url.path)

@@ -106,20 +106,16 @@ enum SQLiteStoreMigration {
     /// beside it, durably, under `<file>.v<version>`. Nothing has been written to the database
     /// in this transaction yet, so the file and its log on disk are the old store as read.
     private static func keepOldFiles(path: String, version: Int, journal: JournalContents?) throws -> [URL] {
-        let url = URL(fileURLWithPath: path)
-        let backup = OlderStoreMigration.backupURL(for: url, version: version, companions: [".journal", "-wal", "-shm"])
-        var files: [(data: Data, url: URL)] = []
         // Through descriptors kept open until the store closes: closing one would drop the
         // lock this connection holds on the file (see ``OpenSQLiteStores``).
-        files.append((try OpenSQLiteStores.read(path, of: path), backup))
-        let wal = URL(fileURLWithPath: path + "-wal")
-        if FileManager.default.fileExists(atPath: wal.path) {
-            let log = try OpenSQLiteStores.read(wal.path, of: path)
-            if !log.isEmpty { files.append((log, URL(fileURLWithPath: backup.path + "-wal"))) }
+        var kept: [(suffix: String, data: Data)] = [("", try OpenSQLiteStores.read(path, of: path))]
+        if FileManager.default.fileExists(atPath: path + "-wal") {
+            let log = try OpenSQLiteStores.read(path + "-wal", of: path)
+            if !log.isEmpty { kept.append(("-wal", log)) }
         }
-        if let journal {
-            files.append((journal.bytes, URL(fileURLWithPath: JournalReplay.path(forStoreAt: backup.path))))
-        }
-        return try OlderStoreMigration.keepCopies(files, of: path)
+        if let journal { kept.append((JournalReplay.path(forStoreAt: ""), journal.bytes)) }
+        let backup = OlderStoreMigration.backupURL(
+            for: URL(fileURLWithPath: path), version: version, companions: [".journal", "-wal", "-shm"], keeping: kept)
+        return try OlderStoreMigration.keepCopies(kept.map { ($0.data, URL(fileURLWithPath: backup.path + $0.suffix)) }, of: path)
     }
 }

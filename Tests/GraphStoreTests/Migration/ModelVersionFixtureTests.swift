@@ -77,6 +77,44 @@ import Testing
         try await reopened.close()
     }
 
+    /// A migration killed after it kept the old store but before it wrote the migrated one
+    /// leaves `<file>.v1` beside the untouched store; the next migration keeps that copy instead
+    /// of writing `<file>.v1-2` with the same bytes. A `.v1` that differs is still never reused.
+    @Test func aCopyAKilledMigrationKeptIsNotKeptAgain() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let names = ["v1-crashed.json.gz", "v1-crashed.json.gz.journal"]
+        try ModelVersionFixtures.copy(names, to: directory.url)
+        let url = directory.file(names[0])
+        let original = try Data(contentsOf: url), journal = try Data(contentsOf: directory.file(names[1]))
+        // What the killed attempt left: the copy and its journal, each the store's own bytes.
+        try original.write(to: directory.file(names[0] + ".v1"))
+        try journal.write(to: directory.file(names[0] + ".v1.journal"))
+        let container = try Self.open(url)
+        #expect(try Self.notes(container).count == 4)
+        try await container.close()
+        #expect(try Data(contentsOf: directory.file(names[0] + ".v1")) == original)
+        #expect(try Data(contentsOf: directory.file(names[0] + ".v1.journal")) == journal)
+        #expect(!FileManager.default.fileExists(atPath: directory.file(names[0] + ".v1-2").path))
+
+        // A copy of other bytes (another store's, or the same store before later saves), or
+        // without the journal the store has, is not the store: kept, and the store goes to `-2`.
+        for variant in ["other bytes", "no journal"] {
+            let folder = directory.file(variant)
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try ModelVersionFixtures.copy(names, to: folder)
+            let store = folder.appendingPathComponent(names[0])
+            let copy = variant == "other bytes" ? original.dropLast() : original
+            try copy.write(to: folder.appendingPathComponent(names[0] + ".v1"))
+            if variant == "other bytes" { try journal.write(to: folder.appendingPathComponent(names[0] + ".v1.journal")) }
+            let container = try Self.open(store)
+            try await container.close()
+            #expect(try Data(contentsOf: folder.appendingPathComponent(names[0] + ".v1")) == copy, "\(variant)")
+            #expect(try Data(contentsOf: folder.appendingPathComponent(names[0] + ".v1-2")) == original, "\(variant)")
+            #expect(try Data(contentsOf: folder.appendingPathComponent(names[0] + ".v1-2.journal")) == journal, "\(variant)")
+        }
+    }
+
     @Test func theMigratedStoreKeepsItsLineageSoItsJournalStillReplays() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
