@@ -106,11 +106,22 @@ struct PreviousSnapshotRecovery {
             because: "the journal \(journalPath) does not continue it (\(reason)), so the saves the journal holds cannot be replayed onto it. Nothing was changed: the store file, the previous snapshot and the journal are as they were. To open the previous snapshot without the journal's saves, move the journal away (keep it: it holds those saves) and recover again")
     }
 
-    /// A damaged file's `damage`, saying that recovery was tried and why the previous snapshot
-    /// was not opened; any other damage (a graph the app's types refuse) as it is.
+    /// `damage`, saying that recovery was tried and why the previous snapshot was not opened:
+    /// a damaged file's as ``refusal(of:at:because:)`` says it, a graph the app's types refuse
+    /// (that does not read soundly without them either) as the same coding error, its reason
+    /// extended.
     private static func unrecovered(_ damage: GraphStoreError, at target: SnapshotTarget, because reason: String) -> GraphStoreError {
-        guard case .damagedFile = damage else { return damage }
-        return refusal(of: damage, at: target, because: reason)
+        switch damage {
+        case .damagedFile:
+            return refusal(of: damage, at: target, because: reason)
+        case let .codingFailed(path, entity, id, refused):
+            let trimmed = refused.hasSuffix(".") ? String(refused.dropLast()) : refused
+            return .codingFailed(
+                path: path, entity: entity, id: id,
+                reason: "\(trimmed). It was not recovered from the previous snapshot \(target.previousURL.path): \(reason)")
+        default:
+            return damage
+        }
     }
 
     /// The store's `damage`, then why the previous snapshot was not opened (`reason`, which

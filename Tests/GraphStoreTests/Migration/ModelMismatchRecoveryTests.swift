@@ -59,3 +59,49 @@ import Testing
         try await newest.close()
     }
 }
+
+/// A file the app's types refuse that does not read soundly without them either is damage:
+/// recovery tries the previous snapshot, and when it cannot open one the error says so (it used
+/// to be the bare coding error, as if recovery had not been asked for).
+@Suite struct UnreadableGraphRecoveryTests {
+    struct Task: Entity, Equatable {
+        var id: Int
+        var count: Int
+        static var entityName: String { "Task" }
+    }
+
+    @Test(arguments: ["none", "damaged"]) func aRefusedGraphWithoutAUsablePreviousSaysRecoveryWasTried(previous: String) async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("tasks.json")
+        let store = StoreConfiguration.file(url, format: .json, compression: .none, options: SnapshotOptions(recoverFromPreviousSnapshot: true))
+        let container = try GraphContainer(for: [Task.self], store: store)
+        for id in 1...3 { container.mainContext.insert(Task(id: id, count: id)) }
+        try container.mainContext.save()
+        try await container.close()
+        let previousURL = URL(fileURLWithPath: url.path + ".previous")
+        if previous == "damaged" {
+            try Data("{\"header\":".utf8).write(to: previousURL)
+        } else {
+            try? FileManager.default.removeItem(at: previousURL)
+        }
+        // A string where the type has a number (the types refuse it), and two objects with one
+        // id (so it does not read soundly without them either).
+        let text = try String(contentsOf: url, encoding: .utf8)
+        let damaged = text.replacingOccurrences(of: "\"count\":1", with: "\"count\":\"x\"").replacingOccurrences(of: "\"id\":3", with: "\"id\":2")
+        try #require(damaged != text)
+        try damaged.write(to: url, atomically: true, encoding: .utf8)
+
+        let error = #expect(throws: GraphStoreError.self) { _ = try GraphContainer(for: [Task.self], store: store) }
+        guard case .codingFailed(let path, let entity, _, let reason)? = error else {
+            Issue.record("expected codingFailed, got \(String(describing: error))")
+            return
+        }
+        #expect(path == url.path && entity == "Task")
+        #expect(reason.contains("Expected to decode Int"), "\(reason)")
+        let why = previous == "none" ? "there is none" : "that snapshot cannot be read either"
+        #expect(reason.contains("It was not recovered from the previous snapshot \(previousURL.path): \(why)"), "\(reason)")
+        #expect(try String(contentsOf: url, encoding: .utf8) == damaged, "the file was changed")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).allSatisfy { !$0.contains(".damaged-") })
+    }
+}
