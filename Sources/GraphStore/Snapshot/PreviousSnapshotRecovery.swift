@@ -28,7 +28,7 @@ struct PreviousSnapshotRecovery {
     /// - Throws: `damage` when there is no previous snapshot, or it cannot be read (a damaged
     ///   file's, saying so);
     ///   ``GraphStoreError/damagedFile(path:offset:reason:)`` naming the store's file and the
-    ///   previous snapshot when that is in an older or newer model version than the app's, and
+    ///   previous snapshot when that is in an older or newer model version than the app's (or one it does not know), and
     ///   naming the journal too when the journal does not continue the previous snapshot (it
     ///   starts after it, or belongs to another store), so that its saves could not be replayed
     ///   onto it; the reading errors of
@@ -41,7 +41,14 @@ struct PreviousSnapshotRecovery {
         do {
             // Only a previous snapshot of the app's model version: an older one is not migrated
             // here, and a newer one is not the app's to open.
-            read = try SnapshotFileBackend.read(target.previousURL, schema: schema, limit: limit, modelVersion: target.modelVersion)
+            do {
+                read = try SnapshotFileBackend.read(target.previousURL, schema: schema, limit: limit, modelVersion: target.modelVersion)
+            } catch let found as StoredModelVersion where schema.model.compare(found: found.found, option: target.modelVersion) == .same {
+                // A label an open takes for the app's version though it is not the app's label
+                // (a number padded by an outside tool; any label, for a container that declares
+                // no version): read as that open reads it.
+                read = try SnapshotFileBackend.read(target.previousURL, schema: schema, limit: limit)
+            }
         } catch let found as StoredModelVersion {
             // Said, rather than the damage alone as if there were no previous snapshot: an older
             // one is what a migration at open leaves until the app's first snapshot write, and
@@ -51,8 +58,10 @@ struct PreviousSnapshotRecovery {
                 throw refusal(of: damage, at: target, because: olderPrevious(stored, app: app, target: target, journalPath: journalPath))
             case .newer(let stored, let app):
                 throw refusal(of: damage, at: target, because: "that snapshot is in model version \(stored), newer than the app's \(app), so this app cannot open it. Nothing was changed: open the store with a release of the app that reads model version \(stored)")
-            case .same, .unknown:
-                throw damage
+            case .unknown(let expected):
+                throw refusal(of: damage, at: target, because: "that snapshot says model version \"\(found.found)\", not the app's \"\(expected)\", so this app cannot open it. Nothing was changed")
+            case .same:
+                throw damage  // Read above.
             }
         } catch {
             throw unrecovered(damage, at: target, because: "that snapshot cannot be read either (\(error)). Nothing was changed")

@@ -424,6 +424,41 @@ import Testing
         #expect(damagedCopies(of: url).isEmpty)
     }
 
+    /// A previous snapshot whose model-version label an open takes for the app's (a number an
+    /// outside tool padded; any label, for a container that declares no version) is recovered
+    /// as that open reads it; one a container that declares its version does not know is
+    /// refused, saying which label it found. Recovery used to refuse both with the bare damage.
+    @Test(arguments: [(" 1", false), ("beta", false), ("beta", true)])
+    func recoveryReadsAPreviousLabelAsAnOpenDoes(label: String, declared: Bool) async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.json.gz")
+        let file = try await writeTwoVersions(url)
+        let previous = URL(fileURLWithPath: url.path + ".previous")
+        let text = String(decoding: try Self.document(of: try Data(contentsOf: previous)), as: UTF8.self)
+        let relabelled = text.replacingOccurrences(of: "\"modelVersion\":\"1\"", with: "\"modelVersion\":\"\(label)\"")
+        try #require(relabelled != text)
+        try Gzip.compress(Data(relabelled.utf8)).write(to: previous)
+        try DamagedSnapshotFactory.truncations(of: file)[100].bytes.write(to: url)
+        let store = StoreConfiguration.file(url, options: SnapshotOptions(recoverFromPreviousSnapshot: true))
+        func open() throws -> GraphContainer {
+            // Version 2, declared by a migration that changes nothing.
+            declared
+                ? try GraphContainer(for: exampleModel, store: store, version: 2, migrations: [SchemaMigration(from: 1, to: 2, [])])
+                : try GraphContainer(for: exampleModel, store: store)
+        }
+        if declared {
+            let error = try #require(throws: GraphStoreError.self) { _ = try open() }
+            #expect(error.description.contains("It was not recovered from the previous snapshot \(previous.path): that snapshot says model version \"beta\", not the app's \"2\""), "\(error)")
+            #expect(damagedCopies(of: url).isEmpty)
+            return
+        }
+        let container = try open()
+        #expect(try noteTexts(container) == ["v1"])
+        try await container.close()
+        #expect(damagedCopies(of: url).count == 1)
+    }
+
     /// A newer file is not damaged: recovery must not set it aside and roll back to the
     /// previous snapshot (the newer app's data would be overwritten by the next write).
     @Test func recoveryNeverReplacesANewerFormatVersion() async throws {
