@@ -37,7 +37,7 @@ enum Gzip {
 
     /// Deflate's maximum expansion ratio (1032:1), used to distrust an ISIZE
     /// hint that the compressed size cannot justify.
-    private static let maxDeflateRatio = 1032
+    static let maxDeflateRatio = 1032
 
     // MARK: - Detection
 
@@ -161,13 +161,16 @@ enum Gzip {
         }.map { result throws(FileLayerError) in try result.get() }
         // The header as zlib writes it (MTIME 0, Unix), with the table of the runs in its
         // extra field, so that a reader can inflate them on several threads.
+        // (Runs too small to be worth a thread each are joined in one entry: a table of one
+        // entry is left out.)
         let table = GzipRunTable(runs: compressed.map { GzipRunTable.Entry(compressed: $0.body.count, uncompressed: $0.length) })
+        let listed = table.entries.count > 1
         let header: [UInt8] = [
-            GzipHeader.magic.0, GzipHeader.magic.1, 8, GzipHeader.Flag.extra, 0, 0, 0, 0,
+            GzipHeader.magic.0, GzipHeader.magic.1, 8, listed ? GzipHeader.Flag.extra : 0, 0, 0, 0, 0,
             // XFL as zlib writes it: 2 for the slowest level, 4 for the fastest ones.
             level == 9 ? 2 : (level >= 0 && level < 2 ? 4 : 0),
             3,
-        ] + table.extraField
+        ] + (listed ? table.extraField : [])
         var crc: UInt = 0
         for part in compressed {
             crc = UInt(crc32_combine(uLong(crc), uLong(part.crc), .init(part.length)))

@@ -176,7 +176,8 @@ extension Gzip {
     /// The member `input` (whose header is `header`) inflated on several threads, one group of
     /// the entries of its ``GzipRunTable`` each, with the CRC-32 and the length checked; `nil`
     /// when it cannot be decoded this way: one processor, no table, a table that does not tile
-    /// the deflate data or the trailer's length, more than `limit` bytes, or any part that does
+    /// the deflate data or the trailer's length, more than `limit` bytes (or than deflate can
+    /// make of the file's bytes), fewer than two `jobs`, or any part that does
     /// not inflate to exactly what the table says (damage, or a table some other writer got
     /// wrong). The caller then inflates the member in one pass, which gives the same bytes for
     /// a sound file and the exact error for a damaged one.
@@ -184,8 +185,8 @@ extension Gzip {
     /// - Complexity: O(n + m) for n compressed and m decompressed bytes, on up to
     ///   `Processors.active` threads; m bytes of output allocated once, after the table was
     ///   checked against `limit`.
-    static func decodeInParts(_ input: UnsafeRawBufferPointer, header: GzipHeader, limit: Int) -> Data? {
-        guard Processors.active > 1, let extra = header.extra,
+    static func decodeInParts(_ input: UnsafeRawBufferPointer, header: GzipHeader, limit: Int, jobs: Int = Processors.active) -> Data? {
+        guard jobs > 1, let extra = header.extra,
               let table = GzipRunTable(extraField: UnsafeRawBufferPointer(rebasing: input[extra])),
               table.entries.count > 1
         else { return nil }
@@ -200,12 +201,15 @@ extension Gzip {
             compressed = sum
             total = bytes
         }
+        // No more than deflate can make of the compressed bytes (as the one-pass inflate's first
+        // allocation): a small file whose table claims the limit does not allocate it.
         guard header.length <= bodyEnd, bodyEnd - header.length == compressed, total <= limit,
+              total / maxDeflateRatio <= compressed,
               GzipHeader.littleEndianUInt32(input, at: bodyEnd + 4) == UInt32(truncatingIfNeeded: total)
         else { return nil }
         var buffer: GrowableByteBuffer
         do { buffer = try GrowableByteBuffer(capacity: total) } catch { return nil }
-        let groups = table.groups(jobs: Processors.active)
+        let groups = table.groups(jobs: jobs)
         let target = InflateTarget(base: buffer.unusedBytes.baseAddress!)
         let source = InflateTarget(base: UnsafeMutableRawPointer(mutating: input.baseAddress! + header.length))
         let crcs = inJobs(groups.count, inParallel: true) { job -> UInt32? in
@@ -230,8 +234,8 @@ extension Gzip {
 
     /// Inflates `input`, raw deflate data starting on a block boundary, into exactly `output`;
     /// returns the CRC-32 of the output, or `nil` unless the data fills `output` exactly and
-    /// ends there: with the end of the stream when `isLast`, else with the end of `input` and
-    /// no final block.
+    /// ends there: with the end of the stream when `isLast`, else with the end of `input`,
+    /// between two blocks on a byte boundary, and no final block.
     private static func inflatePart(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer, isLast: Bool) -> UInt32? {
         guard let stream = try? ZlibStream.rawInflater(), let base = input.baseAddress else { return nil }
         let z = stream.pointer
@@ -241,6 +245,11 @@ extension Gzip {
         // byte: any it makes lands here and fails the part.
         var spill: (UInt64, UInt64) = (0, 0)
         var crc: UInt32 = 0
+        // Whether the last call that made progress stopped between two blocks, on a byte
+        // boundary, before the final block (zlib's `data_type` is then exactly 128): where a
+        // part other than the last must end, as a run ending in a sync flush does. A part that
+        // ends inside a block would make the next part start on bytes one pass reads otherwise.
+        var betweenBlocks = false
         return withUnsafeMutableBytes(of: &spill) { spill -> UInt32? in
             while true {
                 feedNextSlice(z, from: base, count: input.count, fed: &fed)
@@ -260,8 +269,9 @@ extension Gzip {
                 case Z_STREAM_END where isLast && allRead && produced == output.count:
                     return crc
                 case Z_OK:
+                    betweenBlocks = z.pointee.data_type == 128
                     continue
-                case Z_BUF_ERROR where !isLast && allRead && produced == output.count:
+                case Z_BUF_ERROR where !isLast && allRead && produced == output.count && betweenBlocks:
                     return crc
                 default:
                     return nil
