@@ -49,7 +49,17 @@ import GraphStore
 ///   has an attribute whose field is named `id` (SwiftData's `var id: UUID`), that attribute is
 ///   the id instead, or the column ``CoreDataImportOptions/idColumns`` names; references to the
 ///   entity then hold that id too. `Z_ENT` and `Z_OPT` (the optimistic-locking version) are
-///   dropped, as are Core Data's other `Z_…` columns. (With a model, the same.)
+///   dropped, as are Core Data's other `Z_…` columns. (With a model, the same.) Such ids must
+///   be ids to the app: an entity whose id column is NULL in a row (an optional attribute), or
+///   whose rows hold one id twice, is refused, naming the entity, the column and the rows'
+///   `Z_PK`s; so are two values SQLite stores differently that are one id to the app's type —
+///   `INTEGER 5` and `REAL 5.0`; a UUID as a BLOB and as text, in any case; strings equal under
+///   Swift's comparison, which is by canonical equivalence (`"caf\u{E9}"` and
+///   `"cafe\u{301}"`); two doubles that are one `Float`, for a `Float` attribute — and ids of
+///   kinds no one Swift type reads (`INTEGER 5` in a row, `TEXT '5'` in another). The app
+///   would otherwise take two objects, and the references to them, for one, or not open the
+///   snapshot. No id is made up or changed: ``CoreDataImportOptions/idColumns`` set to `Z_PK`
+///   imports such an entity with its `Z_PK`s as ids.
 /// - **Field names.** Core Data upper-cases column names, so a field is named by its column
 ///   lower-cased without the `Z` (`ZCREATEDAT` → `createdat`) unless
 ///   ``CoreDataImportOptions/attributeNames`` names it.
@@ -120,9 +130,10 @@ public enum CoreDataImporter {
     ///   entity table without `Z_PK` or `Z_ENT`, or a row whose `Z_ENT` is no entity of its
     ///   table;
     ///   ``GraphStore/GraphStoreError/codingFailed(path:entity:id:reason:)`` when two columns
-    ///   would be one field, two entities one name, an id column holds NULL or a duplicate, or
-    ///   the store does not match the model (naming the model file, or the store for its cache,
-    ///   and the entity and field);
+    ///   would be one field, two entities one name, an id column holds NULL, two ids that are
+    ///   one to the app, or ids of two kinds (naming the entity, the column and the rows'
+    ///   `Z_PK`s), or the store does not match the model (naming the model file, or the store
+    ///   for its cache, and the entity and field);
     ///   ``GraphStore/GraphStoreError/fileOperationFailed(path:operation:reason:)`` for a missing
     ///   or unreadable file; ``GraphStore/GraphStoreError/storeLocked(path:)`` while another
     ///   connection holds the store locked. The file is left unchanged.

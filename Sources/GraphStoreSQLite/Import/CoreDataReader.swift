@@ -197,6 +197,12 @@ struct CoreDataReader {
         }
     }
 
+    /// Reads the ids of `plan`'s rows into `ids` (`Z_PK` → id).
+    ///
+    /// - Throws: ``GraphStoreError/codingFailed(path:entity:id:reason:)`` naming the row
+    ///   (`Z_PK`) and the column for an id that is NULL; for two rows whose ids are one id to
+    ///   the app (see ``CoreDataIDIdentity``), however SQLite stores them; and for ids of kinds
+    ///   no one Swift type reads (a number in one row and text in another).
     private func readIDs(of plan: CoreDataEntityPlan, into ids: inout [Int64: SnapshotValue]) throws {
         let table = plan.table
         let primaryKey = table.columns[table.primaryKey].name.quotedDatabaseIdentifier
@@ -204,21 +210,34 @@ struct CoreDataReader {
         let idColumn = plan.idColumn.map { table.columns[$0].name.quotedDatabaseIdentifier } ?? primaryKey
         let rows = try Row.fetchCursor(
             db, sql: "SELECT \(primaryKey), \(idColumn) FROM \(table.name.quotedDatabaseIdentifier) WHERE \(entityColumn) = ?", arguments: [plan.entity.number])
-        var owners: [SnapshotValue: Int64] = [:]
+        let column = plan.idColumn.map { table.columns[$0].name } ?? table.columns[table.primaryKey].name
+        func refuse(_ pk: Int64, _ reason: String) -> GraphStoreError {
+            .codingFailed(path: path, entity: plan.entity.snapshotName, id: "Z_PK \(pk)", reason: reason + "; choose another column, or Z_PK, in idColumns")
+        }
+        var owners: [SnapshotValue: (pk: Int64, stored: DatabaseValue)] = [:]
+        var first: (kind: CoreDataIDIdentity.Kind, pk: Int64, stored: DatabaseValue)?
         while let row = try rows.next() {
             let primaryKeyValue: DatabaseValue = row[0]
             guard case .int64(let pk) = primaryKeyValue.storage else { throw nonIntegerPrimaryKey(primaryKeyValue, plan) }
             let idValue = try row.importedValue(
                 atIndex: 1, path: path, entity: plan.entity.snapshotName, id: "Z_PK \(pk)", column: "the id column", row: "Z_PK \(pk)")
             guard let id = Self.convert(idValue, plan.idConversion) else {
-                throw GraphStoreError.codingFailed(
-                    path: path, entity: plan.entity.snapshotName, id: "Z_PK \(pk)",
-                    reason: "its id column \(table.columns[plan.idColumn!].name) is NULL; choose another column, or Z_PK, in idColumns")
+                throw refuse(pk, "its id column \(column) is NULL")
             }
-            if let other = owners.updateValue(pk, forKey: id) {
-                throw GraphStoreError.codingFailed(
-                    path: path, entity: plan.entity.snapshotName, id: "Z_PK \(pk)",
-                    reason: "Z_PK \(other) and \(pk) have the same id \(id.jsonObject) in \(table.columns[plan.idColumn!].name); choose another column, or Z_PK, in idColumns")
+            // One Swift type holds an entity's ids: none reads a number and text alike, so the
+            // app could open neither the objects nor the references to them.
+            let kind = CoreDataIDIdentity.kind(of: id)
+            if let first, first.kind != kind {
+                throw refuse(pk, "Z_PK \(first.pk) holds \(CoreDataIDIdentity.describe(first.stored)) and Z_PK \(pk) \(CoreDataIDIdentity.describe(idValue)) in the id column \(column): ids of one entity are of one Swift type, which does not read both \(first.kind.rawValue) and \(kind.rawValue)")
+            }
+            if first == nil { first = (kind, pk, idValue) }
+            let identity = CoreDataIDIdentity.identity(of: id, type: plan.idType, conversion: plan.idConversion)
+            if let other = owners.updateValue((pk, idValue), forKey: identity) {
+                guard CoreDataIDIdentity.isIdentical(other.stored, idValue) else {
+                    let sameness = CoreDataIDIdentity.sameness(of: id, type: plan.idType, conversion: plan.idConversion)
+                    throw refuse(pk, "Z_PK \(other.pk) holds \(CoreDataIDIdentity.describe(other.stored)) and Z_PK \(pk) \(CoreDataIDIdentity.describe(idValue)) in \(column): different in SQLite, but \(sameness), so they have the same id to the app, which would take the two objects, and the references to them, for one")
+                }
+                throw refuse(pk, "Z_PK \(other.pk) and \(pk) have the same id \(id.jsonObject) in \(column)")
             }
             ids[pk] = id
         }
