@@ -157,4 +157,57 @@ private typealias Kit = ImportTestKit
             #expect(report.warnings.isEmpty, "\(report.warnings)")
         }
     }
+
+    // MARK: - (d) Relationships
+
+    /// A to-one column or a join row whose key is not an integer `Z_PK`. Before, a to-one value
+    /// went into the snapshot as it was stored (`"2"`, `2.0`, `"abc"`: a reference to no object,
+    /// not named in the warnings) and a join row was silently left out (Rex lost his friend).
+    /// Now each is refused, naming the pet, the column and the value.
+    @Test func relationshipKeysThatAreNotZPKsAreRefused() throws {
+        let ids: [Stored] = [.blob(People.uuid), .blob(People.otherUUID)]
+        let toOne: [(column: String, value: Stored)] = [("", .text("2")), ("", .real(2.0)), ("INTEGER", .text("abc"))]
+        for (column, value) in toOne {
+            let reason = try Self.refusal(idType: "UUID", how: .withModel) {
+                try People.writeStore(at: $0, idColumn: "BLOB", ids: ids, ownerColumn: column, rexOwner: value)
+            }
+            #expect(reason.hasPrefix("Pet Z_PK 1: ") && reason.contains("owner (column ZOWNER) holds \(value)"), "\(reason)")
+        }
+        let join: [(column: String, value: Stored)] = [("", .text("2")), ("", .real(2.0)), ("INTEGER", .text("abc")), ("", .blob(Data([2])))]
+        for (column, value) in join {
+            for how in Import.allCases {
+                let reason = try Self.refusal(idType: "UUID", how: how) {
+                    try People.writeStore(at: $0, idColumn: "BLOB", ids: ids, friendColumn: column, rexFriend: value)
+                }
+                #expect(reason.hasPrefix("Pet Z_PK 1: ") && reason.contains("Z_2FRIENDS") && reason.contains("Z_1FRIENDS holds \(value)"), "\(how): \(reason)")
+            }
+        }
+    }
+
+    /// A NULL in a to-one column or a join row links nothing: imported without the link, as
+    /// before.
+    @Test func nullRelationshipKeysLinkNothing() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("People.sqlite")
+        try People.writeStore(at: url, idColumn: "BLOB", ids: [.blob(People.uuid)], rexOwner: .null, rexFriend: .null)
+        let options = try Import.withModel.options(idType: "UUID", in: directory)
+        let (snapshot, _) = try CoreDataImporter.snapshot(from: url, options: options)
+        let rex = try Kit.object(snapshot, "Pet", id: .integer(1))
+        #expect(rex["owner"] == nil && rex["friends"] == .array([.string(People.uuid.uuidString)]), "\(rex)")
+    }
+
+    /// An ordered to-many relationship (`Folder.notes`) is read from its inverse column in the
+    /// targets' table: a value there that is not a `Z_PK` was skipped, losing the note from
+    /// the folder's order; now it is refused, naming the row.
+    @Test func anOrderedRelationshipsKeyThatIsNoZPKIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let model = try CoreDataModelDescription.read(from: try CoreDataModelTestKit.writeModel(in: directory.url))
+        let url = try CoreDataModelTestKit.writeStore(in: directory.url)
+        try Kit.execute("UPDATE ZITEM SET ZFOLDER = 'Inbox' WHERE Z_PK = 3", on: url)
+        let error = try Kit.expectRefused(url) { _ = try CoreDataImporter.snapshot(from: url, options: CoreDataImportOptions(model: model)) }
+        guard case .codingFailed(url.path, "Folder", _, let reason) = error else { throw ImportCoreDataTests.Unexpected(error) }
+        #expect(reason.contains("Z_PK 3 of ZITEM holds TEXT 'Inbox' in ZFOLDER") && reason.contains("notes"), "\(reason)")
+    }
 }

@@ -117,10 +117,11 @@ import Testing
         }
     }
 
-    /// A store whose ids (`Person.id`, an optional attribute) the import refuses: `migrate
-    /// --force` fails naming the store, the entity, the row and the column, and leaves the
-    /// destination it would have replaced, SQLite or a snapshot, as it was. (Before, the UUID
-    /// and number cases migrated, replacing the destination with objects the app takes for one.)
+    /// A store whose ids (`Person.id`, an optional attribute) or relationship keys the import
+    /// refuses: `migrate --force` fails naming the store, the entity, the row and the column,
+    /// and leaves the destination it would have replaced, SQLite or a snapshot, as it was.
+    /// (Before, the UUID and number cases migrated, replacing the destination with objects the
+    /// app takes for one, and the join row was left out.)
     @Test func refusedIDsAndKeysLeaveTheDestinationAsItWas() async throws {
         typealias People = CoreDataIDTestKit
         let lowercase = People.uuid.uuidString.lowercased()
@@ -129,6 +130,7 @@ import Testing
             ("UUID", "BLOB", [.blob(People.uuid), .blob(People.uuid)], .integer(2), ["Person Z_PK 2", "Z_PK 1 and 2 have the same id", "ZID"]),
             ("UUID", "BLOB", [.blob(People.uuid), .text(lowercase)], .integer(2), ["Person Z_PK 2", "TEXT '\(lowercase)' in ZID", "the same UUID"]),
             ("Integer 64", "", [.integer(5), .real(5.0)], .integer(2), ["Person Z_PK 2", "Z_PK 1 holds INTEGER 5 and Z_PK 2 REAL 5.0 in ZID"]),
+            ("UUID", "BLOB", [.blob(People.uuid), .blob(People.otherUUID)], .text("2"), ["Pet Z_PK 1", "Z_2FRIENDS", "Z_1FRIENDS holds TEXT '2'"]),
         ]
         for (type, column, ids, rexFriend, words) in cases {
             let directory = try TemporaryDirectory()

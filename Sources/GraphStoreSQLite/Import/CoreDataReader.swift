@@ -66,9 +66,12 @@ struct CoreDataReader {
         try readIDs(plans)
         for (name, table) in entityTables where translations[name] == nil { primaryKeys[name] = try readPrimaryKeys(of: table) }
         var links: [String: [Int64: [Int64]]] = [:]
-        for join in joins { links[join.name] = try readLinks(join) }
+        // Only the links some plan reads: a join table the model does not use is warned about,
+        // not read.
+        let usedJoins = Set(plans.flatMap { $0.toMany.map(\.join.name) })
+        for join in joins where usedJoins.contains(join.name) { links[join.name] = try readLinks(join) }
         for plan in plans {
-            for ordered in plan.orderedToMany where links[ordered.key] == nil { links[ordered.key] = try readLinks(ordered) }
+            for ordered in plan.orderedToMany where links[ordered.key] == nil { links[ordered.key] = try readLinks(ordered, of: plan) }
         }
 
         var entities: [(name: String, objects: [SnapshotValue])] = []
@@ -120,21 +123,35 @@ struct CoreDataReader {
     }
 
     /// Owner `Z_PK` → target `Z_PK`s of an ordered one-to-many relationship, in their order.
-    private func readLinks(_ ordered: CoreDataEntityPlan.OrderedToMany) throws -> [Int64: [Int64]] {
+    ///
+    /// - Throws: ``GraphStoreError/codingFailed(path:entity:id:reason:)`` for a target row whose
+    ///   inverse column holds a value other than an integer `Z_PK` (or NULL).
+    private func readLinks(_ ordered: CoreDataEntityPlan.OrderedToMany, of plan: CoreDataEntityPlan) throws -> [Int64: [Int64]] {
         let owner = ordered.inverseColumn.quotedDatabaseIdentifier
         return try links(
-            sql: "SELECT \(owner), Z_PK FROM \(ordered.targetTable.quotedDatabaseIdentifier) WHERE \(owner) IS NOT NULL ORDER BY \(owner), \(ordered.orderColumn.quotedDatabaseIdentifier), Z_PK")
+            sql: "SELECT \(owner), Z_PK FROM \(ordered.targetTable.quotedDatabaseIdentifier) WHERE \(owner) IS NOT NULL ORDER BY \(owner), \(ordered.orderColumn.quotedDatabaseIdentifier), Z_PK"
+        ) { ownerValue, targetValue in
+            .codingFailed(
+                path: path, entity: plan.entity.snapshotName, id: nil,
+                reason: "the row Z_PK \(targetValue.importText) of \(ordered.targetTable) holds \(CoreDataIDIdentity.describe(ownerValue)) in \(ordered.inverseColumn), the inverse of the ordered relationship \(ordered.name), not the integer Z_PK of a \(plan.entity.name): the link cannot be followed, and leaving it out would lose it; fix the row in the store")
+        }
     }
 
     /// Owner `Z_PK` → target `Z_PK`s from the (owner, target) rows `sql` selects, in their
-    /// order; rows whose keys are not integers are skipped.
-    private func links(sql: String) throws -> [Int64: [Int64]] {
+    /// order. A row with a NULL key links nothing and is skipped.
+    ///
+    /// - Parameter refusal: The error for a row whose keys are not both integers (or NULL),
+    ///   given the owner and target values.
+    private func links(sql: String, refusal: (DatabaseValue, DatabaseValue) -> GraphStoreError) throws -> [Int64: [Int64]] {
         let rows = try Row.fetchCursor(db, sql: sql)
         var links: [Int64: [Int64]] = [:]
         while let row = try rows.next() {
             let ownerValue: DatabaseValue = row[0]
             let targetValue: DatabaseValue = row[1]
-            guard case .int64(let ownerPK) = ownerValue.storage, case .int64(let targetPK) = targetValue.storage else { continue }
+            guard case .int64(let ownerPK) = ownerValue.storage, case .int64(let targetPK) = targetValue.storage else {
+                if ownerValue.isNull || targetValue.isNull { continue }
+                throw refusal(ownerValue, targetValue)
+            }
             links[ownerPK, default: []].append(targetPK)
         }
         return links
@@ -256,11 +273,20 @@ struct CoreDataReader {
     }
 
     /// Owner `Z_PK` → target `Z_PK`s, in ascending order.
+    ///
+    /// - Throws: ``GraphStoreError/codingFailed(path:entity:id:reason:)`` for a join row with a
+    ///   key other than an integer `Z_PK` (or NULL).
     private func readLinks(_ join: CoreDataJoinTable) throws -> [Int64: [Int64]] {
         let owner = join.ownerColumn.quotedDatabaseIdentifier
         let target = join.targetColumn.quotedDatabaseIdentifier
         let order = join.orderColumn.map { "\($0.quotedDatabaseIdentifier), " } ?? ""
-        return try links(sql: "SELECT \(owner), \(target) FROM \(join.name.quotedDatabaseIdentifier) ORDER BY \(owner), \(order)\(target)")
+        return try links(sql: "SELECT \(owner), \(target) FROM \(join.name.quotedDatabaseIdentifier) ORDER BY \(owner), \(order)\(target)") { ownerValue, targetValue in
+            let (column, value) = ownerValue.storage.isInteger ? (join.targetColumn, targetValue) : (join.ownerColumn, ownerValue)
+            return .codingFailed(
+                path: path, entity: model.entities[join.owner]?.snapshotName ?? join.name,
+                id: ownerValue.storage.isInteger ? "Z_PK \(ownerValue.importText)" : nil,
+                reason: "the join table \(join.name) has a row (\(CoreDataIDIdentity.describe(ownerValue)), \(CoreDataIDIdentity.describe(targetValue))) whose \(column) holds \(CoreDataIDIdentity.describe(value)), not an integer Z_PK: the link cannot be followed, and leaving it out would lose it; fix the row in the store")
+        }
     }
 
     private mutating func readObjects(_ plan: CoreDataEntityPlan, total: Int, links: [String: [Int64: [Int64]]]) throws -> ([SnapshotValue], [String: String]) {
@@ -343,7 +369,15 @@ struct CoreDataReader {
             defaulted[name, default: 0] += 1
             return value
         case .toOne(let target, let entityColumn):
-            guard case .int64(let targetPK) = stored.storage else { return SnapshotValue(stored: stored) }
+            if case .null = stored.storage { return nil }
+            guard case .int64(let targetPK) = stored.storage else {
+                let advice = options.model == nil
+                    ? "fix the row in the store, or, if the column is no relationship, declare it a plain attribute with relationships: [\"\(plan.entity.name)\": [\"\(plan.table.columns[field.column].name)\": \"\"]]"
+                    : "fix the row in the store"
+                throw GraphStoreError.codingFailed(
+                    path: path, entity: plan.entity.snapshotName, id: "Z_PK \(pk)",
+                    reason: "its to-one relationship \(field.name) (column \(plan.table.columns[field.column].name)) holds \(CoreDataIDIdentity.describe(stored)), not the integer Z_PK of the row it refers to, so the reference cannot be followed; \(advice)")
+            }
             var targetTable = target.flatMap { model.entities[$0]?.table }
             if let entityColumn {
                 let numberValue: DatabaseValue = row[entityColumn]
@@ -442,6 +476,14 @@ struct CoreDataReader {
             warnings.append("the store's join table \(join.name) is not in the model: its links were not migrated")
         }
         return warnings
+    }
+}
+
+extension DatabaseValue.Storage {
+    /// Whether the value is an INTEGER.
+    var isInteger: Bool {
+        if case .int64 = self { return true }
+        return false
     }
 }
 
