@@ -116,4 +116,51 @@ import Testing
             if case .array(let tags)? = note["tags"] { #expect(!tags.contains(.integer(99))) }
         }
     }
+
+    /// A store whose ids (`Person.id`, an optional attribute) or relationship keys the import
+    /// refuses: `migrate --force` fails naming the store, the entity, the row and the column,
+    /// and leaves the destination it would have replaced, SQLite or a snapshot, as it was.
+    /// (Before, the UUID and number cases migrated, replacing the destination with objects the
+    /// app takes for one, and the join row was left out.)
+    @Test func refusedIDsAndKeysLeaveTheDestinationAsItWas() async throws {
+        typealias People = CoreDataIDTestKit
+        let lowercase = People.uuid.uuidString.lowercased()
+        let cases: [(type: String, column: String, ids: [People.Stored], rexFriend: People.Stored, words: [String])] = [
+            ("UUID", "BLOB", [.blob(People.uuid), .null], .integer(2), ["Person Z_PK 2", "ZID is NULL"]),
+            ("UUID", "BLOB", [.blob(People.uuid), .blob(People.uuid)], .integer(2), ["Person Z_PK 2", "Z_PK 1 and 2 have the same id", "ZID"]),
+            ("UUID", "BLOB", [.blob(People.uuid), .text(lowercase)], .integer(2), ["Person Z_PK 2", "TEXT '\(lowercase)' in ZID", "the same UUID"]),
+            ("Integer 64", "", [.integer(5), .real(5.0)], .integer(2), ["Person Z_PK 2", "Z_PK 1 holds INTEGER 5 and Z_PK 2 REAL 5.0 in ZID"]),
+            ("UUID", "BLOB", [.blob(People.uuid), .blob(People.otherUUID)], .text("2"), ["Pet Z_PK 1", "Z_2FRIENDS", "Z_1FRIENDS holds TEXT '2'"]),
+        ]
+        for (type, column, ids, rexFriend, words) in cases {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            // The destinations a previous migration wrote, from a store with good ids.
+            let good = directory.url.appendingPathComponent("good")
+            try FileManager.default.createDirectory(at: good, withIntermediateDirectories: true)
+            let goodModel = try CoreDataModelDescription.read(from: CoreDataModelTestKit.writeModel(in: good, contents: People.model(idType: "UUID")))
+            let goodStore = good.appendingPathComponent("People.sqlite")
+            try People.writeStore(at: goodStore, idColumn: "BLOB", ids: [.blob(People.uuid), .blob(People.otherUUID)])
+            let (snapshot, _) = try CoreDataImporter.snapshot(from: goodStore, options: CoreDataImportOptions(model: goodModel))
+            let destinations = [directory.file("people.sqlite"), directory.file("people.json.gz")]
+            try Migration.writeSQLite(snapshot, to: destinations[0])
+            try Migration.writeSnapshot(snapshot, to: destinations[1])
+
+            let model = try CoreDataModelTestKit.writeModel(in: directory.url, contents: People.model(idType: type))
+            let store = directory.file("People.sqlite")
+            let friendColumn = if case .integer = rexFriend { "INTEGER" } else { "" }
+            try People.writeStore(at: store, idColumn: column, ids: ids, friendColumn: friendColumn, rexFriend: rexFriend)
+            let before = try Self.names(in: directory)
+            for destination in destinations {
+                let contents = try Data(contentsOf: destination)
+                let result = try await runProduct("graphstore", ["migrate", store.path, destination.path, "--model", model.path, "--force"])
+                #expect(result.status == 1, "\(type) \(ids): \(result.standardOutput)")
+                for word in [store.path] + words {
+                    #expect(result.standardError.contains(word), "\(word): \(result.standardError)")
+                }
+                #expect(try Data(contentsOf: destination) == contents, "\(destination.lastPathComponent) changed")
+                #expect(try Self.names(in: directory) == before)
+            }
+        }
+    }
 }

@@ -42,7 +42,10 @@ public struct CoreDataImportOptions: Sendable {
     /// Entity → the column whose values become the objects' `id`s, or `"Z_PK"`. Default: the
     /// column whose field is named `id` (such as SwiftData's `id: UUID`, column `ZID`) when
     /// the entity has one, `Z_PK` otherwise. References to the entity (to-one fields and
-    /// to-many arrays) then hold that value too.
+    /// to-many arrays) then hold that value too. The column must give every row an id of its
+    /// own as the app's type sees it (no NULL, no value twice, no two values that are one id
+    /// to that type, all of one kind; see ``CoreDataImporter``), or the import is refused;
+    /// `"Z_PK"` always does.
     public var idColumns: [String: String]
     /// Whether a BLOB column whose field name is `id`, `uuid` or `identifier`, or ends in `ID`
     /// or `UUID` (any case), and whose every value is 16 bytes, gives UUID strings

@@ -49,7 +49,17 @@ import GraphStore
 ///   has an attribute whose field is named `id` (SwiftData's `var id: UUID`), that attribute is
 ///   the id instead, or the column ``CoreDataImportOptions/idColumns`` names; references to the
 ///   entity then hold that id too. `Z_ENT` and `Z_OPT` (the optimistic-locking version) are
-///   dropped, as are Core Data's other `Z_…` columns. (With a model, the same.)
+///   dropped, as are Core Data's other `Z_…` columns. (With a model, the same.) Such ids must
+///   be ids to the app: an entity whose id column is NULL in a row (an optional attribute), or
+///   whose rows hold one id twice, is refused, naming the entity, the column and the rows'
+///   `Z_PK`s; so are two values SQLite stores differently that are one id to the app's type —
+///   `INTEGER 5` and `REAL 5.0`; a UUID as a BLOB and as text, in any case; strings equal under
+///   Swift's comparison, which is by canonical equivalence (`"caf\u{E9}"` and
+///   `"cafe\u{301}"`); two doubles that are one `Float`, for a `Float` attribute — and ids of
+///   kinds no one Swift type reads (`INTEGER 5` in a row, `TEXT '5'` in another). The app
+///   would otherwise take two objects, and the references to them, for one, or not open the
+///   snapshot. No id is made up or changed: ``CoreDataImportOptions/idColumns`` set to `Z_PK`
+///   imports such an entity with its `Z_PK`s as ids.
 /// - **Field names.** Core Data upper-cases column names, so a field is named by its column
 ///   lower-cased without the `Z` (`ZCREATEDAT` → `createdat`) unless
 ///   ``CoreDataImportOptions/attributeNames`` names it.
@@ -76,14 +86,18 @@ import GraphStore
 ///   `Folder`). The entity-number column becomes the field `<field>Entity`, holding the target
 ///   entity's snapshot name (`"itemEntity": "Photo"`). A relationship the rules miss still
 ///   comes out right, as an integer attribute holding the target's `Z_PK`, unless the target's
-///   ids are not `Z_PK`.
+///   ids are not `Z_PK`. A NULL is no reference; a to-one value that is not an integer (text,
+///   a REAL, a BLOB) is no `Z_PK`, and is refused, naming the row and the column, rather than
+///   kept as a reference to no object.
 /// - **To-many relationships.** A one-to-many relationship is stored only as its inverse
 ///   to-one column, so it appears there. A many-to-many one is a join table `Z_<n><NAME>`
 ///   (`Z_5TAGS`) with a column of the owner's and one of the targets' `Z_PK`s (`Z_5NOTES`,
 ///   `Z_13TAGS`); the numbers are entity numbers, read from the names. The owner's objects, and
 ///   its sub-entities', get the field `<name>` (`tags`) holding an array of the targets' ids, in
 ///   ascending `Z_PK` order (empty when there are none). Without a model the order of ordered
-///   relationships is not known and not kept.
+///   relationships is not known and not kept. A join row with a NULL links nothing and is
+///   skipped; one whose key is not an integer is refused, naming it, rather than left out (and
+///   so is a target row of an ordered one-to-many relationship whose inverse column is).
 ///
 /// **Skipped tables**, listed in ``CoreDataImportReport/skippedTables``: `Z_PRIMARYKEY`,
 /// `Z_METADATA`, `Z_MODELCACHE`; the persistent-history and CloudKit tables of Core Data's own
@@ -120,9 +134,12 @@ public enum CoreDataImporter {
     ///   entity table without `Z_PK` or `Z_ENT`, or a row whose `Z_ENT` is no entity of its
     ///   table;
     ///   ``GraphStore/GraphStoreError/codingFailed(path:entity:id:reason:)`` when two columns
-    ///   would be one field, two entities one name, an id column holds NULL or a duplicate, or
-    ///   the store does not match the model (naming the model file, or the store for its cache,
-    ///   and the entity and field);
+    ///   would be one field, two entities one name, an id column holds NULL, two ids that are
+    ///   one to the app, or ids of two kinds (naming the entity, the column and the rows'
+    ///   `Z_PK`s), a to-one column, a join row or an ordered relationship's inverse column holds
+    ///   a key that is not an integer `Z_PK` (naming the row and the column), or the store does
+    ///   not match the model (naming the model file, or the store for its cache, and the entity
+    ///   and field);
     ///   ``GraphStore/GraphStoreError/fileOperationFailed(path:operation:reason:)`` for a missing
     ///   or unreadable file; ``GraphStore/GraphStoreError/storeLocked(path:)`` while another
     ///   connection holds the store locked. The file is left unchanged.

@@ -158,6 +158,9 @@ struct CoreDataEntityPlan {
     /// The column the ids come from; `nil` for `Z_PK`.
     var idColumn: Int?
     var idConversion: CoreDataImportOptions.ValueConversion = .asStored
+    /// The model's type of the id attribute (the app's id type), or `nil` for `Z_PK` or
+    /// without a model.
+    var idType: CoreDataModelDescription.AttributeType?
     var toMany: [ToMany] = []
     var orderedToMany: [OrderedToMany] = []
 }

@@ -36,6 +36,7 @@ struct CoreDataPlanner {
             if let idField = idField(entity, fields: plan.fields, table: table), case .attribute(let conversion) = plan.fields[idField].role {
                 plan.idColumn = plan.fields[idField].column
                 plan.idConversion = conversion
+                plan.idType = plan.fields[idField].attribute?.type
                 if plan.fields[idField].name == "id" { plan.fields.remove(at: idField) }
             }
             try checkNames(plan)

@@ -66,9 +66,12 @@ struct CoreDataReader {
         try readIDs(plans)
         for (name, table) in entityTables where translations[name] == nil { primaryKeys[name] = try readPrimaryKeys(of: table) }
         var links: [String: [Int64: [Int64]]] = [:]
-        for join in joins { links[join.name] = try readLinks(join) }
+        // Only the links some plan reads: a join table the model does not use is warned about,
+        // not read.
+        let usedJoins = Set(plans.flatMap { $0.toMany.map(\.join.name) })
+        for join in joins where usedJoins.contains(join.name) { links[join.name] = try readLinks(join) }
         for plan in plans {
-            for ordered in plan.orderedToMany where links[ordered.key] == nil { links[ordered.key] = try readLinks(ordered) }
+            for ordered in plan.orderedToMany where links[ordered.key] == nil { links[ordered.key] = try readLinks(ordered, of: plan) }
         }
 
         var entities: [(name: String, objects: [SnapshotValue])] = []
@@ -120,21 +123,35 @@ struct CoreDataReader {
     }
 
     /// Owner `Z_PK` → target `Z_PK`s of an ordered one-to-many relationship, in their order.
-    private func readLinks(_ ordered: CoreDataEntityPlan.OrderedToMany) throws -> [Int64: [Int64]] {
+    ///
+    /// - Throws: ``GraphStoreError/codingFailed(path:entity:id:reason:)`` for a target row whose
+    ///   inverse column holds a value other than an integer `Z_PK` (or NULL).
+    private func readLinks(_ ordered: CoreDataEntityPlan.OrderedToMany, of plan: CoreDataEntityPlan) throws -> [Int64: [Int64]] {
         let owner = ordered.inverseColumn.quotedDatabaseIdentifier
         return try links(
-            sql: "SELECT \(owner), Z_PK FROM \(ordered.targetTable.quotedDatabaseIdentifier) WHERE \(owner) IS NOT NULL ORDER BY \(owner), \(ordered.orderColumn.quotedDatabaseIdentifier), Z_PK")
+            sql: "SELECT \(owner), Z_PK FROM \(ordered.targetTable.quotedDatabaseIdentifier) WHERE \(owner) IS NOT NULL ORDER BY \(owner), \(ordered.orderColumn.quotedDatabaseIdentifier), Z_PK"
+        ) { ownerValue, targetValue in
+            .codingFailed(
+                path: path, entity: plan.entity.snapshotName, id: nil,
+                reason: "the row Z_PK \(targetValue.importText) of \(ordered.targetTable) holds \(CoreDataIDIdentity.describe(ownerValue)) in \(ordered.inverseColumn), the inverse of the ordered relationship \(ordered.name), not the integer Z_PK of a \(plan.entity.name): the link cannot be followed, and leaving it out would lose it; fix the row in the store")
+        }
     }
 
     /// Owner `Z_PK` → target `Z_PK`s from the (owner, target) rows `sql` selects, in their
-    /// order; rows whose keys are not integers are skipped.
-    private func links(sql: String) throws -> [Int64: [Int64]] {
+    /// order. A row with a NULL key links nothing and is skipped.
+    ///
+    /// - Parameter refusal: The error for a row whose keys are not both integers (or NULL),
+    ///   given the owner and target values.
+    private func links(sql: String, refusal: (DatabaseValue, DatabaseValue) -> GraphStoreError) throws -> [Int64: [Int64]] {
         let rows = try Row.fetchCursor(db, sql: sql)
         var links: [Int64: [Int64]] = [:]
         while let row = try rows.next() {
             let ownerValue: DatabaseValue = row[0]
             let targetValue: DatabaseValue = row[1]
-            guard case .int64(let ownerPK) = ownerValue.storage, case .int64(let targetPK) = targetValue.storage else { continue }
+            guard case .int64(let ownerPK) = ownerValue.storage, case .int64(let targetPK) = targetValue.storage else {
+                if ownerValue.isNull || targetValue.isNull { continue }
+                throw refusal(ownerValue, targetValue)
+            }
             links[ownerPK, default: []].append(targetPK)
         }
         return links
@@ -197,6 +214,12 @@ struct CoreDataReader {
         }
     }
 
+    /// Reads the ids of `plan`'s rows into `ids` (`Z_PK` → id).
+    ///
+    /// - Throws: ``GraphStoreError/codingFailed(path:entity:id:reason:)`` naming the row
+    ///   (`Z_PK`) and the column for an id that is NULL; for two rows whose ids are one id to
+    ///   the app (see ``CoreDataIDIdentity``), however SQLite stores them; and for ids of kinds
+    ///   no one Swift type reads (a number in one row and text in another).
     private func readIDs(of plan: CoreDataEntityPlan, into ids: inout [Int64: SnapshotValue]) throws {
         let table = plan.table
         let primaryKey = table.columns[table.primaryKey].name.quotedDatabaseIdentifier
@@ -204,21 +227,34 @@ struct CoreDataReader {
         let idColumn = plan.idColumn.map { table.columns[$0].name.quotedDatabaseIdentifier } ?? primaryKey
         let rows = try Row.fetchCursor(
             db, sql: "SELECT \(primaryKey), \(idColumn) FROM \(table.name.quotedDatabaseIdentifier) WHERE \(entityColumn) = ?", arguments: [plan.entity.number])
-        var owners: [SnapshotValue: Int64] = [:]
+        let column = plan.idColumn.map { table.columns[$0].name } ?? table.columns[table.primaryKey].name
+        func refuse(_ pk: Int64, _ reason: String) -> GraphStoreError {
+            .codingFailed(path: path, entity: plan.entity.snapshotName, id: "Z_PK \(pk)", reason: reason + "; choose another column, or Z_PK, in idColumns")
+        }
+        var owners: [SnapshotValue: (pk: Int64, stored: DatabaseValue)] = [:]
+        var first: (kind: CoreDataIDIdentity.Kind, pk: Int64, stored: DatabaseValue)?
         while let row = try rows.next() {
             let primaryKeyValue: DatabaseValue = row[0]
             guard case .int64(let pk) = primaryKeyValue.storage else { throw nonIntegerPrimaryKey(primaryKeyValue, plan) }
             let idValue = try row.importedValue(
                 atIndex: 1, path: path, entity: plan.entity.snapshotName, id: "Z_PK \(pk)", column: "the id column", row: "Z_PK \(pk)")
             guard let id = Self.convert(idValue, plan.idConversion) else {
-                throw GraphStoreError.codingFailed(
-                    path: path, entity: plan.entity.snapshotName, id: "Z_PK \(pk)",
-                    reason: "its id column \(table.columns[plan.idColumn!].name) is NULL; choose another column, or Z_PK, in idColumns")
+                throw refuse(pk, "its id column \(column) is NULL")
             }
-            if let other = owners.updateValue(pk, forKey: id) {
-                throw GraphStoreError.codingFailed(
-                    path: path, entity: plan.entity.snapshotName, id: "Z_PK \(pk)",
-                    reason: "Z_PK \(other) and \(pk) have the same id \(id.jsonObject) in \(table.columns[plan.idColumn!].name); choose another column, or Z_PK, in idColumns")
+            // One Swift type holds an entity's ids: none reads a number and text alike, so the
+            // app could open neither the objects nor the references to them.
+            let kind = CoreDataIDIdentity.kind(of: id)
+            if let first, first.kind != kind {
+                throw refuse(pk, "Z_PK \(first.pk) holds \(CoreDataIDIdentity.describe(first.stored)) and Z_PK \(pk) \(CoreDataIDIdentity.describe(idValue)) in the id column \(column): ids of one entity are of one Swift type, which does not read both \(first.kind.rawValue) and \(kind.rawValue)")
+            }
+            if first == nil { first = (kind, pk, idValue) }
+            let identity = CoreDataIDIdentity.identity(of: id, type: plan.idType, conversion: plan.idConversion)
+            if let other = owners.updateValue((pk, idValue), forKey: identity) {
+                guard CoreDataIDIdentity.isIdentical(other.stored, idValue) else {
+                    let sameness = CoreDataIDIdentity.sameness(of: id, type: plan.idType, conversion: plan.idConversion)
+                    throw refuse(pk, "Z_PK \(other.pk) holds \(CoreDataIDIdentity.describe(other.stored)) and Z_PK \(pk) \(CoreDataIDIdentity.describe(idValue)) in \(column): different in SQLite, but \(sameness), so they have the same id to the app, which would take the two objects, and the references to them, for one")
+                }
+                throw refuse(pk, "Z_PK \(other.pk) and \(pk) have the same id \(id.jsonObject) in \(column)")
             }
             ids[pk] = id
         }
@@ -237,11 +273,20 @@ struct CoreDataReader {
     }
 
     /// Owner `Z_PK` → target `Z_PK`s, in ascending order.
+    ///
+    /// - Throws: ``GraphStoreError/codingFailed(path:entity:id:reason:)`` for a join row with a
+    ///   key other than an integer `Z_PK` (or NULL).
     private func readLinks(_ join: CoreDataJoinTable) throws -> [Int64: [Int64]] {
         let owner = join.ownerColumn.quotedDatabaseIdentifier
         let target = join.targetColumn.quotedDatabaseIdentifier
         let order = join.orderColumn.map { "\($0.quotedDatabaseIdentifier), " } ?? ""
-        return try links(sql: "SELECT \(owner), \(target) FROM \(join.name.quotedDatabaseIdentifier) ORDER BY \(owner), \(order)\(target)")
+        return try links(sql: "SELECT \(owner), \(target) FROM \(join.name.quotedDatabaseIdentifier) ORDER BY \(owner), \(order)\(target)") { ownerValue, targetValue in
+            let (column, value) = ownerValue.storage.isInteger ? (join.targetColumn, targetValue) : (join.ownerColumn, ownerValue)
+            return .codingFailed(
+                path: path, entity: model.entities[join.owner]?.snapshotName ?? join.name,
+                id: ownerValue.storage.isInteger ? "Z_PK \(ownerValue.importText)" : nil,
+                reason: "the join table \(join.name) has a row (\(CoreDataIDIdentity.describe(ownerValue)), \(CoreDataIDIdentity.describe(targetValue))) whose \(column) holds \(CoreDataIDIdentity.describe(value)), not an integer Z_PK: the link cannot be followed, and leaving it out would lose it; fix the row in the store")
+        }
     }
 
     private mutating func readObjects(_ plan: CoreDataEntityPlan, total: Int, links: [String: [Int64: [Int64]]]) throws -> ([SnapshotValue], [String: String]) {
@@ -324,7 +369,15 @@ struct CoreDataReader {
             defaulted[name, default: 0] += 1
             return value
         case .toOne(let target, let entityColumn):
-            guard case .int64(let targetPK) = stored.storage else { return SnapshotValue(stored: stored) }
+            if case .null = stored.storage { return nil }
+            guard case .int64(let targetPK) = stored.storage else {
+                let advice = options.model == nil
+                    ? "fix the row in the store, or, if the column is no relationship, declare it a plain attribute with relationships: [\"\(plan.entity.name)\": [\"\(plan.table.columns[field.column].name)\": \"\"]]"
+                    : "fix the row in the store"
+                throw GraphStoreError.codingFailed(
+                    path: path, entity: plan.entity.snapshotName, id: "Z_PK \(pk)",
+                    reason: "its to-one relationship \(field.name) (column \(plan.table.columns[field.column].name)) holds \(CoreDataIDIdentity.describe(stored)), not the integer Z_PK of the row it refers to, so the reference cannot be followed; \(advice)")
+            }
             var targetTable = target.flatMap { model.entities[$0]?.table }
             if let entityColumn {
                 let numberValue: DatabaseValue = row[entityColumn]
@@ -423,6 +476,14 @@ struct CoreDataReader {
             warnings.append("the store's join table \(join.name) is not in the model: its links were not migrated")
         }
         return warnings
+    }
+}
+
+extension DatabaseValue.Storage {
+    /// Whether the value is an INTEGER.
+    var isInteger: Bool {
+        if case .int64 = self { return true }
+        return false
     }
 }
 

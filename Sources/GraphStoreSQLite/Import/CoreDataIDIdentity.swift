@@ -1,0 +1,102 @@
+import Foundation
+import GRDB
+import GraphStore
+
+/// What an imported id is to the app that opens the snapshot: two rows whose ids differ in
+/// SQLite (`INTEGER 5` and `REAL 5.0`, a UUID as a BLOB and as lowercase text, `'caf\u{E9}'`
+/// and `'cafe\u{301}'`) may still be one id to the app's Swift type, which would then see two
+/// objects with one id, or a reference to either as a reference to both.
+enum CoreDataIDIdentity {
+    /// The kinds of values no one Swift id type reads together.
+    enum Kind: String {
+        case number, text, data, boolean, other
+    }
+
+    /// The kind of an id as the snapshot holds it.
+    static func kind(of value: SnapshotValue) -> Kind {
+        switch value {
+        case .integer, .unsigned, .double: .number
+        case .string: .text
+        case .data: .data
+        case .bool: .boolean
+        default: .other
+        }
+    }
+
+    /// The id as the app's type holds it: equal for two ids the app cannot tell apart.
+    ///
+    /// Numbers are one when they are the same number (a JSON snapshot writes `5` and `5.0`
+    /// alike), or, for a `Double` or `Float` attribute (and dates and decimals, read as
+    /// doubles), the same `Double` or `Float`; text read as a UUID (``CoreDataImportOptions/ValueConversion/uuid``)
+    /// is one when it is the same UUID in any case; other text when Swift's `String` says so
+    /// (which compares by Unicode canonical equivalence, as `SnapshotValue`'s `==` does).
+    ///
+    /// - Parameters:
+    ///   - type: The model's type of the id attribute, or `nil` without a model.
+    ///   - conversion: How the id column is read.
+    static func identity(
+        of value: SnapshotValue, type: CoreDataModelDescription.AttributeType?, conversion: CoreDataImportOptions.ValueConversion
+    ) -> SnapshotValue {
+        switch (value, type) {
+        case (.integer(let number), .float?): return .double(Double(Float(number)))
+        case (.integer(let number), .double?), (.integer(let number), .decimal?), (.integer(let number), .date?): return .double(Double(number))
+        case (.double(let number), .float?): return .double(Double(Float(number)))
+        case (.double, .double?), (.double, .decimal?), (.double, .date?): return value
+        case (.double(let number), _): return Int64(exactly: number).map { .integer($0) } ?? value
+        case (.string(let text), _) where conversion == .uuid: return UUID(uuidString: text).map { .string($0.uuidString) } ?? value
+        default: return value
+        }
+    }
+
+    /// What makes two ids that SQLite stores differently one id, for the error that names them.
+    static func sameness(of value: SnapshotValue, type: CoreDataModelDescription.AttributeType?, conversion: CoreDataImportOptions.ValueConversion) -> String {
+        switch (kind(of: value), type) {
+        case (.number, .float?): "the same Float"
+        case (.number, .double?), (.number, .decimal?), (.number, .date?): "the same Double"
+        case (.number, _): "the same number, which a snapshot writes alike"
+        case (.text, _) where conversion == .uuid: "the same UUID"
+        case (.text, _): "equal Swift strings (Swift compares strings by Unicode canonical equivalence)"
+        default: "equal"
+        }
+    }
+
+    /// Whether SQLite stores the two values alike: the same storage class and the same bits or
+    /// bytes. (`DatabaseValue`'s `==` takes `5` and `5.0` for one, and two spellings of one
+    /// string under canonical equivalence.)
+    static func isIdentical(_ first: DatabaseValue, _ second: DatabaseValue) -> Bool {
+        switch (first.storage, second.storage) {
+        case (.null, .null): true
+        case (.int64(let a), .int64(let b)): a == b
+        case (.double(let a), .double(let b)): a.bitPattern == b.bitPattern
+        case (.string(let a), .string(let b)): a.utf8.elementsEqual(b.utf8)
+        case (.blob(let a), .blob(let b)): a == b
+        default: false
+        }
+    }
+
+    /// A stored value for a message, with its storage class: `INTEGER 5`, `REAL 5.0`,
+    /// `TEXT 'cafe\u{301}'` (characters outside printable ASCII escaped, so that two spellings
+    /// that look alike read differently), `BLOB x'e621…'`.
+    static func describe(_ stored: DatabaseValue) -> String {
+        switch stored.storage {
+        case .null: "NULL"
+        case .int64(let number): "INTEGER \(number)"
+        case .double(let number): "REAL \(number)"
+        case .string(let text): "TEXT '\(escaped(text))'"
+        case .blob(let data): "BLOB x'\(data.map { String(format: "%02x", $0) }.joined())'"
+        }
+    }
+
+    /// `text` with each Unicode scalar outside printable ASCII written `\u{…}`.
+    static func escaped(_ text: String) -> String {
+        var result = ""
+        for scalar in text.unicodeScalars {
+            if scalar.value >= 0x20, scalar.value < 0x7F, scalar != "\\" {
+                result.unicodeScalars.append(scalar)
+            } else {
+                result += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
+            }
+        }
+        return result
+    }
+}
