@@ -141,7 +141,9 @@ private typealias Kit = ImportTestKit
         let cases: [(type: String, column: String, ids: [Stored], expected: [SnapshotValue])] = [
             ("UUID", "BLOB", [.blob(People.uuid), .text(People.otherUUID.uuidString.lowercased())],
              [.string(People.uuid.uuidString), .string(People.otherUUID.uuidString.lowercased())]),
-            ("Integer 64", "", [.integer(5), .real(5.5)], [.integer(5), .double(5.5)]),
+            // Above 2^53: one Double, but two Decimals (read from the numbers' exact text).
+            ("Decimal", "DECIMAL", [.integer(9_007_199_254_740_992), .integer(9_007_199_254_740_993)],
+             [.integer(9_007_199_254_740_992), .integer(9_007_199_254_740_993)]),
             ("String", "VARCHAR", [.text("Caf\u{E9}"), .text("caf\u{E9}")], [.string("Caf\u{E9}"), .string("caf\u{E9}")]),
         ]
         for (type, column, ids, expected) in cases {

@@ -26,8 +26,8 @@ enum CoreDataIDIdentity {
     /// The id as the app's type holds it: equal for two ids the app cannot tell apart.
     ///
     /// Numbers are one when they are the same number (a JSON snapshot writes `5` and `5.0`
-    /// alike), or, for a `Double` or `Float` attribute (and dates and decimals, read as
-    /// doubles), the same `Double` or `Float`; text read as a UUID (``CoreDataImportOptions/ValueConversion/uuid``)
+    /// alike; a `Decimal` is read from the number's exact text), or, for a `Double` or `Float`
+    /// attribute (and dates, read as doubles), the same `Double` or `Float`; text read as a UUID (``CoreDataImportOptions/ValueConversion/uuid``)
     /// is one when it is the same UUID in any case; other text when Swift's `String` says so
     /// (which compares by Unicode canonical equivalence, as `SnapshotValue`'s `==` does).
     ///
@@ -39,9 +39,9 @@ enum CoreDataIDIdentity {
     ) -> SnapshotValue {
         switch (value, type) {
         case (.integer(let number), .float?): return .double(Double(Float(number)))
-        case (.integer(let number), .double?), (.integer(let number), .decimal?), (.integer(let number), .date?): return .double(Double(number))
+        case (.integer(let number), .double?), (.integer(let number), .date?): return .double(Double(number))
         case (.double(let number), .float?): return .double(Double(Float(number)))
-        case (.double, .double?), (.double, .decimal?), (.double, .date?): return value
+        case (.double, .double?), (.double, .date?): return value
         case (.double(let number), _): return Int64(exactly: number).map { .integer($0) } ?? value
         case (.string(let text), _) where conversion == .uuid: return UUID(uuidString: text).map { .string($0.uuidString) } ?? value
         default: return value
@@ -52,7 +52,7 @@ enum CoreDataIDIdentity {
     static func sameness(of value: SnapshotValue, type: CoreDataModelDescription.AttributeType?, conversion: CoreDataImportOptions.ValueConversion) -> String {
         switch (kind(of: value), type) {
         case (.number, .float?): "the same Float"
-        case (.number, .double?), (.number, .decimal?), (.number, .date?): "the same Double"
+        case (.number, .double?), (.number, .date?): "the same Double"
         case (.number, _): "the same number, which a snapshot writes alike"
         case (.text, _) where conversion == .uuid: "the same UUID"
         case (.text, _): "equal Swift strings (Swift compares strings by Unicode canonical equivalence)"
