@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Long fuzz run: N random mutations per snapshot kind (default 5000) of real snapshot and
 # journal files; each must open or be refused with a GraphStoreError, leaving the files as they
-# were. `swift test` runs the same test with a few iterations. A second argument sets the seed.
+# were; and N mutations of a gzip member compressed in parts, which must inflate in parts
+# exactly as in one pass. `swift test` runs the same tests with a few iterations. A second
+# argument sets the seed.
 #
 # Usage: scripts/fuzz-open.sh [N] [SEED]
 set -euo pipefail

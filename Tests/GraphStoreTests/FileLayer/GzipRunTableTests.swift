@@ -227,3 +227,28 @@ struct GzipRunTableTests {
         #expect(output.count == 64 << 20 && output.allSatisfy { $0 == 0 })
     }
 }
+
+/// Random damage to a member compressed in parts, most of it in the header's table of runs:
+/// inflating in parts must answer exactly as one pass does (the same bytes, or the same error),
+/// never crash, hang or read out of bounds. `swift test` runs a few iterations;
+/// `scripts/fuzz-open.sh N` runs N.
+@Suite struct GzipPartsOpenFuzzTests {
+    @Test func damagedMembersWithATableAnswerAsOnePassDoes() throws {
+        var random = SplitMix64(seed: OpenFuzzTests.seed ^ 0x6A09_E667)
+        let (member, _) = try GzipRunTableTests.member()
+        let header = try GzipRunTableTests.table(of: member).header
+        let extra = try #require(header.extra)
+        for iteration in 0..<OpenFuzzTests.iterations {
+            // Half the time only the header (the table and what surrounds it), else anywhere.
+            let damaged: Data
+            if Bool.random(using: &random) {
+                let head = FileMutations.mutate(member.prefix(extra.upperBound), using: &random)
+                damaged = head + member.dropFirst(extra.upperBound)
+            } else {
+                damaged = FileMutations.mutate(member, using: &random)
+            }
+            let onePass = Result { () throws(FileLayerError) in try Gzip.decompress(damaged, maxOutputBytes: 1 << 24, inParts: false) }
+            #expect(GzipRunTableTests.decompressedOnTwoThreads(damaged, limit: 1 << 24) == onePass, "iteration \(iteration), seed \(OpenFuzzTests.seed)")
+        }
+    }
+}
