@@ -32,6 +32,18 @@ struct Migrate: AsyncParsableCommand {
     @Argument(help: "The file to write.") var destination: String
     @Option(help: "What SRC is: snapshot, sqlite, coredata, swiftdata or plain-sqlite (default: from its bytes and tables).") var from: StoreKind?
     @Option(help: "The app's Core Data model (.xcdatamodeld or .xcdatamodel), for its names and types.") var model: String?
+    @Option(
+        name: .customLong("id-column"),
+        help: ArgumentHelp(
+            "For a Core Data or SwiftData store: the column whose values become ENTITY's ids, or Z_PK (repeatable; CoreDataImportOptions.idColumns).",
+            valueName: "ENTITY=COLUMN"))
+    var idColumns: [String] = []
+    @Option(
+        name: .customLong("attribute-name"),
+        help: ArgumentHelp(
+            "For a Core Data or SwiftData store: the field name of ENTITY's column COLUMN (repeatable; CoreDataImportOptions.attributeNames).",
+            valueName: "ENTITY.COLUMN=NAME"))
+    var attributeNames: [String] = []
     @Option(help: "What DST is: snapshot or sqlite (default: from its name).") var to: DestinationKind?
     @OptionGroup var destinationOptions: DestinationOptions
 
@@ -39,7 +51,34 @@ struct Migrate: AsyncParsableCommand {
     var compression: Compression? { destinationOptions.compression }
     var force: Bool { destinationOptions.force }
 
+    /// `--id-column` and `--attribute-name` as Core Data import options, with `model`.
+    func importOptions(model: CoreDataModelDescription?) throws -> CoreDataImportOptions {
+        /// `ENTITY<separator>REST`, both parts non-empty.
+        func split(_ text: Substring, at separator: Character, _ flag: String, _ form: String) throws -> (String, Substring) {
+            let parts = text.split(separator: separator, maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
+                throw ValidationError("\(flag) takes \(form), not \(text)")
+            }
+            return (String(parts[0]), parts[1])
+        }
+        var ids: [String: String] = [:]
+        for pair in idColumns {
+            let (entity, column) = try split(pair[...], at: "=", "--id-column", "ENTITY=COLUMN (for example Person=Z_PK)")
+            guard ids.updateValue(String(column), forKey: entity) == nil else { throw ValidationError("--id-column names \(entity) twice") }
+        }
+        var names: [String: [String: String]] = [:]
+        for pair in attributeNames {
+            let (field, name) = try split(pair[...], at: "=", "--attribute-name", "ENTITY.COLUMN=NAME (for example Person.ZID=importedID)")
+            let (entity, column) = try split(field[...], at: ".", "--attribute-name", "ENTITY.COLUMN=NAME (for example Person.ZID=importedID)")
+            guard names[entity, default: [:]].updateValue(String(name), forKey: String(column)) == nil else {
+                throw ValidationError("--attribute-name names \(entity).\(column) twice")
+            }
+        }
+        return CoreDataImportOptions(attributeNames: names, idColumns: ids, model: model)
+    }
+
     func validate() throws {
+        _ = try importOptions(model: nil)
         if destinationKind == .sqlite, format != nil || compression != nil {
             throw ValidationError("--format and --compression apply to a snapshot destination, not to SQLite")
         }
@@ -62,7 +101,8 @@ struct Migrate: AsyncParsableCommand {
             let started = ContinuousClock.now
             // Read the whole source, then write the destination: each phase draws its progress.
             ProgressBar.say("reading \(source)…")
-            let read = try Migration.readStore(from: sourceURL, kind: from, model: description, progress: progress?("read"))
+            let read = try Migration.readStore(
+                from: sourceURL, kind: from, coreDataOptions: try importOptions(model: description), progress: progress?("read"))
             let snapshot = read.snapshot
             let origin = read.kind
             warnAboutOtherNames(of: sourceURL, kind: origin)

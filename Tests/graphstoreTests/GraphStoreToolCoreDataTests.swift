@@ -163,4 +163,44 @@ import Testing
             }
         }
     }
+
+    /// Two rows with one `id` (what sync duplicates leave in a SwiftData store) are refused, and
+    /// the refusal says how to import them anyway; from the command line that takes
+    /// `--id-column` and `--attribute-name`, which the advice spells out: the rows' `Z_PK`s become
+    /// the ids and the old ids stay, under the field name given. Malformed flags are refused
+    /// before anything is read.
+    @Test func repeatedIDsImportFromTheCommandLineAsTheRefusalSays() async throws {
+        typealias People = CoreDataIDTestKit
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let model = try CoreDataModelTestKit.writeModel(in: directory.url, contents: People.model(idType: "UUID"))
+        let store = directory.file("People.sqlite")
+        try People.writeStore(at: store, idColumn: "BLOB", ids: [.blob(People.uuid), .blob(People.uuid)])
+        let destination = directory.file("people.json")
+
+        let refused = try await runProduct("graphstore", ["migrate", store.path, destination.path, "--model", model.path])
+        #expect(refused.status == 1)
+        let advice = "--id-column Person=Z_PK --attribute-name Person.ZID=importedID"
+        #expect(refused.standardError.contains(advice), "\(refused.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: destination.path))
+
+        let migrated = try await runProduct(
+            "graphstore", ["migrate", store.path, destination.path, "--model", model.path] + advice.split(separator: " ").map(String.init))
+        #expect(migrated.status == 0, "\(migrated.standardError)")
+        let snapshot = try GenericSnapshot.read(from: destination)
+        let people = try #require(snapshot.entities.first { $0.name == "Person" }?.objects).compactMap { object -> [String: SnapshotValue]? in
+            guard case .object(let fields) = object else { return nil }
+            return fields
+        }
+        #expect(Set(people.compactMap { $0["id"] }) == [.integer(1), .integer(2)])
+        #expect(people.map { $0["importedID"] } == [.string(People.uuid.uuidString), .string(People.uuid.uuidString)])
+
+        let other = directory.file("other.json").path
+        for bad in [["--id-column", "Person"], ["--id-column", "=Z_PK"], ["--id-column", "Person=Z_PK", "--id-column", "Person=ZID"],
+                    ["--attribute-name", "Person=x"], ["--attribute-name", "Person.ZID="], ["--attribute-name", ".ZID=x"]] {
+            let result = try await runProduct("graphstore", ["migrate", store.path, other] + bad)
+            #expect(result.status != 0 && result.standardError.contains(bad[0]), "\(bad): \(result.standardError)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: other))
+    }
 }

@@ -28,8 +28,12 @@
 public struct CoreDataImportOptions: Sendable {
     /// Core Data entity name → entity name in the snapshot. Default: the Core Data name.
     public var entityNames: [String: String]
-    /// Entity → column → field name. Default: the column name lower-cased without its leading
+    /// Entity → column → field name. Default: the model's name for the attribute or
+    /// relationship, with a ``model``; else the column name lower-cased without its leading
     /// `Z` (`ZCREATEDAT` → `createdat`, `ZFOLDER` → `folder`, the many-to-many `ZTAGS` → `tags`).
+    /// With a model, an entry renames the model's field: for example an `id` attribute whose
+    /// values repeat, kept as `importedID` while ``idColumns`` takes the ids from `Z_PK`
+    /// (`graphstore migrate … --id-column Person=Z_PK --attribute-name Person.ZID=importedID`).
     public var attributeNames: [String: [String: String]]
     /// Entity → column → target entity: declares the column a to-one relationship to that
     /// entity, or, with an empty string, a plain attribute. Needed only where the automatic

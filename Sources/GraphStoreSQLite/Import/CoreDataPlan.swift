@@ -129,7 +129,7 @@ struct CoreDataEntityPlan {
 
     struct Field {
         let column: Int
-        let name: String
+        var name: String
         let role: Role
         /// The model's attribute, when a model was given: its type, optionality and default.
         var attribute: CoreDataModelDescription.Attribute? = nil
@@ -149,7 +149,7 @@ struct CoreDataEntityPlan {
 
     struct ToMany {
         let join: CoreDataJoinTable
-        let name: String
+        var name: String
     }
 
     let entity: CoreDataModel.Entity

@@ -33,6 +33,25 @@ struct CoreDataPlanner {
     mutating func plan(_ entity: CoreDataModel.Entity, table: CoreDataTable, joins: [CoreDataJoinTable]) throws -> CoreDataEntityPlan {
         if let description = options.model {
             var plan = try plan(entity, table: table, joins: joins, description: description)
+            // The model names the fields; attributeNames renames them, as it names columns
+            // without a model (so that, say, an `id` attribute whose values repeat can be kept
+            // under a name of its own while the ids come from Z_PK).
+            for index in plan.fields.indices {
+                if case .entityNumber = plan.fields[index].role { continue }
+                let column = table.columns[plan.fields[index].column].name
+                guard let name = option(options.attributeNames, "attributeNames", entity, column) else { continue }
+                let old = plan.fields[index].name
+                plan.fields[index].name = name
+                if case .toOne(_, let entityColumn?) = plan.fields[index].role,
+                   let companion = plan.fields.firstIndex(where: { $0.column == entityColumn && $0.name == old + "Entity" }) {
+                    plan.fields[companion].name = name + "Entity"
+                }
+            }
+            for index in plan.toMany.indices {
+                if let name = option(options.attributeNames, "attributeNames", entity, "Z" + plan.toMany[index].join.relationship) {
+                    plan.toMany[index].name = name
+                }
+            }
             if let idField = idField(entity, fields: plan.fields, table: table), case .attribute(let conversion) = plan.fields[idField].role {
                 plan.idColumn = plan.fields[idField].column
                 plan.idConversion = conversion

@@ -228,8 +228,15 @@ struct CoreDataReader {
         let rows = try Row.fetchCursor(
             db, sql: "SELECT \(primaryKey), \(idColumn) FROM \(table.name.quotedDatabaseIdentifier) WHERE \(entityColumn) = ?", arguments: [plan.entity.number])
         let column = plan.idColumn.map { table.columns[$0].name } ?? table.columns[table.primaryKey].name
+        // The way out: another column, or `Z_PK`, as the ids; a column that would otherwise
+        // be the field `id` then needs a field name of its own, or it would collide with them.
+        let name = plan.entity.name
+        let keptAsField = plan.fields.contains { $0.column == plan.idColumn }
+        let advice = keptAsField
+            ? "choose another column, or Z_PK, in idColumns ([\"\(name)\": \"Z_PK\"]; graphstore migrate: --id-column \(name)=Z_PK)"
+            : "choose another column in idColumns, or import the ids from Z_PK and keep \(column) under a name of its own: idColumns [\"\(name)\": \"Z_PK\"] with attributeNames [\"\(name)\": [\"\(column)\": \"importedID\"]] (graphstore migrate: --id-column \(name)=Z_PK --attribute-name \(name).\(column)=importedID)"
         func refuse(_ pk: Int64, _ reason: String) -> GraphStoreError {
-            .codingFailed(path: path, entity: plan.entity.snapshotName, id: "Z_PK \(pk)", reason: reason + "; choose another column, or Z_PK, in idColumns")
+            .codingFailed(path: path, entity: plan.entity.snapshotName, id: "Z_PK \(pk)", reason: reason + "; " + advice)
         }
         var owners: [SnapshotValue: (pk: Int64, stored: DatabaseValue)] = [:]
         var first: (kind: CoreDataIDIdentity.Kind, pk: Int64, stored: DatabaseValue)?

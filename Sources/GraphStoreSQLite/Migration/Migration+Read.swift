@@ -35,6 +35,19 @@ extension Migration {
         from url: URL, kind: StoreKind? = nil, model: CoreDataModelDescription? = nil,
         progress: (@Sendable (MigrationProgress) -> Void)? = nil
     ) throws -> ReadStore {
+        try readStore(from: url, kind: kind, coreDataOptions: CoreDataImportOptions(model: model), progress: progress)
+    }
+
+    /// Reads the store at `url`, whatever its kind, as ``readStore(from:kind:model:progress:)``
+    /// does, with `coreDataOptions` for a Core Data or SwiftData store: its
+    /// ``CoreDataImportOptions/model``, and the names, ids and conversions it sets.
+    ///
+    /// - Throws: As ``readStore(from:kind:model:progress:)``. Nothing is written.
+    /// - Complexity: O(size of the store).
+    public static func readStore(
+        from url: URL, kind: StoreKind? = nil, coreDataOptions: CoreDataImportOptions,
+        progress: (@Sendable (MigrationProgress) -> Void)? = nil
+    ) throws -> ReadStore {
         let kind = try kind ?? StoreKind.detect(at: url)
         switch kind {
         case .snapshot:
@@ -42,7 +55,7 @@ extension Migration {
         case .graphStoreSQLite:
             return ReadStore(snapshot: try readSQLite(from: url, progress: progress), kind: kind, notes: [])
         case .coreData, .swiftData:
-            let (snapshot, report) = try CoreDataImporter.snapshot(from: url, options: CoreDataImportOptions(model: model), progress: progress)
+            let (snapshot, report) = try CoreDataImporter.snapshot(from: url, options: coreDataOptions, progress: progress)
             var notes = report.skippedTables.map { "skipped table \($0)" } + report.skippedEntities.map { "skipped entity \($0)" } + report.warnings
             if report.model?.origin == .modelCache {
                 notes.append("names and types from the store's own model cache (Z_MODELCACHE)")
