@@ -53,26 +53,31 @@ struct Migrate: AsyncParsableCommand {
 
     /// `--id-column` and `--attribute-name` as Core Data import options, with `model`.
     func importOptions(model: CoreDataModelDescription?) throws -> CoreDataImportOptions {
-        /// `ENTITY<separator>REST`, both parts non-empty.
-        func split(_ text: Substring, at separator: Character, _ flag: String, _ form: String) throws -> (String, Substring) {
+        /// `text` cut at its first `separator`, both parts non-empty, or an error quoting `whole`.
+        func split(_ text: Substring, at separator: Character, of whole: String, _ flag: String, _ form: String) throws -> (Substring, Substring) {
             let parts = text.split(separator: separator, maxSplits: 1, omittingEmptySubsequences: false)
             guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
-                throw ValidationError("\(flag) takes \(form), not \(text)")
+                throw ValidationError("\(flag) takes \(form), not \(whole)")
             }
-            return (String(parts[0]), parts[1])
+            return (parts[0], parts[1])
         }
+        // Names match in any case, so two entries that differ only in case are one named twice.
+        var seen = Set<String>()
         var ids: [String: String] = [:]
         for pair in idColumns {
-            let (entity, column) = try split(pair[...], at: "=", "--id-column", "ENTITY=COLUMN (for example Person=Z_PK)")
-            guard ids.updateValue(String(column), forKey: entity) == nil else { throw ValidationError("--id-column names \(entity) twice") }
+            let (entity, column) = try split(pair[...], at: "=", of: pair, "--id-column", "ENTITY=COLUMN (for example Person=Z_PK)")
+            guard seen.insert("id/" + entity.uppercased()).inserted else { throw ValidationError("--id-column names \(entity) twice") }
+            ids[String(entity)] = String(column)
         }
         var names: [String: [String: String]] = [:]
         for pair in attributeNames {
-            let (field, name) = try split(pair[...], at: "=", "--attribute-name", "ENTITY.COLUMN=NAME (for example Person.ZID=importedID)")
-            let (entity, column) = try split(field[...], at: ".", "--attribute-name", "ENTITY.COLUMN=NAME (for example Person.ZID=importedID)")
-            guard names[entity, default: [:]].updateValue(String(name), forKey: String(column)) == nil else {
+            let form = "ENTITY.COLUMN=NAME (for example Person.ZID=importedID)"
+            let (field, name) = try split(pair[...], at: "=", of: pair, "--attribute-name", form)
+            let (entity, column) = try split(field, at: ".", of: pair, "--attribute-name", form)
+            guard seen.insert("name/" + entity.uppercased() + "." + column.uppercased()).inserted else {
                 throw ValidationError("--attribute-name names \(entity).\(column) twice")
             }
+            names[String(entity), default: [:]][String(column)] = String(name)
         }
         return CoreDataImportOptions(attributeNames: names, idColumns: ids, model: model)
     }

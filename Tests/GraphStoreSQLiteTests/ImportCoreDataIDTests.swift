@@ -212,4 +212,28 @@ private typealias Kit = ImportTestKit
         guard case .codingFailed(url.path, "Folder", _, let reason) = error else { throw ImportCoreDataTests.Unexpected(error) }
         #expect(reason.contains("Z_PK 3 of ZITEM holds TEXT 'Inbox' in ZFOLDER") && reason.contains("notes"), "\(reason)")
     }
+
+    /// With a model, attributeNames renames the model's fields (the way out of repeated ids):
+    /// a name that takes an ordered to-many relationship's (`Folder.name` → `notes`) would have
+    /// its values overwritten by the relationship's array, every folder's name lost; it is
+    /// refused, naming both. A rename that collides with nothing applies.
+    @Test func aRenameOntoAnOrderedRelationshipIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let model = try CoreDataModelDescription.read(from: try CoreDataModelTestKit.writeModel(in: directory.url))
+        let url = try CoreDataModelTestKit.writeStore(in: directory.url)
+        let error = try Kit.expectRefused(url) {
+            _ = try CoreDataImporter.snapshot(from: url, options: CoreDataImportOptions(attributeNames: ["Folder": ["ZNAME": "notes"]], model: model))
+        }
+        guard case .codingFailed(_, "Folder", _, let reason) = error else { throw ImportCoreDataTests.Unexpected(error) }
+        #expect(reason.contains("ZNAME and the ordered relationship notes would both be the field notes"), "\(reason)")
+
+        let (snapshot, report) = try CoreDataImporter.snapshot(from: url, options: CoreDataImportOptions(attributeNames: ["Folder": ["ZNAME": "title"]], model: model))
+        let folders = try #require(snapshot.entities.first { $0.name == "Folder" }?.objects)
+        for folder in folders {
+            guard case .object(let fields) = folder else { continue }
+            #expect(fields["title"] != nil && fields["name"] == nil && fields["notes"] != nil, "\(fields)")
+        }
+        #expect(!report.warnings.contains { $0.contains("attributeNames") }, "\(report.warnings)")
+    }
 }

@@ -196,10 +196,18 @@ import Testing
         #expect(people.map { $0["importedID"] } == [.string(People.uuid.uuidString), .string(People.uuid.uuidString)])
 
         let other = directory.file("other.json").path
-        for bad in [["--id-column", "Person"], ["--id-column", "=Z_PK"], ["--id-column", "Person=Z_PK", "--id-column", "Person=ZID"],
-                    ["--attribute-name", "Person=x"], ["--attribute-name", "Person.ZID="], ["--attribute-name", ".ZID=x"]] {
-            let result = try await runProduct("graphstore", ["migrate", store.path, other] + bad)
-            #expect(result.status != 0 && result.standardError.contains(bad[0]), "\(bad): \(result.standardError)")
+        let malformed: [(flags: [String], message: String)] = [
+            (["--id-column", "Person"], "--id-column takes ENTITY=COLUMN (for example Person=Z_PK), not Person"),
+            (["--id-column", "=Z_PK"], "--id-column takes ENTITY=COLUMN (for example Person=Z_PK), not =Z_PK"),
+            (["--id-column", "Person=Z_PK", "--id-column", "person=ZID"], "--id-column names person twice"),
+            (["--attribute-name", "Person=x"], "--attribute-name takes ENTITY.COLUMN=NAME (for example Person.ZID=importedID), not Person=x"),
+            (["--attribute-name", "Person.ZID="], "not Person.ZID="),
+            (["--attribute-name", ".ZID=x"], "not .ZID=x"),
+            (["--attribute-name", "Person.ZID=a", "--attribute-name", "Person.zid=b"], "--attribute-name names Person.zid twice"),
+        ]
+        for (flags, message) in malformed {
+            let result = try await runProduct("graphstore", ["migrate", store.path, other] + flags)
+            #expect(result.status != 0 && result.standardError.contains(message), "\(flags): \(result.standardError)")
         }
         #expect(!FileManager.default.fileExists(atPath: other))
     }

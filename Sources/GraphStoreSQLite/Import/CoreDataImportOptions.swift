@@ -62,12 +62,13 @@ public struct CoreDataImportOptions: Sendable {
     /// fields and relationships are named as the model spells them, values take the model's
     /// types (Booleans, dates, UUIDs), a NULL in a non-optional attribute takes its default,
     /// ordered to-many relationships become arrays in their order, and a store that does not
-    /// match the model is refused. Then ``entityNames`` and ``idColumns`` still apply; the
-    /// per-column options do not. Default `nil`: the store's model cache, if it has one.
+    /// match the model is refused. Then ``entityNames``, ``idColumns`` and ``attributeNames``
+    /// still apply; the other per-column options do not. Default `nil`: the store's model
+    /// cache, if it has one.
     public var model: CoreDataModelDescription?
     /// Whether, without ``model``, the store's own model cache (`Z_MODELCACHE`, which Core Data
     /// keeps in every store it writes) serves as the model. Default `true`; set it to `false`
-    /// to name the columns yourself with the per-column options.
+    /// to read the columns yourself with the per-column options.
     public var usesModelCache: Bool
 
     /// Options with the documented defaults: the model cache as the model, no renaming and no

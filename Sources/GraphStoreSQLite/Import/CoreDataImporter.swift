@@ -32,8 +32,9 @@ import GraphStore
 /// relationship on the side that holds the reference); attributes that allow external storage
 /// are read from the store's support folder (`.<name>_SUPPORT/_EXTERNAL_DATA`) when it is
 /// beside the store. A store that does not match the model (an entity or a column missing) is
-/// refused, naming the entity and the field. ``CoreDataImportOptions/entityNames`` and
-/// ``CoreDataImportOptions/idColumns`` still apply; the per-column options do not.
+/// refused, naming the entity and the field. ``CoreDataImportOptions/entityNames``,
+/// ``CoreDataImportOptions/idColumns`` and ``CoreDataImportOptions/attributeNames`` (which
+/// renames the model's fields) still apply; the other per-column options do not.
 ///
 /// **Without a model** (no option and no cache), fields are found from the schema and the
 /// values:

@@ -165,6 +165,7 @@ struct CoreDataPlanner {
     private func checkNames(_ plan: CoreDataEntityPlan) throws {
         var sources = ["id": plan.idColumn.map { plan.table.columns[$0].name } ?? "Z_PK"]
         let named = plan.fields.map { ($0.name, plan.table.columns[$0.column].name) } + plan.toMany.map { ($0.name, $0.join.name) }
+            + plan.orderedToMany.map { ($0.name, "the ordered relationship " + $0.name) }
         for (name, source) in named {
             guard let other = sources.updateValue(source, forKey: name) else { continue }
             let reason = name == "id"

@@ -230,7 +230,9 @@ struct CoreDataReader {
         let column = plan.idColumn.map { table.columns[$0].name } ?? table.columns[table.primaryKey].name
         // The way out: another column, or `Z_PK`, as the ids; a column that would otherwise
         // be the field `id` then needs a field name of its own, or it would collide with them.
-        let name = plan.entity.name
+        // The table's root entity: an entry for it applies to every entity sharing the table,
+        // so that one table's ids stay of one kind (a sub-entity's alone would mix them).
+        let name = plan.entity.lineage.last.flatMap { model.entities[$0]?.name } ?? plan.entity.name
         let keptAsField = plan.fields.contains { $0.column == plan.idColumn }
         let advice = keptAsField
             ? "choose another column, or Z_PK, in idColumns ([\"\(name)\": \"Z_PK\"]; graphstore migrate: --id-column \(name)=Z_PK)"
