@@ -37,7 +37,8 @@ package enum FileReader {
         // A pipe, device or socket is refused before it is opened: opening a device can act
         // (a tape rewinds, a terminal becomes the process's controlling one). The descriptor's
         // own status is checked again below, for a file swapped in meanwhile.
-        if case .success(let status) = FileStatus.of(path: path), !status.isDirectory, let irregularity = status.irregularity {
+        let status = try? FileStatus.of(path: path).get()
+        if let status, !status.isDirectory, let irregularity = status.irregularity {
             throw .io(operation: "read", path: path, errno: EINVAL, message: irregularity)
         }
         let descriptor: Int32
@@ -46,7 +47,7 @@ package enum FileReader {
                 // Without blocking: opening a named pipe for reading waits for a writer.
                 do throws(SystemCallError) {
                     return try fileSystem.open(path, flags: O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, permissions: 0)
-                } catch where error.code == EWOULDBLOCK && (try? FileStatus.of(path: path).get())?.isRegular == true {
+                } catch where error.code == EWOULDBLOCK && status?.isRegular == true {
                     // A regular file under a lease another process holds (a file server's):
                     // wait for it, as an open without the flag does.
                     return try fileSystem.open(path, flags: O_RDONLY | O_CLOEXEC | O_NOCTTY, permissions: 0)

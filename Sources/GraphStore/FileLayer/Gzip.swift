@@ -8,8 +8,9 @@ import Foundation
 ///
 /// `compress` writes one standard gzip member that `gzip -d`, `zcat` and
 /// Python's `gzip` module read (one compressed in parts lists its runs in the
-/// header's extra field, which they skip: ``GzipRunTable``). `decompress` accepts exactly **one** member:
-/// any byte after its trailer, including a second concatenated member, is
+/// header's extra field, which they skip: ``GzipRunTable``). `decompress`
+/// accepts exactly **one** member: any byte after its trailer, including a
+/// second concatenated member, is
 /// rejected with ``FileLayerError/trailingGarbage(offset:)`` (GNU gzip would
 /// also decode further members; snapshot files never contain them, so extra
 /// bytes are treated as damage).
@@ -135,8 +136,8 @@ enum Gzip {
 
     /// `runs`, the plain ones deflated on as many threads, as one gzip member: the header zlib
     /// writes (MTIME 0, Unix) with a ``GzipRunTable`` of the runs in its extra field, the runs'
-    /// raw deflate data, and a trailer with the combined CRC-32 and the length modulo 2^32. A member whose last run is deflated already ends in
-    /// an empty final block.
+    /// raw deflate data, and a trailer with the combined CRC-32 and the length modulo 2^32. A
+    /// member whose last run is deflated already ends in an empty final block.
     private static func compressInRuns(_ given: [GzipSegment], level: Int32) throws(FileLayerError) -> Data {
         // A last run deflated already ends in a sync flush: an empty run ends the stream.
         let runs: [GzipSegment]
@@ -160,9 +161,8 @@ enum Gzip {
             }
         }.map { result throws(FileLayerError) in try result.get() }
         // The header as zlib writes it (MTIME 0, Unix), with the table of the runs in its
-        // extra field, so that a reader can inflate them on several threads.
-        // (Runs too small to be worth a thread each are joined in one entry: a table of one
-        // entry is left out.)
+        // extra field, so that a reader can inflate them on several threads (runs too small to
+        // be worth a thread each are joined in one entry; a table of one entry is left out).
         let table = GzipRunTable(runs: compressed.map { GzipRunTable.Entry(compressed: $0.body.count, uncompressed: $0.length) })
         let listed = table.entries.count > 1
         let header: [UInt8] = [
@@ -210,6 +210,8 @@ enum Gzip {
     /// - Parameters:
     ///   - data: The complete compressed file.
     ///   - maxOutputBytes: The largest acceptable decompressed size.
+    ///   - inParts: `false` inflates in one pass whatever the header lists, as a reader that
+    ///     does not know the table does (the tests compare the two).
     /// - Precondition: `maxOutputBytes >= 0`.
     /// - Throws: A ``FileLayerError``: `.badMagic`, `.unsupportedMethod`,
     ///   `.reservedFlags`, `.headerCRCMismatch`, `.truncated` (input ends in
@@ -220,9 +222,6 @@ enum Gzip {
     ///   (on up to `Processors.active` threads for a member with a table of its
     ///   runs, and twice over for a damaged one); at most `maxOutputBytes + 1`
     ///   bytes of output memory.
-    ///
-    /// `inParts: false` inflates in one pass whatever the header lists, as a reader that
-    /// does not know the table does (the tests compare the two).
     static func decompress(_ data: Data, maxOutputBytes: Int, inParts: Bool = true) throws(FileLayerError) -> Data {
         precondition(maxOutputBytes >= 0, "maxOutputBytes must not be negative")
         return try data.withUnsafeBytesTyped { (input) throws(FileLayerError) in

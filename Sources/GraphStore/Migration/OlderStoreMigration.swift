@@ -13,7 +13,8 @@ import Darwin
 /// The store's objects, read as generic values in the JSON snapshot conventions, take in the
 /// journal a crash left beside the store (in the same older model), go through the chain of
 /// migrations, and are decoded with the app's types and checked as a graph. Nothing is written:
-/// the caller keeps the old files with ``keepCopies(_:of:)`` and then replaces its store.
+/// the caller keeps the old files with ``keepCopies(_:of:version:companions:)`` and then
+/// replaces its store.
 package enum OlderStoreMigration {
     /// The migrated graph and what the caller needs to write it.
     package struct Migrated: Sendable {
@@ -64,13 +65,13 @@ package enum OlderStoreMigration {
     /// store's own file, with its bytes; no other companion present) is not taken: it is the
     /// copy a migration killed before it wrote the migrated store kept, and keeping it again
     /// under the next name would pile up identical copies of the store, one per killed attempt.
-    /// ``keepCopies(_:of:)`` leaves such files as they are.
+    /// `keptAlready` then says so.
     ///
     /// - Complexity: one `stat` per candidate name and companion, and a read of the files of a
     ///   taken name whose sizes match the ones to keep.
     package static func backupURL(
         for url: URL, version: Int, companions: [String] = [".journal"], keeping files: [(suffix: String, data: Data)] = []
-    ) -> URL {
+    ) -> (url: URL, keptAlready: Bool) {
         let stem = url.path + ".v\(version)"
         var candidate = stem
         var attempt = 1
@@ -85,11 +86,12 @@ package enum OlderStoreMigration {
                 return isCopy(atPath: path + suffix, of: file.data)
             }
         }
-        while isTaken(candidate) && !holdsTheFiles(candidate) {
+        while isTaken(candidate) {
+            if holdsTheFiles(candidate) { return (URL(fileURLWithPath: candidate), true) }
             attempt += 1
             candidate = stem + "-\(attempt)"
         }
-        return URL(fileURLWithPath: candidate)
+        return (URL(fileURLWithPath: candidate), false)
     }
 
     /// Whether the regular file at `path` holds exactly `data`.
@@ -104,7 +106,7 @@ package enum OlderStoreMigration {
     /// Whether `entry` is the temporary file that keeping a copy of the store named
     /// `storeName` leaves when the process is killed while writing it:
     /// `.<store>.v<version>[-<n>][.journal | -wal].tmp-<pid>-<hex>` (see
-    /// ``backupURL(for:version:companions:)`` and ``keepCopies(_:of:)``), written by a process
+    /// ``backupURL(for:version:companions:keeping:)`` and ``keepCopies(_:of:version:companions:)``), written by a process
     /// that no longer runs. The copies themselves, once renamed into place, never match; nor
     /// does a temporary file of a live process, which could be another store's own write (a
     /// store named `<store>.v2` beside this one writes `.<store>.v2.tmp-<pid>-<hex>`).
@@ -125,7 +127,7 @@ package enum OlderStoreMigration {
     }
 
     /// The model version and the attempt that the part of a kept copy's name after `<file>.v`
-    /// gives (``backupURL(for:version:companions:)``): `<version>`, the first attempt, or
+    /// gives (``backupURL(for:version:companions:keeping:)``): `<version>`, the first attempt, or
     /// `<version>-<attempt>`, in decimal digits; `nil` for anything else.
     ///
     /// - Complexity: O(length of `name`).
@@ -136,28 +138,33 @@ package enum OlderStoreMigration {
         return (version, attempt)
     }
 
-    /// Writes each file durably (temporary file, fsync, rename, fsync of the directory), in
-    /// order, with the owner and permission bits of the store file at `store` (the copies hold
-    /// its data), except a file that holds its bytes already. When one fails, the ones already
-    /// written are removed.
+    /// Keeps the old store's `files` (each suffix, `""` for the store's own file, with its
+    /// bytes) under the name ``backupURL(for:version:companions:keeping:)`` picks for the store
+    /// at `store`: each written durably (temporary file, fsync, rename, fsync of the directory),
+    /// in order, with the owner and permission bits of the store file (the copies hold its
+    /// data). When one fails, the ones already written are removed. A name that holds these
+    /// files already (kept by a migration killed before it wrote the migrated store) is left as
+    /// it is, and nothing is written.
     ///
-    /// - Returns: the files written (not the ones found kept already).
+    /// - Returns: the files written (none when they were kept already), for the caller to
+    ///   remove if its own write fails.
     /// - Throws: ``GraphStoreError/fileOperationFailed(path:operation:reason:)`` naming the file.
     /// - Complexity: O(bytes), plus two device flushes per file.
     @discardableResult
-    package static func keepCopies(_ files: [(data: Data, url: URL)], of store: String) throws -> [URL] {
+    package static func keepCopies(
+        _ files: [(suffix: String, data: Data)], of store: URL, version: Int, companions: [String] = [".journal"]
+    ) throws -> [URL] {
+        let backup = backupURL(for: store, version: version, companions: companions, keeping: files)
+        if backup.keptAlready { return [] }
         var written: [URL] = []
         for file in files {
-            // Kept already, by a migration killed before it wrote the migrated store (see
-            // ``backupURL(for:version:companions:keeping:)``): left as it is, and not removed
-            // if this migration fails.
-            if isCopy(atPath: file.url.path, of: file.data) { continue }
+            let url = URL(fileURLWithPath: backup.url.path + file.suffix)
             do {
-                try AtomicFile.write(file.data, to: file.url, companion: store)
-                written.append(file.url)
+                try AtomicFile.write(file.data, to: url, companion: store.path)
+                written.append(url)
             } catch {
                 for url in written { try? FileManager.default.removeItem(at: url) }
-                throw GraphStoreError(error, path: file.url.path)
+                throw GraphStoreError(error, path: url.path)
             }
         }
         return written

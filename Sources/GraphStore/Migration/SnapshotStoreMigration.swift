@@ -67,12 +67,9 @@ enum SnapshotStoreMigration {
         } catch {
             throw GraphStoreError(error, path: url.path)
         }
-        let journalSuffix = JournalReplay.path(forStoreAt: "")
-        let backup = OlderStoreMigration.backupURL(
-            for: url, version: oldVersion, keeping: [("", raw)] + (journal.map { [(journalSuffix, $0.bytes)] } ?? []))
-        var old: [(data: Data, url: URL)] = [(raw, backup)]
-        if let journal { old.append((journal.bytes, URL(fileURLWithPath: JournalReplay.path(forStoreAt: backup.path)))) }
-        let written = try OlderStoreMigration.keepCopies(old, of: url.path)
+        var old: [(suffix: String, data: Data)] = [("", raw)]
+        if let journal { old.append((JournalReplay.path(forStoreAt: ""), journal.bytes)) }
+        let written = try OlderStoreMigration.keepCopies(old, of: url, version: oldVersion)
         do {
             try AtomicFile.write(bytes, to: url)
         } catch {

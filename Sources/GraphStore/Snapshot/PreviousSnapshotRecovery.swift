@@ -28,8 +28,8 @@ struct PreviousSnapshotRecovery {
     /// - Throws: `damage` when there is no previous snapshot, or it cannot be read (a damaged
     ///   file's, saying so);
     ///   ``GraphStoreError/damagedFile(path:offset:reason:)`` naming the store's file and the
-    ///   previous snapshot when that is in an older or newer model version than the app's (or one it does not know), and
-    ///   naming the journal too when the journal does not continue the previous snapshot (it
+    ///   previous snapshot when that is in an older or newer model version than the app's (or
+    ///   one it does not know), and naming the journal too when the journal does not continue the previous snapshot (it
     ///   starts after it, or belongs to another store), so that its saves could not be replayed
     ///   onto it; the reading errors of
     ///   ``JournalReplay/discontinuity(ofJournalAt:storedNumber:storedLineage:storePath:)``.
@@ -148,7 +148,7 @@ struct PreviousSnapshotRecovery {
 
     /// Why a previous snapshot in model version `stored`, older than the app's `app`, is not
     /// opened, and the way out: the copies a migration kept of the store (`<file>.v<n>`, see
-    /// ``OlderStoreMigration/backupURL(for:version:companions:)``), and the journal beside the
+    /// ``OlderStoreMigration/backupURL(for:version:companions:keeping:)``), and the journal beside the
     /// store, whose records are in the app's model version.
     ///
     /// - Complexity: one listing of the store's directory.

@@ -114,8 +114,6 @@ enum SQLiteStoreMigration {
             if !log.isEmpty { kept.append(("-wal", log)) }
         }
         if let journal { kept.append((JournalReplay.path(forStoreAt: ""), journal.bytes)) }
-        let backup = OlderStoreMigration.backupURL(
-            for: URL(fileURLWithPath: path), version: version, companions: [".journal", "-wal", "-shm"], keeping: kept)
-        return try OlderStoreMigration.keepCopies(kept.map { ($0.data, URL(fileURLWithPath: backup.path + $0.suffix)) }, of: path)
+        return try OlderStoreMigration.keepCopies(kept, of: URL(fileURLWithPath: path), version: version, companions: [".journal", "-wal", "-shm"])
     }
 }
