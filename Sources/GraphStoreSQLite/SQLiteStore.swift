@@ -70,7 +70,7 @@ extension StoreConfiguration {
     /// container, including a top-level `id` (synthesized `Codable` does). A column takes the
     /// kind of its first value; a field whose values encode as different kinds (an enum with an
     /// `Int` case and a `String` case) turns it into a JSON column, writing the entity's table
-    /// again once. A field whose type changed kind (`Int` to `Double`) while its column holds
+    /// again once (with the indexes and triggers other programs made on it). A field whose type changed kind (`Int` to `Double`) while its column holds
     /// values is refused when the store opens. An object that cannot be stored at all fails its
     /// write with ``GraphStoreError/codingFailed(path:entity:id:reason:)``, and later saves
     /// throw that error.

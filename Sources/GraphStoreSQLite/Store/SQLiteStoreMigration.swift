@@ -15,6 +15,9 @@ import Logging
 ///    earlier migration took;
 /// 2. every entity table is dropped and written again in the new model's layout, and the
 ///    metadata records the new model version and the store version the journal reached;
+///    indexes and triggers other programs made on the tables are made again after the rows,
+///    each that still fits (a renamed or removed table or column leaves one out, with a
+///    warning in the log naming it; the kept copy has it);
 /// 3. the transaction commits. Should anything fail before that, it rolls back and the copies
 ///    are removed: the store is left as it was.
 ///
@@ -75,12 +78,19 @@ enum SQLiteStoreMigration {
 
         // Everything is checked: keep the old files, then rewrite the tables.
         let copies = try keepOldFiles(path: path, version: stored, journal: migrated.journal)
+        var notMadeAgain: [(item: TableCompanions.Item, reason: String)] = []
         do {
+            // Other programs' indexes and triggers go with the tables: made again after the
+            // rows, those that still fit the new tables.
+            let companions = try contents.tables.map { try TableCompanions.read(of: $0.name, in: db) }
             for table in contents.tables {
                 try db.execute(sql: "DROP TABLE \(table.name.quotedDatabaseIdentifier)")
             }
             try db.execute(sql: "DELETE FROM \(SQLiteFormatV1.columnsTable)")
             try plan.execute(in: db)
+            for table in companions {
+                notMadeAgain += try table.makeAgainWhatFits(in: db)
+            }
             if migrated.lineage != metadata.lineage {
                 try SQLiteFormatV1.setMetadata(.lineage, to: migrated.lineage.uuidString, in: db)
             }
@@ -91,6 +101,11 @@ enum SQLiteStoreMigration {
         Logger(label: "GraphStoreSQLite.SQLiteStoreMigration").notice("Migrating the store to the app's model version", metadata: [
             "path": "\(path)", "from": "\(stored)", "to": "\(target)", "keptAs": "\(copies.first?.path ?? "")",
         ])
+        for (item, reason) in notMadeAgain {
+            Logger(label: "GraphStoreSQLite.SQLiteStoreMigration").warning("An index or trigger of another program does not fit the migrated tables", metadata: [
+                "path": "\(path)", "type": "\(item.type)", "name": "\(item.name)", "reason": "\(reason)", "keptIn": "\(copies.first?.path ?? "")",
+            ])
+        }
         let outcome = Outcome(from: stored, keptCopies: copies, replacesJournal: migrated.journal != nil)
         return SQLiteStoreReader.Stored(version: migrated.version, layout: layout, lineage: migrated.lineage, isNew: false, migration: outcome)
     }

@@ -42,6 +42,8 @@ struct SQLiteWritePlan {
     private(set) var byteCount = 0
     /// The number of rows upserted or deleted.
     private(set) var rowCount = 0
+    /// The store's file, for errors.
+    private let path: String
 
     /// Encodes the objects `changes` touched, as they are in `version`, against `layout`;
     /// `written` is the version the database holds now (its rows' ids are spelled as its
@@ -91,7 +93,7 @@ struct SQLiteWritePlan {
         version: GraphVersion, keys changedKeys: [(Int, [ObjectKey])], written: GraphVersion?, schema: Schema, layout: StoreLayout,
         modelVersion: String, path: String
     ) throws -> (SQLiteWritePlan, StoreLayout) {
-        var plan = SQLiteWritePlan(storeVersion: version.number, modelVersion: layout.modelVersion == modelVersion ? nil : modelVersion)
+        var plan = SQLiteWritePlan(storeVersion: version.number, modelVersion: layout.modelVersion == modelVersion ? nil : modelVersion, path: path)
         var newLayout = layout
         newLayout.modelVersion = modelVersion
         let json = SQLiteJSON.makeEncoder()
@@ -174,11 +176,17 @@ struct SQLiteWritePlan {
 
     /// Runs the plan in `db`, inside the caller's transaction.
     ///
-    /// - Throws: SQLite's errors.
+    /// A table written again keeps the indexes and triggers other programs made on it: they are
+    /// made again after its rows (so a trigger does not fire for rows that only moved).
+    ///
+    /// - Throws: SQLite's errors; ``GraphStoreError/fileOperationFailed(path:operation:reason:)``
+    ///   naming an index or trigger that cannot be made again on a table written again.
     func execute(in db: Database) throws {
         for write in writes {
             let table = write.table
+            var companions: TableCompanions?
             if write.replacesTable {
+                companions = try TableCompanions.read(of: table.name, in: db)
                 try db.execute(sql: table.dropSQL)
                 try SQLiteFormatV1.forgetColumns(of: table.name, in: db)
             }
@@ -207,6 +215,7 @@ struct SQLiteWritePlan {
                     try statement.execute(arguments: [id])
                 }
             }
+            try companions?.makeAgain(in: db, path: path)
         }
         try SQLiteFormatV1.setMetadata(.storeVersion, to: Int64(truncatingIfNeeded: storeVersion), in: db)
         if let modelVersion {
@@ -219,9 +228,10 @@ struct SQLiteWritePlan {
 
     // MARK: - Private
 
-    private init(storeVersion: UInt64, modelVersion: String?) {
+    private init(storeVersion: UInt64, modelVersion: String?, path: String) {
         self.storeVersion = storeVersion
         self.modelVersion = modelVersion
+        self.path = path
     }
 
     /// The ids every change touched, per entity index (in schema order), each once, in the

@@ -1,0 +1,89 @@
+import Foundation
+import GRDB
+import GraphStore
+import GraphStoreSQLite
+import GraphStoreTestSupport
+import Testing
+
+/// Indexes and triggers another program made on an entity table survive the store writing the
+/// table again: a field that came to encode as two kinds (its column turns to JSON), and a
+/// migration to a new model version. Before, `DROP TABLE` took them with it, without a word.
+@Suite struct SQLiteTableCompanionTests {
+    typealias Setting = SQLiteColumnKindTests.Setting
+
+    /// The indexes and triggers on `table` (by name, with their SQL), as `sqlite_master` lists them.
+    static func companions(of table: String, in url: URL) throws -> [String: String] {
+        let queue = try DatabaseQueue(path: url.path)
+        defer { try? queue.close() }
+        return try queue.read { db in
+            Dictionary(uniqueKeysWithValues: try Row.fetchAll(
+                db, sql: "SELECT name, sql FROM sqlite_master WHERE type IN ('index', 'trigger') AND sql IS NOT NULL AND tbl_name = ?",
+                arguments: [table]).map { (row: Row) -> (String, String) in (row[0], row[1]) })
+        }
+    }
+
+    static func execute(_ statements: [String], in url: URL) throws {
+        let queue = try DatabaseQueue(path: url.path)
+        defer { try? queue.close() }
+        try queue.write { db in
+            for sql in statements { try db.execute(sql: sql) }
+        }
+    }
+
+    @Test func aTableWrittenAgainForAFieldOfTwoKindsKeepsOtherProgramsIndexesAndTriggers() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.sqlite")
+        let first = try SQLiteTestKit.open(url, model: [Setting.self])
+        first.mainContext.insert(Setting(id: 1, name: "volume", value: .number(3)))
+        try first.mainContext.save()
+        try await first.close()
+        // A reporting tool's index, and a trigger that refuses an empty name in any later write.
+        let made = [
+            "CREATE INDEX report_setting_name ON Setting (name)",
+            "CREATE TRIGGER report_no_empty_name BEFORE INSERT ON Setting WHEN new.name = '' BEGIN SELECT RAISE(ABORT, 'empty name'); END",
+        ]
+        try Self.execute(made, in: url)
+        let before = try Self.companions(of: "Setting", in: url)
+        #expect(before.count == 2)
+
+        let container = try SQLiteTestKit.open(url, model: [Setting.self])
+        container.mainContext.insert(Setting(id: 2, name: "theme", value: .text("dark")))
+        try container.mainContext.save()
+        try await container.close()
+
+        #expect(try SQLiteColumnKindTests.kinds(of: "Setting", in: url)["value"] == "json")
+        #expect(try Self.companions(of: "Setting", in: url) == before)
+        // The trigger works on the table written again.
+        #expect(throws: DatabaseError.self) {
+            try Self.execute(["INSERT INTO Setting (id, name, value) VALUES (9, '', '1')"], in: url)
+        }
+        let reopened = try SQLiteTestKit.open(url, model: [Setting.self])
+        #expect(try SQLiteTestKit.fetchAll(Setting.self, from: reopened) { $0.id }.map(\.name) == ["volume", "theme"])
+        try await reopened.close()
+    }
+
+    /// A migration writes every table again: an index or trigger on a table and columns the new
+    /// model keeps is made again; one on a renamed table is left out (the copy of the old file
+    /// keeps it), and the migration still succeeds.
+    @Test func aMigrationMakesAgainWhatStillFits() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = try SQLiteMigrationTestKit.copyFixture(to: directory)
+        try Self.execute([
+            "CREATE INDEX report_tag_name ON Tag (name)",
+            "CREATE TRIGGER report_tag_delete BEFORE DELETE ON Tag BEGIN SELECT 1; END",
+            "CREATE INDEX report_memo_text ON Memo (text)",
+        ], in: url)
+        let tagCompanions = try Self.companions(of: "Tag", in: url)
+
+        let container = try SQLiteMigrationTestKit.open(url)
+        #expect(try SQLiteMigrationTestKit.notes(container).count == 4)
+        try await container.close()
+
+        #expect(try Self.companions(of: "Tag", in: url) == tagCompanions)
+        #expect(try Self.companions(of: "Note", in: url).isEmpty)
+        #expect(try Self.companions(of: "Memo", in: url).isEmpty)
+        #expect(try Self.companions(of: "Memo", in: directory.file("store.sqlite.v1")).keys.sorted() == ["report_memo_text"])
+    }
+}
