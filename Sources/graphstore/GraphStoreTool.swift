@@ -128,3 +128,56 @@ func otherNamesWarning(for url: URL) -> String? {
         + "an app that opened the store under another name keeps its journal beside that name, and saves still only in that journal "
         + "are not seen here; read the store under the name the app opens, or open and close it with the app first"
 }
+
+/// `--id-column` and `--attribute-name`: how to read a Core Data or SwiftData store's ids and
+/// names, shared by `migrate` and `generate` so that the types `generate` prints open the
+/// snapshot `migrate` writes with the same flags.
+struct CoreDataImportFlags: ParsableArguments {
+    @Option(
+        name: .customLong("id-column"),
+        help: ArgumentHelp(
+            "For a Core Data or SwiftData store: the column whose values become ENTITY's ids, or Z_PK (repeatable; CoreDataImportOptions.idColumns).",
+            valueName: "ENTITY=COLUMN"))
+    var idColumns: [String] = []
+    @Option(
+        name: .customLong("attribute-name"),
+        help: ArgumentHelp(
+            "For a Core Data or SwiftData store: the field name of ENTITY's column COLUMN (repeatable; CoreDataImportOptions.attributeNames).",
+            valueName: "ENTITY.COLUMN=NAME"))
+    var attributeNames: [String] = []
+
+    /// `--id-column` and `--attribute-name` as Core Data import options, with `model`.
+    func importOptions(model: CoreDataModelDescription?) throws -> CoreDataImportOptions {
+        /// `text` cut at its first `separator`, both parts non-empty, or an error quoting `whole`.
+        func split(_ text: Substring, at separator: Character, of whole: String, _ flag: String, _ form: String) throws -> (Substring, Substring) {
+            let parts = text.split(separator: separator, maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
+                throw ValidationError("\(flag) takes \(form), not \(whole)")
+            }
+            return (parts[0], parts[1])
+        }
+        // Names match in any case, so two entries that differ only in case are one named twice.
+        var seen = Set<String>()
+        var ids: [String: String] = [:]
+        for pair in idColumns {
+            let (entity, column) = try split(pair[...], at: "=", of: pair, "--id-column", "ENTITY=COLUMN (for example Person=Z_PK)")
+            guard seen.insert("id/" + entity.uppercased()).inserted else { throw ValidationError("--id-column names \(entity) twice") }
+            ids[String(entity)] = String(column)
+        }
+        var names: [String: [String: String]] = [:]
+        for pair in attributeNames {
+            let form = "ENTITY.COLUMN=NAME (for example Person.ZID=importedID)"
+            let (field, name) = try split(pair[...], at: "=", of: pair, "--attribute-name", form)
+            let (entity, column) = try split(field, at: ".", of: pair, "--attribute-name", form)
+            guard seen.insert("name/" + entity.uppercased() + "." + column.uppercased()).inserted else {
+                throw ValidationError("--attribute-name names \(entity).\(column) twice")
+            }
+            names[String(entity), default: [:]][String(column)] = String(name)
+        }
+        return CoreDataImportOptions(attributeNames: names, idColumns: ids, model: model)
+    }
+
+    func validate() throws {
+        _ = try importOptions(model: nil)
+    }
+}

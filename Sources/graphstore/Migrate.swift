@@ -32,18 +32,7 @@ struct Migrate: AsyncParsableCommand {
     @Argument(help: "The file to write.") var destination: String
     @Option(help: "What SRC is: snapshot, sqlite, coredata, swiftdata or plain-sqlite (default: from its bytes and tables).") var from: StoreKind?
     @Option(help: "The app's Core Data model (.xcdatamodeld or .xcdatamodel), for its names and types.") var model: String?
-    @Option(
-        name: .customLong("id-column"),
-        help: ArgumentHelp(
-            "For a Core Data or SwiftData store: the column whose values become ENTITY's ids, or Z_PK (repeatable; CoreDataImportOptions.idColumns).",
-            valueName: "ENTITY=COLUMN"))
-    var idColumns: [String] = []
-    @Option(
-        name: .customLong("attribute-name"),
-        help: ArgumentHelp(
-            "For a Core Data or SwiftData store: the field name of ENTITY's column COLUMN (repeatable; CoreDataImportOptions.attributeNames).",
-            valueName: "ENTITY.COLUMN=NAME"))
-    var attributeNames: [String] = []
+    @OptionGroup var coreDataFlags: CoreDataImportFlags
     @Option(help: "What DST is: snapshot or sqlite (default: from its name).") var to: DestinationKind?
     @OptionGroup var destinationOptions: DestinationOptions
 
@@ -51,39 +40,7 @@ struct Migrate: AsyncParsableCommand {
     var compression: Compression? { destinationOptions.compression }
     var force: Bool { destinationOptions.force }
 
-    /// `--id-column` and `--attribute-name` as Core Data import options, with `model`.
-    func importOptions(model: CoreDataModelDescription?) throws -> CoreDataImportOptions {
-        /// `text` cut at its first `separator`, both parts non-empty, or an error quoting `whole`.
-        func split(_ text: Substring, at separator: Character, of whole: String, _ flag: String, _ form: String) throws -> (Substring, Substring) {
-            let parts = text.split(separator: separator, maxSplits: 1, omittingEmptySubsequences: false)
-            guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
-                throw ValidationError("\(flag) takes \(form), not \(whole)")
-            }
-            return (parts[0], parts[1])
-        }
-        // Names match in any case, so two entries that differ only in case are one named twice.
-        var seen = Set<String>()
-        var ids: [String: String] = [:]
-        for pair in idColumns {
-            let (entity, column) = try split(pair[...], at: "=", of: pair, "--id-column", "ENTITY=COLUMN (for example Person=Z_PK)")
-            guard seen.insert("id/" + entity.uppercased()).inserted else { throw ValidationError("--id-column names \(entity) twice") }
-            ids[String(entity)] = String(column)
-        }
-        var names: [String: [String: String]] = [:]
-        for pair in attributeNames {
-            let form = "ENTITY.COLUMN=NAME (for example Person.ZID=importedID)"
-            let (field, name) = try split(pair[...], at: "=", of: pair, "--attribute-name", form)
-            let (entity, column) = try split(field, at: ".", of: pair, "--attribute-name", form)
-            guard seen.insert("name/" + entity.uppercased() + "." + column.uppercased()).inserted else {
-                throw ValidationError("--attribute-name names \(entity).\(column) twice")
-            }
-            names[String(entity), default: [:]][String(column)] = String(name)
-        }
-        return CoreDataImportOptions(attributeNames: names, idColumns: ids, model: model)
-    }
-
     func validate() throws {
-        _ = try importOptions(model: nil)
         if destinationKind == .sqlite, format != nil || compression != nil {
             throw ValidationError("--format and --compression apply to a snapshot destination, not to SQLite")
         }
@@ -107,7 +64,7 @@ struct Migrate: AsyncParsableCommand {
             // Read the whole source, then write the destination: each phase draws its progress.
             ProgressBar.say("reading \(source)…")
             let read = try Migration.readStore(
-                from: sourceURL, kind: from, coreDataOptions: try importOptions(model: description), progress: progress?("read"))
+                from: sourceURL, kind: from, coreDataOptions: try coreDataFlags.importOptions(model: description), progress: progress?("read"))
             let snapshot = read.snapshot
             let origin = read.kind
             warnAboutOtherNames(of: sourceURL, kind: origin)

@@ -195,6 +195,24 @@ import Testing
         #expect(Set(people.compactMap { $0["id"] }) == [.integer(1), .integer(2)])
         #expect(people.map { $0["importedID"] } == [.string(People.uuid.uuidString), .string(People.uuid.uuidString)])
 
+        // `generate` takes the same flags, and its types name each field as the snapshot does
+        // (a to-one relationship renamed too); before, it had no such flags and refused the store.
+        let renames = advice.split(separator: " ").map(String.init) + ["--attribute-name", "Pet.ZOWNER=keeper"]
+        let renamed = directory.file("renamed.json")
+        let migratedAgain = try await runProduct("graphstore", ["migrate", store.path, renamed.path, "--model", model.path] + renames)
+        #expect(migratedAgain.status == 0, "\(migratedAgain.standardError)")
+        let generated = try await runProduct("graphstore", ["generate", store.path, "--model", model.path] + renames)
+        #expect(generated.status == 0, "\(generated.standardError)")
+        let source = generated.standardOutput
+        for entity in try GenericSnapshot.read(from: renamed).entities {
+            let fields = entity.objects.reduce(into: Set<String>()) { names, object in
+                if case .object(let values) = object { names.formUnion(values.keys) }
+            }
+            #expect(Self.properties(of: entity.name, in: source) == fields, "\(entity.name): \(source)")
+        }
+        #expect(source.contains("var id: Int64") && source.contains("var importedID: UUID?"), "\(source)")
+        #expect(source.contains(".toOne(\\.keeper, Person.self, deleteRule: .nullify)"), "\(source)")
+
         let other = directory.file("other.json").path
         let malformed: [(flags: [String], message: String)] = [
             (["--id-column", "Person"], "--id-column takes ENTITY=COLUMN (for example Person=Z_PK), not Person"),
@@ -208,7 +226,19 @@ import Testing
         for (flags, message) in malformed {
             let result = try await runProduct("graphstore", ["migrate", store.path, other] + flags)
             #expect(result.status != 0 && result.standardError.contains(message), "\(flags): \(result.standardError)")
+            let generate = try await runProduct("graphstore", ["generate", store.path] + flags)
+            #expect(generate.status != 0 && generate.standardError.contains(message), "generate \(flags): \(generate.standardError)")
         }
         #expect(!FileManager.default.fileExists(atPath: other))
+    }
+
+    /// The stored properties (`var name:`) of the struct `entity` in generated `source`.
+    static func properties(of entity: String, in source: String) -> Set<String> {
+        guard let start = source.range(of: "struct \(entity): ") else { return [] }
+        let body = source[start.upperBound...].prefix { $0 != "}" }
+        return Set(body.split(separator: "\n").compactMap { line -> String? in
+            guard line.hasPrefix("    var "), let colon = line.firstIndex(of: ":") else { return nil }
+            return String(line[line.index(line.startIndex, offsetBy: 8)..<colon])
+        })
     }
 }

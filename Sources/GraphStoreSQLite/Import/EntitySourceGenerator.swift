@@ -13,7 +13,9 @@ import GraphStore
 ///
 /// Each entity becomes a struct named as the entity, with `id` (the `Z_PK`, `Int64`, or the
 /// attribute the import took as id) and a property per attribute typed as the model says
-/// (optional when the attribute is). References are ids: a to-one relationship is
+/// (optional when the attribute is), each named as the import named its field: the model's
+/// name, or the one ``CoreDataImportOptions/attributeNames`` gives (pass the report of an import
+/// with the same options). References are ids: a to-one relationship is
 /// `Target.ID?`, an array of ids `[Target.ID]` is kept for many-to-many relationships on the
 /// side the store keeps them and for ordered ones, in their order. A one-to-many relationship
 /// lives only on its to-one side, as GraphStore declares a relationship where the reference
@@ -100,14 +102,19 @@ public enum EntitySourceGenerator {
         let attributes = model.allAttributes(of: entity.name)
         let idColumn = imported.idColumn.uppercased()
         let idAttribute = attributes.first { "Z" + $0.name.uppercased() == idColumn }
+        // The import's field names, by column: the model's names, or those attributeNames gave.
+        let fieldsByColumn = Dictionary(imported.fields.map { ($0.key.uppercased(), $0.value) }, uniquingKeysWith: { first, _ in first })
+        /// The field of the model's property `name`: its column's (`Z` and the upper-cased name).
+        func field(_ name: String) -> String { fieldsByColumn["Z" + name.uppercased()] ?? name }
         var lines = ["struct \(typeName): \(types.entity) {"]
         lines.append("    var id: \(idAttribute.map { types.attribute($0.type) } ?? types.int64)")
         for attribute in attributes where attribute.name != idAttribute?.name {
             let type = types.attribute(attribute.type)
+            let name = identifier(field(attribute.name))
             if attribute.isOptional {
-                lines.append("    var \(identifier(attribute.name)): \(type)?")
+                lines.append("    var \(name): \(type)?")
             } else {
-                lines.append("    var \(identifier(attribute.name)): \(type)\(defaultLiteral(attribute).map { " = \($0)" } ?? "")")
+                lines.append("    var \(name): \(type)\(defaultLiteral(attribute).map { " = \($0)" } ?? "")")
             }
         }
         func targetName(_ coreDataName: String) -> String {
@@ -115,15 +122,19 @@ public enum EntitySourceGenerator {
         }
         var rules: [String] = []
         for relationship in model.allRelationships(of: entity.name) {
-            guard let held = imported.relationships[relationship.name] else { continue }
+            let name = imported.relationships[field(relationship.name)] != nil ? field(relationship.name) : relationship.name
+            guard let held = imported.relationships[name] else { continue }
             let target = targetName(relationship.destination)
-            let property = identifier(relationship.name)
+            let property = identifier(name)
             let rule = deleteRule(model.inverse(of: relationship))
             let hasSubEntities = model.hasSubEntities(relationship.destination)
             switch held.kind {
             case .toOne:
                 lines.append("    var \(property): \(target).ID?")
-                if held.entityColumn != nil { lines.append("    /// The entity of the object `\(relationship.name)` refers to.\n    var \(identifier(relationship.name + "Entity")): \(types.string)?") }
+                if let column = held.entityColumn {
+                    let companion = fieldsByColumn[column.uppercased()] ?? name + "Entity"
+                    lines.append("    /// The entity of the object `\(name)` refers to.\n    var \(identifier(companion)): \(types.string)?")
+                }
                 if !hasSubEntities { rules.append(".toOne(\\.\(property), \(target).self, deleteRule: .\(rule))") }
             case .toMany:
                 lines.append("    var \(property): [\(target).ID]")
@@ -142,7 +153,7 @@ public enum EntitySourceGenerator {
         if !constraints.isEmpty {
             lines.append("")
             lines.append("    static var uniqueConstraints: [\(types.uniqueConstraint)<\(typeName)>] {")
-            lines.append("        [\(constraints.map { "\(types.uniqueConstraint)(\($0.map { "\\.\(identifier($0))" }.joined(separator: ", ")))" }.joined(separator: ", "))]")
+            lines.append("        [\(constraints.map { "\(types.uniqueConstraint)(\($0.map { "\\.\(identifier(field($0)))" }.joined(separator: ", ")))" }.joined(separator: ", "))]")
             lines.append("    }")
         }
         lines.append("}")
