@@ -15,7 +15,7 @@ import Darwin
 /// durable by `fsync`ing the directory. Readers see either the complete old
 /// file or the complete new one, never a mixture, and a crash or a full disk
 /// leaves the old file untouched.
-enum AtomicFile {
+package enum AtomicFile {
 
     // MARK: - Writing
 
@@ -106,7 +106,7 @@ enum AtomicFile {
     /// (this type's, and the journal's file creation).
     ///
     /// - Complexity: O(length of the suffix).
-    static func isTemporarySuffix(_ suffix: Substring) -> Bool {
+    package static func isTemporarySuffix(_ suffix: Substring) -> Bool {
         let parts = suffix.split(separator: "-", omittingEmptySubsequences: false)
         return parts.count == 2 && Int32(parts[0]) != nil && UInt64(parts[1], radix: 16) != nil
     }

@@ -12,7 +12,8 @@ import Darwin
 struct MigrationFile {
     /// The destination.
     let url: URL
-    /// The temporary file beside it: `.<name>.migrating-<random>`.
+    /// The temporary file beside it: `.<name>.migrating-<pid>-<random>`, so that a later
+    /// migration can tell one a killed process left (see ``removeLeftoverTemporaries()``).
     let temporary: URL
     /// Whether a file at the destination may be replaced.
     private let overwrite: Bool
@@ -41,7 +42,7 @@ struct MigrationFile {
         self.writesSnapshot = writesSnapshot
         self.source = source.flatMap { try? FileStatus.of(path: $0.path).get() }
         let directory = url.deletingLastPathComponent()
-        temporary = directory.appendingPathComponent(".\(url.lastPathComponent).migrating-\(String(UInt64.random(in: 0...UInt64.max), radix: 16))")
+        temporary = directory.appendingPathComponent(Self.temporaryPrefix(of: url) + "\(getpid())-\(String(UInt64.random(in: 0...UInt64.max), radix: 16))")
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw GraphStoreError.fileOperationFailed(path: url.path, operation: "migrate", reason: "the directory \(directory.path) does not exist")
@@ -145,6 +146,7 @@ struct MigrationFile {
         // Again, now that no store there can be opened: it may have been since the first check.
         try Self.checkSiblings(of: url)
         try checkPreviousSnapshot()
+        removeLeftoverTemporaries()
         do {
             try make(temporary)
             try beforeRename?(temporary)
@@ -153,6 +155,42 @@ struct MigrationFile {
         } catch {
             removeTemporary()
             throw error
+        }
+    }
+
+    /// `.<name>.migrating-`: how the temporary files of migrations to `url` begin.
+    static func temporaryPrefix(of url: URL) -> String {
+        ".\(url.lastPathComponent).migrating-"
+    }
+
+    /// Removes the temporary files (with SQLite's files beside them) that migrations to this
+    /// destination left when their process was killed: those whose name holds the id of a
+    /// process that no longer exists. A live process's, this one's included, is left alone:
+    /// two migrations to one new SQLite file do not lock each other out. Best effort; names
+    /// without a process id (older versions') are left alone.
+    ///
+    /// - Complexity: one listing of the directory.
+    func removeLeftoverTemporaries() {
+        let directory = url.deletingLastPathComponent()
+        let prefix = Self.temporaryPrefix(of: url)
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        for entry in entries {
+            // The temporary file, `<prefix><pid>-<hex>`, followed by one of SQLite's suffixes
+            // for its files beside it; or the snapshot writer's own temporary file for it,
+            // `.<prefix><pid>-<hex>.tmp-<pid>-<hex>`.
+            var rest: Substring
+            if entry.hasPrefix(prefix) {
+                rest = entry.dropFirst(prefix.count)
+                if let suffix = SQLiteFileHeader.siblingSuffixes.first(where: { rest.hasSuffix($0) }) { rest = rest.dropLast(suffix.count) }
+            } else if entry.hasPrefix("." + prefix), let writer = entry.range(of: ".tmp-", options: .backwards),
+                      AtomicFile.isTemporarySuffix(entry[writer.upperBound...]) {
+                rest = entry[entry.index(entry.startIndex, offsetBy: prefix.count + 1)..<writer.lowerBound]
+            } else {
+                continue
+            }
+            guard AtomicFile.isTemporarySuffix(rest), let pid = Int32(rest.prefix { $0 != "-" }), pid > 0, pid != getpid() else { continue }
+            guard kill(pid, 0) != 0, errno == ESRCH else { continue }
+            unlink(directory.appendingPathComponent(entry).path)
         }
     }
 

@@ -1,0 +1,54 @@
+import Foundation
+import GraphStore
+import GraphStoreSQLite
+import GraphStoreTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A migration killed while it wrote (`kill -9` of `graphstore migrate`) leaves its temporary
+/// file beside the destination; the next migration to that destination removes it, and never a
+/// live migration's file or any other.
+@Suite struct MigrationLeftoverTests {
+    /// The id of a process that has exited.
+    static func exitedProcessID() throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/true")
+        try process.run()
+        process.waitUntilExit()
+        return process.processIdentifier
+    }
+
+    @Test func aKilledMigrationsTemporaryFilesAreRemovedByTheNextMigration() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let source = directory.file("source.json.gz")
+        let graph = SQLiteTestKit.exampleGraph(posts: 5, notes: 2)
+        try await MigrationTestKit.write(MigrationTestKit.Graph(tags: graph.tags, posts: graph.posts, notes: graph.notes), to: .file(source))
+        let dead = try Self.exitedProcessID()
+        try #require(kill(dead, 0) != 0 && errno == ESRCH, "process \(dead) was reused")
+
+        let left = [
+            // A SQLite destination's temporary file and SQLite's rollback journal beside it.
+            ".store.sqlite.migrating-\(dead)-2a", ".store.sqlite.migrating-\(dead)-2a-journal",
+            // A snapshot destination's, and the snapshot writer's own temporary file for it.
+            ".store.json.migrating-\(dead)-1f", "..store.json.migrating-\(dead)-3b.tmp-\(dead)-44",
+        ]
+        let kept = [
+            // This process's and a live one's (process 1), names without a process id, and
+            // another destination's.
+            ".store.json.migrating-\(getpid())-5c", ".store.json.migrating-1-6d", ".store.json.migrating-7e", ".store.json.migrating-x-7e",
+            ".other.json.migrating-\(dead)-8f", "notes.txt",
+        ]
+        for name in left + kept { try Data("partial".utf8).write(to: directory.file(name)) }
+
+        try Migration.snapshotToSQLite(from: source, to: directory.file("store.sqlite"))
+        try Migration.sqliteToSnapshot(from: directory.file("store.sqlite"), to: directory.file("store.json"))
+
+        let names = Set(try FileManager.default.contentsOfDirectory(atPath: directory.url.path))
+        #expect(names == Set(kept + ["source.json.gz", "store.sqlite", "store.json"]).union(names.filter { $0.hasSuffix(".lock") }))
+        #expect(try GenericSnapshot.read(from: directory.file("store.json")).objects(of: "Post").count == 5)
+    }
+}
