@@ -113,7 +113,8 @@ private typealias Kit = ImportTestKit
         Refused(idType: "Integer 64", idColumn: "", first: .integer(5), second: .real(5.0), why: "the same number"),
         Refused(idType: "Double", idColumn: "", first: .integer(5), second: .real(5.0), why: "the same Double", imports: [.withModel]),
         // An integer as INTEGER and as TEXT: no one type reads a number and text.
-        Refused(idType: "Integer 64", idColumn: "", first: .integer(5), second: .text("5"), why: "does not read both number and text"),
+        // (With the model, the text is refused on its own: see ImportCoreDataValueFitTests.)
+        Refused(idType: "Integer 64", idColumn: "", first: .integer(5), second: .text("5"), why: "does not read both number and text", imports: [.withoutModel]),
         // Two doubles that are one Float.
         Refused(idType: "Float", idColumn: "FLOAT", first: .real(0.1), second: .real(0.100_000_000_1), why: "the same Float", imports: [.withModel]),
     ]

@@ -1,6 +1,8 @@
 extension CoreDataImportOptions {
-    /// How the values of one column become snapshot values. A value that does not fit the
-    /// conversion (text in a date column, a 20-byte BLOB in a UUID column) is kept as stored.
+    /// How the values of one column become snapshot values. Without a model, a value that does
+    /// not fit the conversion (text in a date column, a 20-byte BLOB in a UUID column) is kept
+    /// as stored; with one, a value the attribute's type does not hold is refused, since the
+    /// app's types could not read it.
     public enum ValueConversion: String, Sendable, Hashable, CaseIterable {
         /// As SQLite stores it: INTEGER → integer, REAL → double, TEXT → string, BLOB → data.
         case asStored

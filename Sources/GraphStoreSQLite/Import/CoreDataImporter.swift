@@ -138,7 +138,10 @@ public enum CoreDataImporter {
     ///   would be one field, two entities one name, an id column holds NULL, two ids that are
     ///   one to the app, or ids of two kinds (naming the entity, the column and the rows'
     ///   `Z_PK`s), a to-one column, a join row or an ordered relationship's inverse column holds
-    ///   a key that is not an integer `Z_PK` (naming the row and the column), or the store does
+    ///   a key that is not an integer `Z_PK` (naming the row and the column), a value the
+    ///   model's type of its attribute or id does not hold (70000 in an Integer 16, 5.5 in an
+    ///   Integer 64, text in a UUID or a Date, a BLOB in a String: naming the row, the
+    ///   attribute, its column and type, and the value), or the store does
     ///   not match the model (naming the model file, or the store for its cache, and the entity
     ///   and field);
     ///   ``GraphStore/GraphStoreError/fileOperationFailed(path:operation:reason:)`` for a missing

@@ -247,8 +247,17 @@ struct CoreDataReader {
             guard case .int64(let pk) = primaryKeyValue.storage else { throw nonIntegerPrimaryKey(primaryKeyValue, plan) }
             let idValue = try row.importedValue(
                 atIndex: 1, path: path, entity: plan.entity.snapshotName, id: "Z_PK \(pk)", column: "the id column", row: "Z_PK \(pk)")
-            guard let id = Self.convert(idValue, plan.idConversion) else {
+            guard var id = Self.convert(idValue, plan.idConversion) else {
                 throw refuse(pk, "its id column \(column) is NULL")
+            }
+            if let type = plan.idType {
+                guard let fitted = CoreDataValueFit.fitted(id, stored: idValue, type: type) else {
+                    throw GraphStoreError.codingFailed(
+                        path: path, entity: plan.entity.snapshotName, id: "Z_PK \(pk)",
+                        reason: "its id column \(column) (\(type.rawValue) in the model) holds " + CoreDataValueFit.reason(idValue, type: type)
+                            + "; fix the row in the store, or the attribute's type in the model")
+                }
+                id = fitted
             }
             // One Swift type holds an entity's ids: none reads a number and text alike, so the
             // app could open neither the objects nor the references to them.
@@ -368,7 +377,15 @@ struct CoreDataReader {
             if attribute.allowsExternalStorage, case .blob(let bytes) = stored.storage {
                 return externalValue(bytes, plan: plan, field: field.name)
             }
-            if let value = Self.convert(stored, conversion) { return value }
+            if let value = Self.convert(stored, conversion) {
+                guard let fitted = CoreDataValueFit.fitted(value, stored: stored, type: attribute.type) else {
+                    throw GraphStoreError.codingFailed(
+                        path: path, entity: plan.entity.snapshotName, id: "Z_PK \(pk)",
+                        reason: "its attribute \(field.name) (column \(plan.table.columns[field.column].name), \(attribute.type.rawValue) in the model) holds "
+                            + CoreDataValueFit.reason(stored, type: attribute.type) + "; fix the row in the store, or the attribute's type in the model")
+                }
+                return fitted
+            }
             guard !attribute.isOptional else { return nil }
             let name = "\(plan.entity.snapshotName).\(field.name)"
             guard let value = CoreDataPlanner.defaultValue(of: attribute) else {
