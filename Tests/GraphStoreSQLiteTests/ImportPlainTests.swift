@@ -139,6 +139,29 @@ import Testing
         #expect(reason.contains("separator"))
     }
 
+    /// A one-column key SQLite keeps apart but the app's id type cannot: a number and text (no
+    /// Swift type reads both), two spellings of one string (Swift compares by canonical
+    /// equivalence). Before, the first was imported as it was, and the app could not open the
+    /// snapshot; the second was refused with advice about composite-key separators. Each is
+    /// refused, naming both rows and how SQLite keeps them. (SQLite's own uniqueness already
+    /// refuses `5` beside `5.0`.)
+    @Test(arguments: [
+        ("INSERT INTO thing VALUES (5, 'five'), ('6', 'six')", "row 1 holds INTEGER 5 and row 2 TEXT '6'", "does not read both number and text"),
+        ("INSERT INTO thing VALUES ('caf\u{E9}', 'composed'), ('cafe\u{301}', 'decomposed')", "TEXT 'caf\\u{E9}'", "canonical equivalence"),
+    ])
+    func keysThatAreOneIDToTheAppOrOfTwoKindsAreRefused(_ rows: String, _ named: String, _ why: String) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("app.sqlite")
+        // A key column without affinity keeps each value as it was given.
+        try Kit.execute("CREATE TABLE thing (key PRIMARY KEY, label TEXT); " + rows, on: url)
+        let error = try Kit.expectRefused(url) { _ = try PlainSQLiteImporter.snapshot(from: url) }
+        guard case .codingFailed(let path, "thing", _, let reason) = error else { throw ImportCoreDataTests.Unexpected(error) }
+        #expect(path == url.path)
+        #expect(reason.contains(named) && reason.contains(why) && reason.contains("primary-key column key"), "\(reason)")
+        #expect(!reason.contains("separator"), "\(reason)")
+    }
+
     @Test func aNullKeyIsRefused() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

@@ -69,7 +69,10 @@ public enum PlainSQLiteImporter {
     ///   ``GraphStore/GraphStoreError/fileOperationFailed(path:operation:reason:)`` for a missing
     ///   or unreadable file; ``GraphStore/GraphStoreError/storeLocked(path:)`` while another
     ///   connection holds the database locked; ``GraphStore/GraphStoreError/codingFailed(path:entity:id:reason:)``
-    ///   for a row with NULL in its primary key or two rows with the same joined composite key.
+    ///   for a row with NULL in its primary key, two rows with the same joined composite key,
+    ///   or a one-column key whose values are of two kinds (a number and text) or are one id to
+    ///   the app though SQLite keeps them apart (`'caf\u{E9}'` and `'cafe\u{301}'`), naming
+    ///   both rows.
     ///   The file is left unchanged.
     /// - Complexity: O(rows + total size of the values); the snapshot is built in memory.
     public static func snapshot(
@@ -167,6 +170,10 @@ private struct PlainTableReader {
         var objects: [SnapshotValue] = []
         objects.reserveCapacity(total)
         var ids = Set<SnapshotValue>()
+        // A one-column key's ids as the app's id type holds them (see `CoreDataIDIdentity`):
+        // the row and stored value of each, and of the first.
+        var owners: [SnapshotValue: (row: Int, stored: DatabaseValue)] = [:]
+        var firstID: (kind: CoreDataIDIdentity.Kind, row: Int, stored: DatabaseValue)?
         var rowNumber = 0
         let rows = try Row.fetchCursor(db, sql: sql)
         while let row = try rows.next() {
@@ -196,6 +203,26 @@ private struct PlainTableReader {
                 object[fields[index].name] = value
             }
             let id = try objectID(row: row, keyIndexes: keyIndexes, key: key, separator: separator, table: table, rowNumber: rowNumber)
+            if separator == nil {
+                // One Swift type holds an entity's ids, and two keys SQLite keeps apart may be
+                // one id to it: either way the app could not open the snapshot.
+                let stored: DatabaseValue = row[keyIndexes[0]]
+                let column = key[0]
+                let kind = CoreDataIDIdentity.kind(of: id)
+                if let firstID, firstID.kind != kind {
+                    throw GraphStoreError.codingFailed(
+                        path: path, entity: table, id: "\(id.jsonObject)",
+                        reason: "row \(firstID.row) holds \(CoreDataIDIdentity.describe(firstID.stored)) and row \(rowNumber) \(CoreDataIDIdentity.describe(stored)) in the primary-key column \(column) (rows in primary-key order): ids of one entity are of one Swift type, which does not read both \(firstID.kind.rawValue) and \(kind.rawValue); make the column's values of one kind first")
+                }
+                if firstID == nil { firstID = (kind, rowNumber, stored) }
+                let identity = CoreDataIDIdentity.identity(of: id, type: nil, conversion: .asStored)
+                if let other = owners.updateValue((rowNumber, stored), forKey: identity) {
+                    let sameness = CoreDataIDIdentity.sameness(of: id, type: nil, conversion: .asStored)
+                    throw GraphStoreError.codingFailed(
+                        path: path, entity: table, id: "\(id.jsonObject)",
+                        reason: "row \(other.row) holds \(CoreDataIDIdentity.describe(other.stored)) and row \(rowNumber) \(CoreDataIDIdentity.describe(stored)) in the primary-key column \(column) (rows in primary-key order): different in SQLite, but \(sameness), so they have the same id to the app, which would take the two objects for one; make the keys distinct first")
+                }
+            }
             guard ids.insert(id).inserted else {
                 throw GraphStoreError.codingFailed(
                     path: path, entity: table, id: "\(id.jsonObject)",
