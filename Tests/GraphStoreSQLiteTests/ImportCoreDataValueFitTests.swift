@@ -73,11 +73,32 @@ import Testing
             let (error, url) = try Self.refusal(misfit, asID: asID)
             guard case .codingFailed(let path, let entity, let id, let reason) = error else { throw ImportCoreDataTests.Unexpected(error) }
             #expect(path == url.path && entity == "Person" && id == "Z_PK 1", "\(error)")
-            let what = asID ? "its id column ZID (\(misfit.type) in the model)" : "its attribute importedID (column ZID, \(misfit.type) in the model)"
+            let what = asID ? "its id column ZID (\(misfit.type) in the model)" : "its attribute id (imported as importedID) (column ZID, \(misfit.type) in the model)"
             for words in [what, "holds \(misfit.value)", misfit.why, "fix the row in the store"] {
                 #expect(reason.contains(words), "\(asID ? "id" : "attribute"), \(words): \(reason)")
             }
         }
+    }
+
+    /// A NULL in a non-optional attribute takes the attribute's default, and a type's zero
+    /// without one; a URI has none the app's `URL` reads (its zero was empty text, which made
+    /// a store the app could not open). The value is left out, and the report says so.
+    @Test func aDefaultTheTypeDoesNotHoldIsLeftOutWithAWarning() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("People.sqlite")
+        try People.writeStore(at: url, idColumn: "VARCHAR", ids: [.text("https://example.com/a"), .null])
+        let contents = People.model(idType: "URI").replacingOccurrences(
+            of: #"<attribute name="id" optional="YES""#, with: #"<attribute name="id" optional="NO""#)
+        try #require(contents != People.model(idType: "URI"))
+        let model = try CoreDataModelTestKit.writeModel(in: directory.url, contents: contents)
+        var options = CoreDataImportOptions(model: try CoreDataModelDescription.read(from: model))
+        options.idColumns = ["Person": "Z_PK"]
+        options.attributeNames = ["Person": ["ZID": "link"]]
+        let (snapshot, report) = try CoreDataImporter.snapshot(from: url, options: options)
+        let links = snapshot.objects(of: "Person").map { $0["link"] }
+        #expect(links.contains(.string("https://example.com/a")) && links.contains(nil), "\(links)")
+        #expect(report.warnings.contains { $0.contains("Person.link") && $0.contains("left out") }, "\(report.warnings)")
     }
 
     /// What does fit is imported: an integral REAL in an integer column without affinity (as
@@ -88,6 +109,8 @@ import Testing
             ("Integer 16", "INTEGER", .integer(Int64(Int16.max)), .integer(Int64(Int16.min)), [.integer(Int64(Int16.max)), .integer(Int64(Int16.min))]),
             ("UUID", "BLOB", .text(People.uuid.uuidString), .blob(People.otherUUID), [.string(People.uuid.uuidString), .string(People.otherUUID.uuidString)]),
             ("Float", "", .real(Double(Float.greatestFiniteMagnitude)), .integer(3), [.double(Double(Float.greatestFiniteMagnitude)), .integer(3)]),
+            // A column without affinity keeps a Boolean written as a REAL.
+            ("Boolean", "", .real(1.0), .real(0.0), [.bool(true), .bool(false)]),
         ]
         for (type, column, first, second, expected) in cases {
             let directory = try TemporaryDirectory()

@@ -9,8 +9,8 @@ import Glibc
 #endif
 
 /// A migration killed while it wrote (`kill -9` of `graphstore migrate`) leaves its temporary
-/// file beside the destination; the next migration to that destination removes it, and never a
-/// live migration's file or any other.
+/// file beside the destination; a later migration to that destination removes it once it has
+/// gone a minute unwritten, and never a live migration's file or any other.
 @Suite struct MigrationLeftoverTests {
     /// The id of a process that has exited.
     static func exitedProcessID() throws -> Int32 {
@@ -19,6 +19,12 @@ import Glibc
         try process.run()
         process.waitUntilExit()
         return process.processIdentifier
+    }
+
+    /// Writes a small file at `url` and sets its modification time `secondsAgo` back.
+    static func write(_ url: URL, secondsAgo: TimeInterval) throws {
+        try Data("partial".utf8).write(to: url)
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -secondsAgo)], ofItemAtPath: url.path)
     }
 
     @Test func aKilledMigrationsTemporaryFilesAreRemovedByTheNextMigration() async throws {
@@ -42,13 +48,16 @@ import Glibc
             ".store.json.migrating-\(getpid())-5c", ".store.json.migrating-1-6d", ".store.json.migrating-7e", ".store.json.migrating-x-7e",
             ".other.json.migrating-\(dead)-8f", "notes.txt",
         ]
-        for name in left + kept { try Data("partial".utf8).write(to: directory.file(name)) }
+        // Written two minutes ago; one of a process that is gone, written just now, stays too.
+        let recent = ".store.json.migrating-\(dead)-9a"
+        for name in left + kept { try Self.write(directory.file(name), secondsAgo: 120) }
+        try Self.write(directory.file(recent), secondsAgo: 0)
 
         try Migration.snapshotToSQLite(from: source, to: directory.file("store.sqlite"))
         try Migration.sqliteToSnapshot(from: directory.file("store.sqlite"), to: directory.file("store.json"))
 
         let names = Set(try FileManager.default.contentsOfDirectory(atPath: directory.url.path))
-        #expect(names == Set(kept + ["source.json.gz", "store.sqlite", "store.json"]).union(names.filter { $0.hasSuffix(".lock") }))
+        #expect(names == Set(kept + [recent, "source.json.gz", "store.sqlite", "store.json"]).union(names.filter { $0.hasSuffix(".lock") }))
         #expect(try GenericSnapshot.read(from: directory.file("store.json")).objects(of: "Post").count == 5)
     }
 }

@@ -22,6 +22,19 @@ import Testing
         }
     }
 
+    /// The rows of the audit table the first test's triggers fill, as "insert 2".
+    static func audit(in url: URL) throws -> [String] {
+        let queue = try DatabaseQueue(path: url.path)
+        defer { try? queue.close() }
+        return try queue.read { db in
+            try Row.fetchAll(db, sql: "SELECT what, setting FROM report_audit ORDER BY rowid").map { row -> String in
+                let what: String = row[0]
+                let setting: Int64 = row[1]
+                return "\(what) \(setting)"
+            }
+        }
+    }
+
     static func execute(_ statements: [String], in url: URL) throws {
         let queue = try DatabaseQueue(path: url.path)
         defer { try? queue.close() }
@@ -36,24 +49,35 @@ import Testing
         let url = directory.file("store.sqlite")
         let first = try SQLiteTestKit.open(url, model: [Setting.self])
         first.mainContext.insert(Setting(id: 1, name: "volume", value: .number(3)))
+        first.mainContext.insert(Setting(id: 5, name: "brightness", value: .number(7)))
         try first.mainContext.save()
         try await first.close()
-        // A reporting tool's index, and a trigger that refuses an empty name in any later write.
+        // A reporting tool's index, a trigger that refuses an empty name in any later write,
+        // and an audit log of the rows written and deleted.
         let made = [
             "CREATE INDEX report_setting_name ON Setting (name)",
             "CREATE TRIGGER report_no_empty_name BEFORE INSERT ON Setting WHEN new.name = '' BEGIN SELECT RAISE(ABORT, 'empty name'); END",
+            "CREATE TABLE report_audit (what TEXT, setting INTEGER)",
+            "CREATE TRIGGER report_audit_insert AFTER INSERT ON Setting BEGIN INSERT INTO report_audit VALUES ('insert', new.id); END",
+            "CREATE TRIGGER report_audit_delete AFTER DELETE ON Setting BEGIN INSERT INTO report_audit VALUES ('delete', old.id); END",
         ]
         try Self.execute(made, in: url)
         let before = try Self.companions(of: "Setting", in: url)
-        #expect(before.count == 2)
+        #expect(before.count == 4)
 
+        // One save that turns the column to JSON, inserts and deletes.
         let container = try SQLiteTestKit.open(url, model: [Setting.self])
         container.mainContext.insert(Setting(id: 2, name: "theme", value: .text("dark")))
+        container.mainContext.delete(Setting(id: 5, name: "brightness", value: .number(7)))
         try container.mainContext.save()
         try await container.close()
 
         #expect(try SQLiteColumnKindTests.kinds(of: "Setting", in: url)["value"] == "json")
         #expect(try Self.companions(of: "Setting", in: url) == before)
+        // The save's own insert and delete fired the audit triggers; the row that only moved
+        // into the table written again did not.
+        let audit = try Self.audit(in: url)
+        #expect(audit == ["insert 2", "delete 5"])
         // The trigger works on the table written again.
         #expect(throws: DatabaseError.self) {
             try Self.execute(["INSERT INTO Setting (id, name, value) VALUES (9, '', '1')"], in: url)
@@ -76,10 +100,18 @@ import Testing
             "CREATE INDEX report_memo_text ON Memo (text)",
         ], in: url)
         let tagCompanions = try Self.companions(of: "Tag", in: url)
+        // A trigger that writes to a table the migration renames: SQLite would make it again
+        // without a word, and every later save of a tag would then fail.
+        try Self.execute(["CREATE TRIGGER report_tag_memo AFTER INSERT ON Tag BEGIN UPDATE Memo SET text = text WHERE 0; END"], in: url)
 
         let container = try SQLiteMigrationTestKit.open(url)
         #expect(try SQLiteMigrationTestKit.notes(container).count == 4)
+        container.mainContext.insert(ModelV3.Tag(id: UUID(), name: "sqlite"))
+        try container.mainContext.save()
         try await container.close()
+        let reopened = try SQLiteMigrationTestKit.open(url)
+        #expect(try reopened.mainContext.fetch(FetchDescriptor<ModelV3.Tag>()).map(\.name).sorted() == ["linux", "sqlite", "swift"])
+        try await reopened.close()
 
         #expect(try Self.companions(of: "Tag", in: url) == tagCompanions)
         #expect(try Self.companions(of: "Note", in: url).isEmpty)

@@ -213,6 +213,22 @@ import Testing
         #expect(source.contains("var id: Int64") && source.contains("var importedID: UUID?"), "\(source)")
         #expect(source.contains(".toOne(\\.keeper, Person.self, deleteRule: .nullify)"), "\(source)")
 
+        // Ids from a column whose field is not `id` (the names): the field stays too, and the
+        // types hold both.
+        let byName = ["--id-column", "Person=ZNAME", "--attribute-name", "Person.ZID=importedID"]
+        let named = directory.file("named.json")
+        let migratedByName = try await runProduct("graphstore", ["migrate", store.path, named.path, "--model", model.path] + byName)
+        #expect(migratedByName.status == 0, "\(migratedByName.standardError)")
+        let generatedByName = try await runProduct("graphstore", ["generate", store.path, "--model", model.path] + byName)
+        #expect(generatedByName.status == 0, "\(generatedByName.standardError)")
+        for entity in try GenericSnapshot.read(from: named).entities {
+            let fields = entity.objects.reduce(into: Set<String>()) { names, object in
+                if case .object(let values) = object { names.formUnion(values.keys) }
+            }
+            #expect(Self.properties(of: entity.name, in: generatedByName.standardOutput) == fields, "\(entity.name): \(generatedByName.standardOutput)")
+        }
+        #expect(generatedByName.standardOutput.contains("var id: String?") || generatedByName.standardOutput.contains("var id: String\n"), "\(generatedByName.standardOutput)")
+
         let other = directory.file("other.json").path
         let malformed: [(flags: [String], message: String)] = [
             (["--id-column", "Person"], "--id-column takes ENTITY=COLUMN (for example Person=Z_PK), not Person"),

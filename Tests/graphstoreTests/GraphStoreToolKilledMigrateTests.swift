@@ -10,7 +10,8 @@ import Glibc
 #endif
 
 /// `graphstore migrate` killed with SIGKILL while it writes its destination leaves the
-/// temporary file it was writing; run again, it removes it and leaves only the destination.
+/// temporary file it was writing; run again a minute later, it removes it and leaves only the
+/// destination.
 @Suite struct GraphStoreToolKilledMigrateTests {
     @Test(arguments: ["copy.sqlite", "copy.json.gz"])
     func migrateKilledWhileWritingAndRunAgainLeavesOnlyTheDestination(_ name: String) async throws {
@@ -49,6 +50,11 @@ import Glibc
             if process.terminationReason == .uncaughtSignal, !left.isEmpty {
                 killedWhileWriting += 1
                 #expect(left.allSatisfy { $0.contains(own) }, "\(left)")
+            }
+            // A minute and more passes.
+            for name in left {
+                try FileManager.default.setAttributes(
+                    [.modificationDate: Date(timeIntervalSinceNow: -120)], ofItemAtPath: directory.url.appendingPathComponent(name).path)
             }
         }
         #expect(killedWhileWriting > 0, "no kill landed while a temporary file was there")

@@ -61,8 +61,14 @@ struct TableCompanions {
     }
 
     /// Makes again each index and trigger that still fits the tables (a migration may rename
-    /// or remove the table or the columns it names), and returns those that do not, each with
-    /// SQLite's reason. Each is tried under a savepoint, so one that fails leaves nothing.
+    /// or remove the table or the columns it names, or leave values a `UNIQUE` index refuses),
+    /// and returns those that do not, each with SQLite's reason. Each is tried under a
+    /// savepoint, so one that fails leaves nothing.
+    ///
+    /// SQLite checks a trigger's body only when a statement that fires it is prepared, so a
+    /// trigger is made and then an insert, an update of every column and a delete of the table
+    /// are prepared (not run): a trigger naming a removed column or table would otherwise make
+    /// every later write of the table fail.
     ///
     /// - Throws: SQLite's errors other than a refused statement (a full disk).
     func makeAgainWhatFits(in db: Database) throws -> [(item: Item, reason: String)] {
@@ -71,13 +77,29 @@ struct TableCompanions {
             try db.execute(sql: "SAVEPOINT graphstore_companion")
             do {
                 try db.execute(sql: item.sql)
+                if item.type == "trigger" { try Self.prepareWrites(of: table, in: db) }
                 try db.execute(sql: "RELEASE graphstore_companion")
-            } catch let error as DatabaseError where error.resultCode == .SQLITE_ERROR {
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_ERROR || error.resultCode == .SQLITE_CONSTRAINT {
                 try db.execute(sql: "ROLLBACK TO graphstore_companion")
                 try db.execute(sql: "RELEASE graphstore_companion")
                 refused.append((item, error.message ?? "\(error)"))
             }
         }
         return refused
+    }
+
+    /// Prepares, without running, an insert, an update of every column and a delete of
+    /// `table`, which compiles the table's triggers.
+    ///
+    /// - Throws: SQLite's error for a trigger that does not fit the tables.
+    private static func prepareWrites(of table: String, in db: Database) throws {
+        let name = table.quotedDatabaseIdentifier
+        let columns = try db.columns(in: table).map(\.name.quotedDatabaseIdentifier)
+        let assignments = columns.map { "\($0) = \($0)" }.joined(separator: ", ")
+        for sql in [
+            "INSERT INTO \(name) DEFAULT VALUES", "UPDATE \(name) SET \(assignments) WHERE 0", "DELETE FROM \(name) WHERE 0",
+        ] {
+            _ = try db.makeStatement(sql: sql)
+        }
     }
 }

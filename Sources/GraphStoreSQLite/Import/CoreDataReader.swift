@@ -105,6 +105,7 @@ struct CoreDataReader {
         case (.date, .int64(let seconds)): .double(Double(seconds))
         case (.date, .double(let seconds)): .double(seconds)
         case (.bool, .int64(let number)) where number == 0 || number == 1: .bool(number == 1)
+        case (.bool, .double(let number)) where number == 0 || number == 1: .bool(number == 1)
         case (.uuid, .blob(let bytes)) where bytes.count == 16: .string(UUID(sixteenBytes: bytes).uuidString)
         default: SnapshotValue(stored: stored)
         }
@@ -381,14 +382,15 @@ struct CoreDataReader {
                 guard let fitted = CoreDataValueFit.fitted(value, stored: stored, type: attribute.type) else {
                     throw GraphStoreError.codingFailed(
                         path: path, entity: plan.entity.snapshotName, id: "Z_PK \(pk)",
-                        reason: "its attribute \(field.name) (column \(plan.table.columns[field.column].name), \(attribute.type.rawValue) in the model) holds "
+                        reason: "its attribute \(attribute.name)\(field.name == attribute.name ? "" : " (imported as \(field.name))") (column \(plan.table.columns[field.column].name), \(attribute.type.rawValue) in the model) holds "
                             + CoreDataValueFit.reason(stored, type: attribute.type) + "; fix the row in the store, or the attribute's type in the model")
                 }
                 return fitted
             }
             guard !attribute.isOptional else { return nil }
             let name = "\(plan.entity.snapshotName).\(field.name)"
-            guard let value = CoreDataPlanner.defaultValue(of: attribute) else {
+            // A default the app's type cannot read (a URI's empty text) is no default.
+            guard let value = CoreDataPlanner.defaultValue(of: attribute).flatMap({ CoreDataValueFit.fitted($0, stored: stored, type: attribute.type) }) else {
                 leftOut[name, default: 0] += 1
                 return nil
             }

@@ -108,7 +108,9 @@ public enum EntitySourceGenerator {
         func field(_ name: String) -> String { fieldsByColumn["Z" + name.uppercased()] ?? name }
         var lines = ["struct \(typeName): \(types.entity) {"]
         lines.append("    var id: \(idAttribute.map { types.attribute($0.type) } ?? types.int64)")
-        for attribute in attributes where attribute.name != idAttribute?.name {
+        // The id's attribute is `id`; kept under a name of its own too (its field is not `id`),
+        // it is also a property.
+        for attribute in attributes where attribute.name != idAttribute?.name || field(attribute.name) != "id" {
             let type = types.attribute(attribute.type)
             let name = identifier(field(attribute.name))
             if attribute.isOptional {

@@ -36,7 +36,7 @@ import GraphStore
 /// when complete, so it is never half-written, and an existing destination is replaced only
 /// with ``MigrationOptions/overwrite``. The temporary name holds the migrating process's id: a
 /// migration to the same destination removes the temporary files of processes that no longer
-/// exist (a migration killed while it wrote). The source is only read; a destination that is the
+/// exist (a migration killed while it wrote) once nothing has written them for a minute. The source is only read; a destination that is the
 /// source's own file (through a link, or spelled another way) is refused. Once the new file is
 /// in place, the replaced store's previous snapshot (`<file>.previous`) is removed when the new
 /// file is a snapshot store, so that recovering it never opens the old one's; a snapshot

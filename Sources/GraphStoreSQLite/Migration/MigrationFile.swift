@@ -158,6 +158,10 @@ struct MigrationFile {
         }
     }
 
+    /// How many seconds a temporary file of a process that is gone must have gone unwritten
+    /// before ``removeLeftoverTemporaries()`` removes it.
+    static let leftoverAge = 60
+
     /// `.<name>.migrating-`: how the temporary files of migrations to `url` begin.
     static func temporaryPrefix(of url: URL) -> String {
         ".\(url.lastPathComponent).migrating-"
@@ -165,9 +169,10 @@ struct MigrationFile {
 
     /// Removes the temporary files (with SQLite's files beside them) that migrations to this
     /// destination left when their process was killed: those whose name holds the id of a
-    /// process that no longer exists. A live process's, this one's included, is left alone:
-    /// two migrations to one new SQLite file do not lock each other out. Best effort; names
-    /// without a process id (older versions') are left alone.
+    /// process that no longer exists and that nothing wrote to for ``leftoverAge`` seconds. A
+    /// live process's, this one's included, is left alone: two migrations to one new SQLite
+    /// file do not lock each other out. Best effort; names without a process id (older
+    /// versions') are left alone.
     ///
     /// - Complexity: one listing of the directory.
     func removeLeftoverTemporaries() {
@@ -190,7 +195,13 @@ struct MigrationFile {
             }
             guard AtomicFile.isTemporarySuffix(rest), let pid = Int32(rest.prefix { $0 != "-" }), pid > 0, pid != getpid() else { continue }
             guard kill(pid, 0) != 0, errno == ESRCH else { continue }
-            unlink(directory.appendingPathComponent(entry).path)
+            // Not written to for a while: a process in another process namespace (a container,
+            // another machine sharing the directory) has ids this one cannot see, and a live
+            // migration writes its file as it goes.
+            let path = directory.appendingPathComponent(entry).path
+            var info = stat()
+            guard lstat(path, &info) == 0, time(nil) - info.st_mtim.tv_sec >= Self.leftoverAge else { continue }
+            unlink(path)
         }
     }
 

@@ -25,10 +25,15 @@ struct SQLiteWritePlan {
         /// Whether every row goes (the entity has no object left): one statement instead of
         /// one per id.
         var deletesEverything = false
-        /// Whether the table is dropped and created again with ``table``'s columns before the
-        /// upserts, which then hold every object of the entity: a field whose values came to
-        /// encode as another kind than its column's.
+        /// Whether the table is dropped and created again with ``table``'s columns, and
+        /// ``rebuildRows`` written into it, before the upserts and deletes: a field whose values
+        /// came to encode as another kind than its column's.
         var replacesTable = false
+        /// The rows the table held that fit ``table``'s columns: written into the table created
+        /// again before the indexes and triggers other programs made on it are made again,
+        /// so that this write's own upserts and deletes fire those triggers as any write's do
+        /// (a changed row whose old value does not fit the new columns is inserted instead).
+        var rebuildRows: [[DatabaseValue]] = []
     }
 
     private(set) var writes: [TableWrite] = []
@@ -108,58 +113,78 @@ struct SQLiteWritePlan {
                 plan.writes.append(TableWrite(table: existing, isNew: false, firstNewColumn: firstNewColumn, deletesEverything: true))
                 continue
             }
-            var rows: [[EncodedField]] = []
-            var deletes: [DatabaseValue] = []
-            var mixesKinds = false
-            for key in keys {
-                if let stored = version.tables[entityIndex][key] {
-                    do {
-                        let fields = try RowEncoder.encode(stored.value, existingKinds: table.kindByName, json: json)
-                        guard try register(fields, in: &table) else {
-                            mixesKinds = true
-                            break
+            /// The rows of the changed objects and the ids of the deleted ones, against
+            /// `table` (which gains the new columns); `nil` when a value's kind is not its column's.
+            func changes(against table: inout TableLayout) throws -> (rows: [[EncodedField]], deletes: [DatabaseValue])? {
+                var rows: [[EncodedField]] = []
+                var deletes: [DatabaseValue] = []
+                for key in keys {
+                    if let stored = version.tables[entityIndex][key] {
+                        do {
+                            let fields = try RowEncoder.encode(stored.value, existingKinds: table.kindByName, json: json)
+                            guard try register(fields, in: &table) else { return nil }
+                            rows.append(fields)
+                            // The row the database holds for this id, when spelled otherwise, goes.
+                            if existing != nil, let old = written?.tables[entityIndex][key], !spellsUniquely(old.value.id),
+                               let new = fields.first(where: { $0.name == SQLiteFormatV1.idColumn })?.value.value {
+                                let stored = try idValue(old.value.id, table: table, json: json)
+                                if !sameKey(stored, new) { deletes.append(stored) }
+                            }
+                        } catch {
+                            throw GraphStoreError.sqliteCoding(error, path: path, entity: entity.name, id: key.description)
                         }
-                        rows.append(fields)
-                        // The row the database holds for this id, when spelled otherwise, goes.
-                        if existing != nil, let old = written?.tables[entityIndex][key], !spellsUniquely(old.value.id),
-                           let new = fields.first(where: { $0.name == SQLiteFormatV1.idColumn })?.value.value {
-                            let stored = try idValue(old.value.id, table: table, json: json)
-                            if !sameKey(stored, new) { deletes.append(stored) }
+                    } else if existing != nil {
+                        do {
+                            // As the row spells it: the deleting context may spell it otherwise.
+                            deletes.append(try idValue(written?.tables[entityIndex][key]?.value.id ?? key.base, table: table, json: json))
+                        } catch {
+                            throw GraphStoreError.sqliteCoding(error, path: path, entity: entity.name, id: key.description)
                         }
-                    } catch {
-                        throw GraphStoreError.sqliteCoding(error, path: path, entity: entity.name, id: key.description)
-                    }
-                } else if existing != nil {
-                    do {
-                        // As the row spells it: the deleting context may spell it otherwise.
-                        deletes.append(try idValue(written?.tables[entityIndex][key]?.value.id ?? key.base, table: table, json: json))
-                    } catch {
-                        throw GraphStoreError.sqliteCoding(error, path: path, entity: entity.name, id: key.description)
                     }
                 }
+                return (rows, deletes)
             }
             var write: TableWrite
-            if mixesKinds {
-                // A value of another kind than its column's: the table is written again whole,
-                // each column with the kind the objects now write.
-                (table, rows) = try rebuilt(entityIndex, entity: entity, version: version, existing: existing ?? table, json: json, path: path)
-                deletes = []
-                write = TableWrite(table: table, isNew: true, firstNewColumn: 0, replacesTable: existing != nil)
+            var rows: [[EncodedField]]
+            if let found = try changes(against: &table) {
+                rows = found.rows
+                guard !rows.isEmpty || !found.deletes.isEmpty else { continue }
+                write = TableWrite(table: table, isNew: existing == nil, firstNewColumn: existing == nil ? 0 : firstNewColumn, deletes: found.deletes)
             } else {
-                guard !rows.isEmpty || !deletes.isEmpty else { continue }
-                write = TableWrite(table: table, isNew: existing == nil, firstNewColumn: existing == nil ? 0 : firstNewColumn, deletes: deletes)
-            }
-            write.upserts.reserveCapacity(rows.count)
-            for fields in rows {
-                var values = Array(repeating: DatabaseValue.null, count: table.columns.count)
-                for field in fields {
-                    guard let index = table.index(of: field.name) else { continue }
-                    values[index] = field.value.value
-                    plan.byteCount += field.value.byteCount
+                // A value of another kind than its column's: the table is written again, each
+                // column with the kind the objects now write (JSON where they write several).
+                (table, rows) = try rebuilt(entity: entity, rows: version.tables[entityIndex], existing: existing ?? table, json: json, path: path)
+                write = TableWrite(table: table, isNew: true, firstNewColumn: 0, replacesTable: existing != nil)
+                if existing != nil, let held = written?.tables[entityIndex] {
+                    // First the rows the table holds, where they fit the new columns (every
+                    // unchanged one does; a changed object's old value may not); then this
+                    // write's changes, so that they fire other programs' triggers as any
+                    // write's do.
+                    let changed = Set(keys)
+                    for (key, stored) in held {
+                        var probe = table
+                        guard let fields = try? RowEncoder.encode(stored.value, existingKinds: table.kindByName, json: json),
+                              (try? register(fields, in: &probe)) == true, probe.columns == table.columns
+                        else {
+                            if changed.contains(key) { continue }
+                            throw GraphStoreError.codingFailed(
+                                path: path, entity: entity.name, id: key.description,
+                                reason: "the stored object does not fit the columns its unchanged value made")
+                        }
+                        write.rebuildRows.append(values(of: fields, in: table, byteCount: &plan.byteCount))
+                    }
+                    plan.rowCount += write.rebuildRows.count
+                    guard let found = try changes(against: &table), table.columns == write.table.columns else {
+                        throw GraphStoreError.codingFailed(
+                            path: path, entity: entity.name, id: nil,
+                            reason: "its objects' fields encode as other kinds on a second encoding than on the first")
+                    }
+                    rows = found.rows
+                    write.deletes = found.deletes
                 }
-                write.upserts.append(values)
             }
-            plan.rowCount += rows.count + deletes.count
+            write.upserts = rows.map { values(of: $0, in: table, byteCount: &plan.byteCount) }
+            plan.rowCount += rows.count + write.deletes.count
             plan.writes.append(write)
             newLayout.tables[entity.name] = table
             // The types the written objects hold, for tools that read the file without the
@@ -177,7 +202,8 @@ struct SQLiteWritePlan {
     /// Runs the plan in `db`, inside the caller's transaction.
     ///
     /// A table written again keeps the indexes and triggers other programs made on it: they are
-    /// made again after its rows (so a trigger does not fire for rows that only moved).
+    /// made again after the rows it held, before this write's own changes (so a trigger fires
+    /// for the changes, as for any write, and not for rows that only moved).
     ///
     /// - Throws: SQLite's errors; ``GraphStoreError/fileOperationFailed(path:operation:reason:)``
     ///   naming an index or trigger that cannot be made again on a table written again.
@@ -200,6 +226,15 @@ struct SQLiteWritePlan {
             for index in write.firstNewColumn..<table.columns.count {
                 try SQLiteFormatV1.recordColumn(table.columns[index], kind: table.kinds[index], entity: table.name, in: db)
             }
+            if !write.rebuildRows.isEmpty {
+                let statement = try db.cachedStatement(sql: table.insertSQL)
+                for values in write.rebuildRows {
+                    try statement.execute(arguments: StatementArguments(values))
+                }
+            }
+            if write.replacesTable {
+                try companions?.makeAgain(in: db, path: path)
+            }
             if !write.upserts.isEmpty {
                 let statement = try db.cachedStatement(sql: table.upsertSQL)
                 for values in write.upserts {
@@ -215,7 +250,6 @@ struct SQLiteWritePlan {
                     try statement.execute(arguments: [id])
                 }
             }
-            try companions?.makeAgain(in: db, path: path)
         }
         try SQLiteFormatV1.setMetadata(.storeVersion, to: Int64(truncatingIfNeeded: storeVersion), in: db)
         if let modelVersion {
@@ -280,7 +314,7 @@ struct SQLiteWritePlan {
     }
 
     /// The table of `entity` written again whole: its columns (those of `existing`, in their
-    /// order, then any new ones) and the rows of every object of `version`.
+    /// order, then any new ones) and the rows of the objects of `rows`.
     ///
     /// Taken when an object writes a field as another kind than its column holds. The open
     /// check refuses a type whose field changed kind while the table holds values of the old
@@ -288,15 +322,14 @@ struct SQLiteWritePlan {
     /// (every row that held one was deleted), or a field whose values encode as different
     /// kinds (an enum with an `Int` case and a `String` case). Each column takes the one kind
     /// its objects now write; a column whose objects write several kinds, or that already held
-    /// JSON, holds JSON (any kind fits it, and it reads back through the field's own `Codable`);
-    /// a column no object writes a value to keeps its kind.
+    /// JSON, holds JSON (any kind fits it, and it reads back through the field's own
+    /// `Codable`); a column no object writes a value to keeps its kind.
     ///
     /// - Throws: `EncodingError` for an object that cannot be stored, as the row encoder does.
-    /// - Complexity: O(objects of the entity × their size), twice.
-    private static func rebuilt(
-        _ entityIndex: Int, entity: EntityDescription, version: GraphVersion, existing: TableLayout, json: SQLiteJSON.Writer, path: String
-    ) throws -> (TableLayout, [[EncodedField]]) {
-        let objects = version.tables[entityIndex]
+    /// - Complexity: O(objects × their size), twice.
+    private static func rebuilt<Objects: Collection>(
+        entity: EntityDescription, rows objects: Objects, existing: TableLayout, json: SQLiteJSON.Writer, path: String
+    ) throws -> (TableLayout, [[EncodedField]]) where Objects.Element == (key: ObjectKey, value: StoredObject) {
         var order = existing.columns
         var kinds: [String: ColumnKind] = [:]
         for (name, kind) in zip(existing.columns, existing.kinds) where kind == .json { kinds[name] = .json }
@@ -335,6 +368,18 @@ struct SQLiteWritePlan {
             }
         }
         return (table, rows)
+    }
+
+    /// A row's values in `table`'s column order (NULL for a column it has no value for),
+    /// adding their size to `byteCount`.
+    private static func values(of fields: [EncodedField], in table: TableLayout, byteCount: inout Int) -> [DatabaseValue] {
+        var values = Array(repeating: DatabaseValue.null, count: table.columns.count)
+        for field in fields {
+            guard let index = table.index(of: field.name) else { continue }
+            values[index] = field.value.value
+            byteCount += field.value.byteCount
+        }
+        return values
     }
 
     /// Whether ids equal in Swift to `id` always encode to the same bytes: integers, UUIDs,
