@@ -204,12 +204,7 @@ import Testing
         let generated = try await runProduct("graphstore", ["generate", store.path, "--model", model.path] + renames)
         #expect(generated.status == 0, "\(generated.standardError)")
         let source = generated.standardOutput
-        for entity in try GenericSnapshot.read(from: renamed).entities {
-            let fields = entity.objects.reduce(into: Set<String>()) { names, object in
-                if case .object(let values) = object { names.formUnion(values.keys) }
-            }
-            #expect(Self.properties(of: entity.name, in: source) == fields, "\(entity.name): \(source)")
-        }
+        try Self.expectPropertiesAreFields(of: renamed, in: source)
         #expect(source.contains("var id: Int64") && source.contains("var importedID: UUID?"), "\(source)")
         #expect(source.contains(".toOne(\\.keeper, Person.self, deleteRule: .nullify)"), "\(source)")
 
@@ -221,12 +216,7 @@ import Testing
         #expect(migratedByName.status == 0, "\(migratedByName.standardError)")
         let generatedByName = try await runProduct("graphstore", ["generate", store.path, "--model", model.path] + byName)
         #expect(generatedByName.status == 0, "\(generatedByName.standardError)")
-        for entity in try GenericSnapshot.read(from: named).entities {
-            let fields = entity.objects.reduce(into: Set<String>()) { names, object in
-                if case .object(let values) = object { names.formUnion(values.keys) }
-            }
-            #expect(Self.properties(of: entity.name, in: generatedByName.standardOutput) == fields, "\(entity.name): \(generatedByName.standardOutput)")
-        }
+        try Self.expectPropertiesAreFields(of: named, in: generatedByName.standardOutput)
         #expect(generatedByName.standardOutput.contains("var id: String?") || generatedByName.standardOutput.contains("var id: String\n"), "\(generatedByName.standardOutput)")
 
         let other = directory.file("other.json").path
@@ -246,6 +236,17 @@ import Testing
             #expect(generate.status != 0 && generate.standardError.contains(message), "generate \(flags): \(generate.standardError)")
         }
         #expect(!FileManager.default.fileExists(atPath: other))
+    }
+
+    /// Expects each entity's struct in generated `source` to have a stored property per field
+    /// the objects of the snapshot at `url` hold, and no other.
+    static func expectPropertiesAreFields(of url: URL, in source: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        for entity in try GenericSnapshot.read(from: url).entities {
+            let fields = entity.objects.reduce(into: Set<String>()) { names, object in
+                if case .object(let values) = object { names.formUnion(values.keys) }
+            }
+            #expect(properties(of: entity.name, in: source) == fields, "\(entity.name): \(source)", sourceLocation: sourceLocation)
+        }
     }
 
     /// The stored properties (`var name:`) of the struct `entity` in generated `source`.
