@@ -11,7 +11,7 @@ struct Dump: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let snapshot = try readStore(source.url, kind: source.from, model: source.model).snapshot
+            let snapshot = try readStore(source.url, kind: source.from, model: source.model, flags: source.coreDataFlags).snapshot
             if let entity, !snapshot.entities.contains(where: { $0.name == entity }) {
                 throw ToolError("\(source.file) has no entity \(entity); it has \(snapshot.entities.map(\.name).joined(separator: ", "))")
             }

@@ -29,9 +29,7 @@ struct Generate: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let description = try model.map { try CoreDataModelDescription.read(from: URL(fileURLWithPath: $0)) }
-            let read = try Migration.readStore(
-                from: URL(fileURLWithPath: file), kind: from, coreDataOptions: try coreDataFlags.importOptions(model: description))
+            let read = try readStore(URL(fileURLWithPath: file), kind: from, model: model, flags: coreDataFlags)
             guard let report = read.coreDataReport else {
                 throw ToolError("\(file) is a \(read.kind.displayName); generate reads Core Data and SwiftData stores")
             }

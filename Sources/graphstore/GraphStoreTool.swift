@@ -38,10 +38,15 @@ func reportingErrors(_ body: () async throws -> Void) async throws {
     }
 }
 
-/// The store at `url` as generic values, whatever its kind (detected unless `kind` says).
-func readStore(_ url: URL, kind: StoreKind? = nil, model: String? = nil) throws -> Migration.ReadStore {
+/// The store at `url` as generic values, whatever its kind (detected unless `kind` says); a
+/// Core Data or SwiftData store with the model at `model` and the ids and names `flags` give.
+func readStore(
+    _ url: URL, kind: StoreKind? = nil, model: String? = nil, flags: CoreDataImportFlags? = nil,
+    progress: (@Sendable (MigrationProgress) -> Void)? = nil
+) throws -> Migration.ReadStore {
     let description = try model.map { try CoreDataModelDescription.read(from: URL(fileURLWithPath: $0)) }
-    return try Migration.readStore(from: url, kind: kind, model: description)
+    let options = try flags?.importOptions(model: description) ?? CoreDataImportOptions(model: description)
+    return try Migration.readStore(from: url, kind: kind, coreDataOptions: options, progress: progress)
 }
 
 /// The store a command reads and how to read it: shared by inspect, dump and verify (generate
@@ -50,16 +55,17 @@ struct SourceOptions: ParsableArguments {
     @Argument(help: "A snapshot, a GraphStore SQLite store, a Core Data or SwiftData store, or a plain SQLite database.") var file: String
     @Option(help: "What the file is: snapshot, sqlite, coredata, swiftdata or plain-sqlite (default: from its bytes and tables).") var from: StoreKind?
     @Option(help: "The app's Core Data model (.xcdatamodeld or .xcdatamodel), for its names and types.") var model: String?
+    @OptionGroup var coreDataFlags: CoreDataImportFlags
 
     /// The file as a URL.
     var url: URL { URL(fileURLWithPath: file) }
 
     /// The store, read as its kind (``from``, or detected) allows.
     ///
-    /// - Throws: the errors of `StoreKind.detect(at:)` and of ``readStore(_:kind:model:)``.
+    /// - Throws: the errors of `StoreKind.detect(at:)` and of ``readStore(_:kind:model:flags:progress:)``.
     func open() throws -> SourceStore {
         let kind = try from ?? StoreKind.detect(at: url)
-        return kind == .graphStoreSQLite ? .graphStoreSQLite : .read(try readStore(url, kind: kind, model: model), kind: kind)
+        return kind == .graphStoreSQLite ? .graphStoreSQLite : .read(try readStore(url, kind: kind, model: model, flags: coreDataFlags), kind: kind)
     }
 }
 
@@ -130,8 +136,9 @@ func otherNamesWarning(for url: URL) -> String? {
 }
 
 /// `--id-column` and `--attribute-name`: how to read a Core Data or SwiftData store's ids and
-/// names, shared by `migrate` and `generate` so that the types `generate` prints open the
-/// snapshot `migrate` writes with the same flags.
+/// names, shared by every command that reads one, so that the types `generate` prints open the
+/// snapshot `migrate` writes with the same flags, and `verify`, `inspect` and `dump` read the
+/// store as `migrate` does.
 struct CoreDataImportFlags: ParsableArguments {
     @Option(
         name: .customLong("id-column"),

@@ -219,6 +219,17 @@ import Testing
         try Self.expectPropertiesAreFields(of: named, in: generatedByName.standardOutput)
         #expect(generatedByName.standardOutput.contains("var id: String?") || generatedByName.standardOutput.contains("var id: String\n"), "\(generatedByName.standardOutput)")
 
+        // verify, inspect and dump read the store as migrate does: refused without the flags,
+        // read with them.
+        for command in ["verify", "inspect", "dump"] {
+            let without = try await runProduct("graphstore", [command, store.path, "--model", model.path])
+            #expect(without.status == 1 && without.standardError.contains(advice), "\(command): \(without.standardError)")
+            let with = try await runProduct("graphstore", [command, store.path, "--model", model.path] + renames)
+            #expect(with.status == 0, "\(command): \(with.standardError)")
+        }
+        let dumped = try await runProduct("graphstore", ["dump", store.path, "--model", model.path, "--entity", "Pet"] + renames)
+        #expect(dumped.standardOutput.contains("\"keeper\""), "\(dumped.standardOutput)")
+
         let other = directory.file("other.json").path
         let malformed: [(flags: [String], message: String)] = [
             (["--id-column", "Person"], "--id-column takes ENTITY=COLUMN (for example Person=Z_PK), not Person"),
