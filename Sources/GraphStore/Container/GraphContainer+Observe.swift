@@ -16,7 +16,9 @@ extension GraphContainer {
     /// that does not touch `E` costs nothing. When commits come faster than the reader, they
     /// coalesce: the next element is the results after the latest one, and nothing buffers
     /// without bound. Results are committed state only (no context's pending changes). The
-    /// sequence ends when the task iterating it is cancelled or the container closes.
+    /// sequence ends when the task iterating it is cancelled or the container closes. It does
+    /// not keep the container open: a container released while it is iterated (and none of
+    /// its contexts left) closes as any released container does, and the sequence ends.
     ///
     /// No context reads these results: an object from them, changed and inserted into a
     /// context, is based as that context bases it (see ``MergePolicy``), not on the version
@@ -38,17 +40,26 @@ public struct FetchedResultsSequence<E: Entity>: AsyncSequence, Sendable {
     public typealias Element = [E]
     public typealias Failure = any Error
 
-    let core: GraphCore
+    /// Weak: an observer does not keep a released container's store open (a task iterating
+    /// the sequence would otherwise hold it open, and so locked, until the task ends).
+    weak var core: GraphCore?
     let descriptor: FetchDescriptor<E>
 
+    init(core: GraphCore, descriptor: FetchDescriptor<E>) {
+        self.core = core
+        self.descriptor = descriptor
+    }
+
     public func makeAsyncIterator() -> Iterator {
-        Iterator(reader: GraphContext(core: core, parent: nil, name: "observer"), descriptor: descriptor,
-                 signals: core.signals(entity: E.entityName).makeAsyncIterator())
+        // A sequence of a core already released ends at once: its signals are finished.
+        Iterator(core: core, descriptor: descriptor,
+                 signals: core?.signals(entity: E.entityName).makeAsyncIterator() ?? AsyncStream<UInt64> { $0.finish() }.makeAsyncIterator())
     }
 
     /// Yields the first results at once, then waits for a commit that changes them.
     public struct Iterator: AsyncIteratorProtocol {
-        let reader: GraphContext
+        /// Weak, as the sequence's: held strongly only while fetching.
+        weak var core: GraphCore?
         let descriptor: FetchDescriptor<E>
         var signals: AsyncStream<UInt64>.Iterator
         /// Ids and versions of the last results yielded; `nil` before the first.
@@ -77,16 +88,29 @@ public struct FetchedResultsSequence<E: Entity>: AsyncSequence, Sendable {
             return nil
         }
 
+        init(core: GraphCore?, descriptor: FetchDescriptor<E>, signals: AsyncStream<UInt64>.Iterator) {
+            self.core = core
+            self.descriptor = descriptor
+            self.signals = signals
+        }
+
+        /// A context that reads for this observer, or `nil` once the store is released.
+        private var reader: GraphContext? {
+            core.map { GraphContext(core: $0, parent: nil, name: "observer") }
+        }
+
         /// The current results, fetched now: the first element, taken synchronously (for
         /// ``FetchedResults``, whose objects are there at once). `next()` then waits for a commit.
         mutating func currentResults() throws -> [E] {
             precondition(last == nil, "currentResults() is the first element")
+            guard let reader else { throw GraphStoreError.containerClosed }
             let (results, source) = try reader.unrecordedFetch(descriptor)
             last = Self.signature(of: results, in: source)
             return results
         }
 
         private mutating func fetchIfChanged() throws -> [E]? {
+            guard let reader else { return nil }
             let fetched: (results: [E], source: FetchSource?)
             do {
                 fetched = try reader.unrecordedFetch(descriptor)

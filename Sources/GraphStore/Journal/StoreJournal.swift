@@ -170,7 +170,20 @@ package final class StoreJournal: Sendable {
                     file: nil, header: header, end: 0, records: [], createsOnFirstAppend: true)
             }
             let bytes = JournalFormatV1.encodeHeader(header)
-            let created = try create(at: path, contents: bytes)
+            let created: Opening
+            do {
+                created = try create(at: path, contents: bytes)
+            } catch let error as FileLayerError {
+                guard case .io(_, _, let code, _) = error, code == ENOSPC || code == EDQUOT else { throw error }
+                // No room for the new file (the store's own file is written by now: a replay or
+                // a migration committed). The old one must still go, and removing it takes no
+                // room; the first append creates the journal, and throws while there is none.
+                guard unlink(path) == 0 || errno == ENOENT else { throw error }
+                try JournalFile.syncDirectory(of: path)
+                return StoreJournal(
+                    path: path, durability: durability, interval: interval, clock: clock, fileSystem: fileSystem, beforeFirstRecord: beforeFirstRecord,
+                    file: nil, header: header, end: 0, records: [], createsOnFirstAppend: true)
+            }
             guard case .opened(let file) = created else {
                 // Nothing of it is needed (the store's file holds every record it has, or it is
                 // another store's), and nothing can replace it here.

@@ -2,6 +2,7 @@ import CGraphStoreSQLite
 import Foundation
 import GRDB
 import GraphStore
+import Logging
 
 /// The SQLite store: opens and locks the database, loads the graph, and hands every commit to
 /// the ``SQLiteWriter``.
@@ -115,7 +116,17 @@ final class SQLiteBackend: StoreBackend {
                     lineage: loaded.lineage, openedAt: loaded.version.number, existing: loaded.journal,
                     fileSystem: options.journalFileSystem)
                 journal = started
-                try started.dropRecords(through: loaded.version.number)
+                // The database holds these records now (committed with synchronous = FULL), so
+                // dropping them is tidying: it needs room for the journal's rotation, and a
+                // journal that keeps them stays correct (a replay skips what the database holds),
+                // as after a write. The open does not fail for it.
+                do {
+                    try started.dropRecords(through: loaded.version.number)
+                } catch {
+                    Logger(label: "GraphStoreSQLite.SQLiteBackend").warning(
+                        "Could not drop the journal records the database holds; the journal keeps them and stays correct",
+                        metadata: ["path": "\(journalPath)", "error": "\(error)"])
+                }
             } else if loaded.journal != nil || loaded.replacesJournal {
                 try Self.removeJournal(at: journalPath)
             }
