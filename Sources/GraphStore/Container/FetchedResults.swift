@@ -28,8 +28,9 @@ import Observation
 ///
 /// The type is `@MainActor`, like `@Query` and a main-queue `NSFetchedResultsController`:
 /// ``objects`` changes only on the main actor, so a view reading it never sees it change
-/// mid-update. Observing stops when the object is released or the container closes; ``objects``
-/// then keeps the last results.
+/// mid-update. Observing stops when the object is released or the container closes (a released
+/// container closes too: an observer does not keep it open); ``objects`` then keeps the last
+/// results.
 @MainActor
 @Observable
 public final class FetchedResults<E: Entity> {
