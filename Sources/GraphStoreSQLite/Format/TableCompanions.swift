@@ -52,7 +52,7 @@ struct TableCompanions {
         for item in items {
             do {
                 try db.execute(sql: item.sql)
-            } catch let error as DatabaseError where error.resultCode == .SQLITE_ERROR {
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_ERROR || error.resultCode == .SQLITE_CONSTRAINT {
                 throw GraphStoreError.fileOperationFailed(
                     path: path, operation: "write table \(table) again",
                     reason: "its \(item.type) \(item.name), made by another program, cannot be made again (\(error.message ?? "\(error)")); nothing was written")

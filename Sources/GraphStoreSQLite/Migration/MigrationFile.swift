@@ -179,6 +179,8 @@ struct MigrationFile {
         let directory = url.deletingLastPathComponent()
         let prefix = Self.temporaryPrefix(of: url)
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        // Each migration's files, by its `<pid>-<hex>`: judged, and removed, together.
+        var groups: [Substring: [String]] = [:]
         for entry in entries {
             // The temporary file, `<prefix><pid>-<hex>`, followed by one of SQLite's suffixes
             // for its files beside it; or the snapshot writer's own temporary file for it,
@@ -193,15 +195,19 @@ struct MigrationFile {
             } else {
                 continue
             }
-            guard AtomicFile.isTemporarySuffix(rest), let pid = Int32(rest.prefix { $0 != "-" }), pid > 0, pid != getpid() else { continue }
-            guard kill(pid, 0) != 0, errno == ESRCH else { continue }
-            // Not written to for a while: a process in another process namespace (a container,
-            // another machine sharing the directory) has ids this one cannot see, and a live
-            // migration writes its file as it goes.
-            let path = directory.appendingPathComponent(entry).path
-            var info = stat()
-            guard lstat(path, &info) == 0, time(nil) - info.st_mtim.tv_sec >= Self.leftoverAge else { continue }
-            unlink(path)
+            guard AtomicFile.isTemporarySuffix(rest) else { continue }
+            groups[rest, default: []].append(entry)
+        }
+        let now = Date()
+        for (name, files) in groups {
+            guard let pid = Int32(name.prefix { $0 != "-" }), pid > 0, pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            // None written to for a while: a process in another process namespace (a
+            // container, another machine sharing the directory) has ids this one cannot see,
+            // and a live migration writes its files as it goes.
+            let paths = files.map { directory.appendingPathComponent($0).path }
+            let written = paths.compactMap { try? FileManager.default.attributesOfItem(atPath: $0)[.modificationDate] as? Date }
+            guard written.count == paths.count, written.allSatisfy({ now.timeIntervalSince($0) >= Double(Self.leftoverAge) }) else { continue }
+            for path in paths { unlink(path) }
         }
     }
 

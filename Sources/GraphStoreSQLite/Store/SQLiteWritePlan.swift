@@ -163,13 +163,20 @@ struct SQLiteWritePlan {
                     let changed = Set(keys)
                     for (key, stored) in held {
                         var probe = table
-                        guard let fields = try? RowEncoder.encode(stored.value, existingKinds: table.kindByName, json: json),
-                              (try? register(fields, in: &probe)) == true, probe.columns == table.columns
-                        else {
+                        let fields: [EncodedField]
+                        do {
+                            fields = try RowEncoder.encode(stored.value, existingKinds: table.kindByName, json: json)
+                            guard try register(fields, in: &probe), probe.columns == table.columns else {
+                                if changed.contains(key) { continue }
+                                throw GraphStoreError.codingFailed(
+                                    path: path, entity: entity.name, id: key.description,
+                                    reason: "the stored object does not fit the columns its unchanged value made")
+                            }
+                        } catch let error as GraphStoreError {
+                            throw error
+                        } catch {
                             if changed.contains(key) { continue }
-                            throw GraphStoreError.codingFailed(
-                                path: path, entity: entity.name, id: key.description,
-                                reason: "the stored object does not fit the columns its unchanged value made")
+                            throw GraphStoreError.sqliteCoding(error, path: path, entity: entity.name, id: key.description)
                         }
                         write.rebuildRows.append(values(of: fields, in: table, byteCount: &plan.byteCount))
                     }
