@@ -5,7 +5,9 @@ import HashTreeCollections
 ///
 /// A fetch that reads every object of the entity (no predicate, no window) keeps the table it
 /// read, which costs O(1) because tables are persistent maps; any other read keeps one record
-/// per id it returned. A later whole read replaces everything before it. The records of one
+/// per id it returned. A later whole read replaces everything before it, except what is newer
+/// than the table it read: a record of a later store version is never replaced by a read of an
+/// older one (fetches run without the context's lock, and may record last). The records of one
 /// entity are bounded by what the context read and what its saves left, deletions included:
 /// past ``limit(storedCount:)`` ids, the records of ids it read while absent, that have none
 /// now either, are dropped (see ``prune(keeping:)``).
@@ -21,10 +23,10 @@ import HashTreeCollections
 struct EntityReads: Sendable {
     /// What one read of an id saw.
     enum Record: Sendable {
-        /// The stored object (`nil`: there was none).
-        case stored(StoredObject?)
+        /// The stored object (`nil`: there was none) in store version `number`.
+        case stored(StoredObject?, number: UInt64)
         /// What a save of this context left at the id (`nil`: no object), committed as store
-        /// version `number`: a fetch that read an older table does not replace it.
+        /// version `number`.
         case settled(StoredObject?, number: UInt64)
         /// An ancestor's pending change, of this sequence: a change is based as that
         /// ancestor's would be, or, once the ancestor saved or dropped it, on what that left.
@@ -38,14 +40,18 @@ struct EntityReads: Sendable {
         /// The stored object a `.stored` or `.settled` record saw (`.some(nil)`: none), else `nil`.
         var storedObject: StoredObject?? {
             switch self {
-            case .stored(let object), .settled(let object, _): object
+            case .stored(let object, _), .settled(let object, _): object
             case .inherited: nil
             }
         }
 
-        /// Whether this is what a save of this context committed after store version `number`.
-        func isSettled(after number: UInt64) -> Bool {
-            if case .settled(_, let settled) = self { settled > number } else { false }
+        /// The store version a `.stored` or `.settled` record is of, else `nil`: a read of an
+        /// older version (a fetch that recorded last) does not replace it.
+        var number: UInt64? {
+            switch self {
+            case .stored(_, let number), .settled(_, let number): number
+            case .inherited: nil
+            }
         }
 
         /// Whether this is what a save of this context committed before store version `number`.
@@ -56,10 +62,13 @@ struct EntityReads: Sendable {
 
     /// The table as of the last fetch that read every object, if any did.
     private(set) var whole: TreeDictionary<ObjectKey, StoredObject>?
+    /// The store version of `whole` (0: none).
+    private var wholeNumber: UInt64 = 0
     /// Reads of single ids since then; they override `whole`.
     private(set) var byID: [ObjectKey: Record] = [:]
-    /// The newest store version a save of this context settled records at (0: none).
-    private var latestSettled: UInt64 = 0
+    /// The newest store version any record is of (`whole` included; 0: none): a read of an
+    /// older version looks for newer records only when this is past it.
+    private var latestRecorded: UInt64 = 0
     /// The store version of the last save of this context that dropped the whole table (0: none).
     private var emptiedAt: UInt64 = 0
     /// Twice the records the last pruning kept (0: none since `byID` was emptied): the next
@@ -99,7 +108,7 @@ struct EntityReads: Sendable {
     ///
     /// - Complexity: O(1) hashing, plus O(log n) in `whole` or the run's table.
     func record(for key: ObjectKey) -> Record? {
-        let recorded = byID[key] ?? whole.map { .stored($0[key]) }
+        let recorded = byID[key] ?? whole.map { .stored($0[key], number: wholeNumber) }
         // What the run wrote, unless a later save recorded the id since (or the context read
         // it since: a read ends the run).
         guard let written = run?.object(for: key) else { return recorded }
@@ -144,7 +153,7 @@ struct EntityReads: Sendable {
         baseTable: TreeDictionary<ObjectKey, StoredObject>
     ) {
         let number = saved.version
-        latestSettled = max(latestSettled, number)
+        latestRecorded = max(latestRecorded, number)
         if !changedElsewhere {
             // Objects stored at or before `baseNumber` are another context's (or older).
             run = SavedRun(since: run?.since ?? baseNumber + 1, table: table)
@@ -179,26 +188,32 @@ struct EntityReads: Sendable {
     ///
     /// A fetch runs without the context's lock, so a save of this context can settle its ids
     /// between the fetch's reading the table and its recording the read: what that save left
-    /// is newer, and stays. A table read before this context's save dropped the whole entity
-    /// is not recorded at all.
+    /// is newer, and stays. So does any other record of a newer version (a later read of the
+    /// id, which may have replaced what the save left), and a table a later fetch of every
+    /// object read and recorded first replaces nothing. A table read before this context's
+    /// save dropped the whole entity is not recorded at all.
     ///
-    /// - Complexity: O(throughChanges); O(records) when a save of this context settled after
-    ///   `number`.
+    /// - Complexity: O(throughChanges); O(records) when a record is of a version after `number`.
     mutating func readAll(_ table: TreeDictionary<ObjectKey, StoredObject>, number: UInt64, throughChanges: some Sequence<(ObjectKey, Record)>) {
         guard number >= emptiedAt else { return }
         hasRead = true
         // A save of this context settles its ids while a fetch runs: the run is older.
         run = nil
+        // A newer table was recorded whole since, with what the context knew of every id then.
+        if whole != nil, wholeNumber > number { return }
         whole = table
-        byID = latestSettled > number ? byID.filter { $0.value.isSettled(after: number) } : [:]
+        wholeNumber = number
+        byID = latestRecorded > number ? byID.filter { ($0.value.number ?? 0) > number } : [:]
+        latestRecorded = max(latestRecorded, number)
         pruneAbove = 0
-        for (key, record) in throughChanges where !(byID[key]?.isSettled(after: number) ?? false) { byID[key] = record }
+        for (key, record) in throughChanges where byID[key] == nil { byID[key] = record }
     }
 
     /// Records reads of single ids (or what a save of this context left at them: it knows what
     /// it wrote); `table` is the entity's table now (for pruning). `number` is the store version
-    /// the reads saw, for a fetch that read without the context's lock: an id a save of this
-    /// context settled after it keeps what the save left (see ``readAll(_:number:throughChanges:)``).
+    /// the reads saw, for a fetch that read without the context's lock: an id recorded of a
+    /// newer version since (what a save of this context left, a later read) keeps that record
+    /// (see ``readAll(_:number:throughChanges:)``).
     ///
     /// - Complexity: O(k) amortized for k records: a pruning walks every record, and the next
     ///   waits until at least as many were added.
@@ -213,13 +228,19 @@ struct EntityReads: Sendable {
     private mutating func add(_ records: some Sequence<(ObjectKey, Record)>, number: UInt64?, table: TreeDictionary<ObjectKey, StoredObject>) -> Bool {
         var added = false
         for (key, record) in records {
-            if case .settled(_, let settled) = record { latestSettled = max(latestSettled, settled) }
-            if let number, latestSettled > number, byID[key]?.isSettled(after: number) ?? false { continue }
+            if let recorded = record.number { latestRecorded = max(latestRecorded, recorded) }
+            if let number, latestRecorded > number, isRecorded(key, after: number) { continue }
             byID[key] = record
             added = true
         }
         if byID.count > max(Self.limit(storedCount: table.count), pruneAbove) { prune(keeping: table) }
         return added
+    }
+
+    /// Whether what is recorded of `key` is of a store version after `number`.
+    private func isRecorded(_ key: ObjectKey, after number: UInt64) -> Bool {
+        if let recorded = byID[key] { return (recorded.number ?? 0) > number }
+        return whole != nil && wholeNumber > number
     }
 
     /// After a save of store version `number` dropped `table`, the entity's whole table: the
@@ -235,13 +256,14 @@ struct EntityReads: Sendable {
         hasRead = true
         byID = byID.filter { table[$0.key] == nil }
         if let read = whole {
-            for (key, object) in read where table[key] == nil && byID[key] == nil { byID[key] = .stored(object) }
+            for (key, object) in read where table[key] == nil && byID[key] == nil { byID[key] = .stored(object, number: wholeNumber) }
         }
         // Ids the context knew nothing of had no object after the drop.
         whole = [:]
+        wholeNumber = number
         pruneAbove = 0
         emptiedAt = max(emptiedAt, number)
-        latestSettled = max(latestSettled, number)
+        latestRecorded = max(latestRecorded, number)
     }
 
     /// Whether what this context knows of `key` is `base`, the object a delete rule (or a
@@ -278,7 +300,7 @@ struct EntityReads: Sendable {
     /// - Complexity: O(records).
     mutating func prune(keeping table: TreeDictionary<ObjectKey, StoredObject>) {
         let gone = byID.filter { key, record in
-            if case .stored(nil) = record { table[key] == nil && run?.object(for: key) == nil } else { false }
+            if case .stored(nil, _) = record { table[key] == nil && run?.object(for: key) == nil } else { false }
         }.keys
         for key in gone {
             byID[key] = nil
@@ -289,9 +311,20 @@ struct EntityReads: Sendable {
 }
 
 /// What a committed save left of the ids it settled, read back from the version after it: the
-/// object it wrote, or `nil` for one it deleted (or found deleted).
+/// object it wrote, or `nil` for one it deleted (or found deleted), and whether that was the
+/// context's own change (or a delete rule's or a unique merge's rewrite of an object whose
+/// change, if any, `.storeWins` dropped).
 struct SettledObjects {
-    private var objects: [Int: [ObjectKey: StoredObject?]] = [:]
+    /// What a save left at one id.
+    struct Settled {
+        /// The object, `nil` for none.
+        var object: StoredObject?
+        /// Whether it is what the context's change (or clear marker) of the id wrote: else a
+        /// rule rewrote the object, which the context may never have seen.
+        var isOwn: Bool
+    }
+
+    private var objects: [Int: [ObjectKey: Settled]] = [:]
     private var dropped: [Int: TreeDictionary<ObjectKey, StoredObject>] = [:]
 
     /// - Parameters:
@@ -299,28 +332,57 @@ struct SettledObjects {
     ///   - latest: a version at or after `written`; an object it holds at `written.version`
     ///     is the one written, otherwise the committed value stands for it.
     ///   - entities: the entity indexes to collect.
+    ///   - keptAsStored: under `.storeWins`, the tables of the version the commit was made on
+    ///     (its conflicting changes were dropped), else `nil`.
     /// - Complexity: O(changed objects of `entities`); O(1) for a table dropped whole.
-    init(committed: ChangeSet, written: GraphChange, latest: GraphVersion, schema: Schema, entities: some Sequence<Int>) {
+    init(
+        committed: ChangeSet, written: GraphChange, latest: GraphVersion, schema: Schema, entities: some Sequence<Int>,
+        keptAsStored: [TreeDictionary<ObjectKey, StoredObject>]?
+    ) {
         for entity in entities {
             let name = schema.entities[entity].name
             if let whole = written.dropped[name] { dropped[entity] = whole }
             objects[entity] = Self.settled(
-                mine: committed.entities[entity], marker: committed.cleared[entity], written: written, name: name, table: latest.tables[entity])
+                mine: committed.entities[entity], marker: committed.cleared[entity], written: written, name: name, table: latest.tables[entity],
+                keptAsStored: keptAsStored?[entity])
         }
     }
 
+    /// Whether `.storeWins` dropped `change`, given `stored`, the object in the version the
+    /// commit was made on: it conflicted (deleting what is already gone does not).
+    static func conflicts(_ change: PendingChange, stored: StoredObject?) -> Bool {
+        stored?.version != change.baseVersion && (change.upserted != nil || stored != nil)
+    }
+
     /// What a save left of the ids of one entity it settled.
+    ///
+    /// A change `.storeWins` dropped is not the context's: the save left nothing of it, and
+    /// what a delete rule or a unique merge wrote at its id in the same save is a rewrite of
+    /// the version another context stored, which the context may never have seen.
     ///
     /// - Parameters:
     ///   - mine: the entity's changes in the saved change set, folded.
     ///   - marker: the entity's clear marker in it, if any.
     ///   - table: the entity's table in a version at or after `written`; an object it holds at
     ///     `written.version` is the one written, otherwise the committed value stands for it.
+    ///   - keptAsStored: under `.storeWins`, the entity's table in the version the commit was
+    ///     made on, else `nil`.
     /// - Complexity: O(changed objects), plus the objects `marker` covers when the save did not
     ///   drop the table whole.
     static func settled(
-        mine: EntityChanges, marker: ClearMarker?, written: GraphChange, name: String, table: TreeDictionary<ObjectKey, StoredObject>
-    ) -> [ObjectKey: StoredObject?] {
+        mine: EntityChanges, marker: ClearMarker?, written: GraphChange, name: String, table: TreeDictionary<ObjectKey, StoredObject>,
+        keptAsStored base: TreeDictionary<ObjectKey, StoredObject>?
+    ) -> [ObjectKey: Settled] {
+        var mine = mine, marker = marker
+        if let base {
+            mine = mine.filter { key, change in !conflicts(change, stored: base[key]) }
+            // Spelled out by the save: a deletion of an object stored elsewhere since the marking
+            // was dropped.
+            if var dropping = marker, written.dropped[name] == nil {
+                dropping.table = dropping.table.filter { key, object in base[key].map { $0.version == object.version } ?? true }
+                marker = dropping
+            }
+        }
         var map: [ObjectKey: StoredObject?] = [:]
         let merged = written.merged[name] ?? []
         for keys in [written.inserted[name], written.updated[name]] {
@@ -348,20 +410,27 @@ struct SettledObjects {
                 map[key] = .some(nil)
             }
         }
-        return map
+        var settled: [ObjectKey: Settled] = [:]
+        settled.reserveCapacity(map.count)
+        for (key, object) in map {
+            settled[key] = Settled(object: object, isOwn: mine[key] != nil || (marker?.table[key] != nil && written.dropped[name] == nil))
+        }
+        return settled
     }
 
-    /// What the save left at `key`: the object, `.some(nil)` for none, `nil` when it did not
-    /// settle `key`.
+    /// What the context's change of `key` left: the object, `.some(nil)` for none, `nil` when
+    /// the save did not settle it as the context's (a change `.storeWins` dropped keeps its
+    /// base, whatever a rule wrote there).
     func object(entity: Int, key: ObjectKey) -> StoredObject?? {
-        if let object = objects[entity]?[key] { return object }
+        if let settled = objects[entity]?[key] { return settled.isOwn ? .some(settled.object) : nil }
         if let table = dropped[entity], table[key] != nil { return .some(nil) }
         return nil
     }
 
-    /// Calls `body` with each settled id of `entity` (not those of a dropped table).
-    func forEach(entity: Int, _ body: (ObjectKey, StoredObject?) -> Void) {
-        for (key, object) in objects[entity] ?? [:] { body(key, object) }
+    /// Calls `body` with each settled id of `entity` (not those of a dropped table), what the
+    /// save left there, and whether that was the context's own change.
+    func forEach(entity: Int, _ body: (ObjectKey, StoredObject?, _ isOwn: Bool) -> Void) {
+        for (key, settled) in objects[entity] ?? [:] { body(key, settled.object, settled.isOwn) }
     }
 
     /// The table the save dropped whole, if it dropped `entity`'s.
@@ -371,9 +440,9 @@ struct SettledObjects {
 /// One entity's part of a save of a top-level context that has not read the entity, as the
 /// save committed it: what ``EntityReads/recordSave(_:after:table:baseTable:)`` records.
 struct SavedChanges {
-    /// The entity's changes in the saved change set: its entries, then its log's (not folded).
+    /// The entity's changes in the saved change set: its entries, then its log (not folded).
     var entries: EntityChanges
-    var logged: [PendingLog.Entry]
+    var log: PendingLog
     /// The store version the save committed as.
     var version: UInt64
     /// What the commit reported of the entity; `nil` when every change was written as made
@@ -384,6 +453,9 @@ struct SavedChanges {
     struct Report {
         var written: GraphChange
         var name: String
+        /// Under `.storeWins`, the entity's table in the version the commit was made on (its
+        /// conflicting changes were dropped), else `nil`.
+        var keptAsStored: TreeDictionary<ObjectKey, StoredObject>?
     }
 
     /// Whether a save under `policy` that deleted nothing of an entity (`isConstrained`: with
@@ -396,16 +468,19 @@ struct SavedChanges {
     }
 
     /// Calls `body` with what the save left at each id it settled: the object it wrote, `nil`
-    /// for one it deleted or found deleted. Ids it did not settle (a change `.storeWins`
-    /// dropped, an object merged into another by a unique constraint) are left out. `table` is
-    /// the entity's table in a version at or after the save.
+    /// for one it deleted or found deleted, and whether that was the context's own change.
+    /// Ids it did not settle (a change `.storeWins` dropped, an object merged into another by a
+    /// unique constraint) are left out, unless a delete rule or a unique merge rewrote them:
+    /// then they are not the context's own, also where `.storeWins` dropped its change of the
+    /// id. `table` is the entity's table in a version at or after the save.
     ///
-    /// - Complexity: O(changes); no look-up or folding when every change was written as made.
+    /// - Complexity: O(changes); no look-up or folding when every change was written as made,
+    ///   O(log n) per new id of the log under `.storeWins` (for its base).
     func forEachSettled(in table: TreeDictionary<ObjectKey, StoredObject>, _ body: (ObjectKey, StoredObject?, _ isOwn: Bool) -> Void) {
         guard let reported else {
             // In the order made: a later change of an id replaces an earlier one's record.
             for (key, change) in entries { body(key, change.upserted.map { StoredObject(value: $0, version: version) }, true) }
-            for entry in logged {
+            for entry in log.entries {
                 if case .upsert(let value) = entry.kind {
                     body(entry.key, StoredObject(value: value, version: version), true)
                 } else {
@@ -414,16 +489,20 @@ struct SavedChanges {
             }
             return
         }
-        // Each id's last change (its base is not needed here).
+        // Each id's last change; its base is needed only to tell which `.storeWins` dropped.
         var mine = entries
-        for entry in logged {
-            mine.updateValue(forKey: entry.key, default: PendingChange(kind: entry.kind, base: nil, sequence: entry.sequence)) {
-                $0.kind = entry.kind
+        if reported.keptAsStored != nil {
+            log.fold(into: &mine)
+        } else {
+            for entry in log.entries {
+                mine.updateValue(forKey: entry.key, default: PendingChange(kind: entry.kind, base: nil, sequence: entry.sequence)) {
+                    $0.kind = entry.kind
+                }
             }
         }
-        for (key, object) in SettledObjects.settled(mine: mine, marker: nil, written: reported.written, name: reported.name, table: table) {
-            body(key, object, mine[key] != nil)
-        }
+        let settled = SettledObjects.settled(
+            mine: mine, marker: nil, written: reported.written, name: reported.name, table: table, keptAsStored: reported.keptAsStored)
+        for (key, settled) in settled { body(key, settled.object, settled.isOwn) }
     }
 
     /// Calls `body` with each id the save left no object at (deleted, found deleted, or
@@ -432,7 +511,7 @@ struct SavedChanges {
     /// - Complexity: O(changes), plus O(log n) per deletion.
     func forEachDeletion(in table: TreeDictionary<ObjectKey, StoredObject>, _ body: (ObjectKey) -> Void) {
         for (key, change) in entries where change.upserted == nil && table[key] == nil { body(key) }
-        for entry in logged {
+        for entry in log.entries {
             if case .delete = entry.kind, table[entry.key] == nil { body(entry.key) }
         }
         if let reported, !reported.written.deleted.isEmpty {
