@@ -199,7 +199,7 @@ extension GraphContext {
                 let changes = committed.entities[entity], baseTable = stamps.baseTables[entity]
                 state.childBases[entity].settle(
                     objects.lazy.map { key, object in
-                        let madeOn = changes[key].map(\.base) ?? marker?.table[key] ?? baseTable[key]
+                        let madeOn = changes[key].map(\.base) ?? committed.cleared[entity]?.table[key] ?? baseTable[key]
                         return (key, changes[key]?.sequence ?? markerSequence, madeOn, object, nil)
                     }, byRollback: false, table: latest.tables[entity])
             }
