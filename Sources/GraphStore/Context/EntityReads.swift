@@ -5,9 +5,7 @@ import HashTreeCollections
 ///
 /// A fetch that reads every object of the entity (no predicate, no window) keeps the table it
 /// read, which costs O(1) because tables are persistent maps; any other read keeps one record
-/// per id it returned. A later whole read replaces everything before it, except what is newer
-/// than the table it read: a record of a later store version is never replaced by a read of an
-/// older one (fetches run without the context's lock, and may record last). The records of one
+/// per id it returned. A later whole read replaces everything before it. The records of one
 /// entity are bounded by what the context read and what its saves left, deletions included:
 /// past ``limit(storedCount:)`` ids, the records of ids it read while absent, that have none
 /// now either, are dropped (see ``prune(keeping:)``).
@@ -23,10 +21,10 @@ import HashTreeCollections
 struct EntityReads: Sendable {
     /// What one read of an id saw.
     enum Record: Sendable {
-        /// The stored object (`nil`: there was none) in store version `number`.
-        case stored(StoredObject?, number: UInt64)
+        /// The stored object (`nil`: there was none).
+        case stored(StoredObject?)
         /// What a save of this context left at the id (`nil`: no object), committed as store
-        /// version `number`.
+        /// version `number`: a fetch that read an older table does not replace it.
         case settled(StoredObject?, number: UInt64)
         /// An ancestor's pending change, of this sequence: a change is based as that
         /// ancestor's would be, or, once the ancestor saved or dropped it, on what that left.
@@ -40,18 +38,14 @@ struct EntityReads: Sendable {
         /// The stored object a `.stored` or `.settled` record saw (`.some(nil)`: none), else `nil`.
         var storedObject: StoredObject?? {
             switch self {
-            case .stored(let object, _), .settled(let object, _): object
+            case .stored(let object), .settled(let object, _): object
             case .inherited: nil
             }
         }
 
-        /// The store version a `.stored` or `.settled` record is of, else `nil`: a read of an
-        /// older version (a fetch that recorded last) does not replace it.
-        var number: UInt64? {
-            switch self {
-            case .stored(_, let number), .settled(_, let number): number
-            case .inherited: nil
-            }
+        /// Whether this is what a save of this context committed after store version `number`.
+        func isSettled(after number: UInt64) -> Bool {
+            if case .settled(_, let settled) = self { settled > number } else { false }
         }
 
         /// Whether this is what a save of this context committed before store version `number`.
@@ -62,13 +56,10 @@ struct EntityReads: Sendable {
 
     /// The table as of the last fetch that read every object, if any did.
     private(set) var whole: TreeDictionary<ObjectKey, StoredObject>?
-    /// The store version of `whole` (0: none).
-    private var wholeNumber: UInt64 = 0
     /// Reads of single ids since then; they override `whole`.
     private(set) var byID: [ObjectKey: Record] = [:]
-    /// The newest store version any record is of (`whole` included; 0: none): a read of an
-    /// older version looks for newer records only when this is past it.
-    private var latestRecorded: UInt64 = 0
+    /// The newest store version a save of this context settled records at (0: none).
+    private var latestSettled: UInt64 = 0
     /// The store version of the last save of this context that dropped the whole table (0: none).
     private var emptiedAt: UInt64 = 0
     /// Twice the records the last pruning kept (0: none since `byID` was emptied): the next
@@ -108,7 +99,7 @@ struct EntityReads: Sendable {
     ///
     /// - Complexity: O(1) hashing, plus O(log n) in `whole` or the run's table.
     func record(for key: ObjectKey) -> Record? {
-        let recorded = byID[key] ?? whole.map { .stored($0[key], number: wholeNumber) }
+        let recorded = byID[key] ?? whole.map { .stored($0[key]) }
         // What the run wrote, unless a later save recorded the id since (or the context read
         // it since: a read ends the run).
         guard let written = run?.object(for: key) else { return recorded }
@@ -153,7 +144,7 @@ struct EntityReads: Sendable {
         baseTable: TreeDictionary<ObjectKey, StoredObject>
     ) {
         let number = saved.version
-        latestRecorded = max(latestRecorded, number)
+        latestSettled = max(latestSettled, number)
         if !changedElsewhere {
             // Objects stored at or before `baseNumber` are another context's (or older).
             run = SavedRun(since: run?.since ?? baseNumber + 1, table: table)
@@ -188,32 +179,26 @@ struct EntityReads: Sendable {
     ///
     /// A fetch runs without the context's lock, so a save of this context can settle its ids
     /// between the fetch's reading the table and its recording the read: what that save left
-    /// is newer, and stays. So does any other record of a newer version (a later read of the
-    /// id, which may have replaced what the save left), and a table a later fetch of every
-    /// object read and recorded first replaces nothing. A table read before this context's
-    /// save dropped the whole entity is not recorded at all.
+    /// is newer, and stays. A table read before this context's save dropped the whole entity
+    /// is not recorded at all.
     ///
-    /// - Complexity: O(throughChanges); O(records) when a record is of a version after `number`.
+    /// - Complexity: O(throughChanges); O(records) when a save of this context settled after
+    ///   `number`.
     mutating func readAll(_ table: TreeDictionary<ObjectKey, StoredObject>, number: UInt64, throughChanges: some Sequence<(ObjectKey, Record)>) {
         guard number >= emptiedAt else { return }
         hasRead = true
         // A save of this context settles its ids while a fetch runs: the run is older.
         run = nil
-        // A newer table was recorded whole since, with what the context knew of every id then.
-        if whole != nil, wholeNumber > number { return }
         whole = table
-        wholeNumber = number
-        byID = latestRecorded > number ? byID.filter { ($0.value.number ?? 0) > number } : [:]
-        latestRecorded = max(latestRecorded, number)
+        byID = latestSettled > number ? byID.filter { $0.value.isSettled(after: number) } : [:]
         pruneAbove = 0
-        for (key, record) in throughChanges where byID[key] == nil { byID[key] = record }
+        for (key, record) in throughChanges where !(byID[key]?.isSettled(after: number) ?? false) { byID[key] = record }
     }
 
     /// Records reads of single ids (or what a save of this context left at them: it knows what
     /// it wrote); `table` is the entity's table now (for pruning). `number` is the store version
-    /// the reads saw, for a fetch that read without the context's lock: an id recorded of a
-    /// newer version since (what a save of this context left, a later read) keeps that record
-    /// (see ``readAll(_:number:throughChanges:)``).
+    /// the reads saw, for a fetch that read without the context's lock: an id a save of this
+    /// context settled after it keeps what the save left (see ``readAll(_:number:throughChanges:)``).
     ///
     /// - Complexity: O(k) amortized for k records: a pruning walks every record, and the next
     ///   waits until at least as many were added.
@@ -228,19 +213,13 @@ struct EntityReads: Sendable {
     private mutating func add(_ records: some Sequence<(ObjectKey, Record)>, number: UInt64?, table: TreeDictionary<ObjectKey, StoredObject>) -> Bool {
         var added = false
         for (key, record) in records {
-            if let recorded = record.number { latestRecorded = max(latestRecorded, recorded) }
-            if let number, latestRecorded > number, isRecorded(key, after: number) { continue }
+            if case .settled(_, let settled) = record { latestSettled = max(latestSettled, settled) }
+            if let number, latestSettled > number, byID[key]?.isSettled(after: number) ?? false { continue }
             byID[key] = record
             added = true
         }
         if byID.count > max(Self.limit(storedCount: table.count), pruneAbove) { prune(keeping: table) }
         return added
-    }
-
-    /// Whether what is recorded of `key` is of a store version after `number`.
-    private func isRecorded(_ key: ObjectKey, after number: UInt64) -> Bool {
-        if let recorded = byID[key] { return (recorded.number ?? 0) > number }
-        return whole != nil && wholeNumber > number
     }
 
     /// After a save of store version `number` dropped `table`, the entity's whole table: the
@@ -256,14 +235,13 @@ struct EntityReads: Sendable {
         hasRead = true
         byID = byID.filter { table[$0.key] == nil }
         if let read = whole {
-            for (key, object) in read where table[key] == nil && byID[key] == nil { byID[key] = .stored(object, number: wholeNumber) }
+            for (key, object) in read where table[key] == nil && byID[key] == nil { byID[key] = .stored(object) }
         }
         // Ids the context knew nothing of had no object after the drop.
         whole = [:]
-        wholeNumber = number
         pruneAbove = 0
         emptiedAt = max(emptiedAt, number)
-        latestRecorded = max(latestRecorded, number)
+        latestSettled = max(latestSettled, number)
     }
 
     /// Whether what this context knows of `key` is `base`, the object a delete rule (or a
@@ -300,7 +278,7 @@ struct EntityReads: Sendable {
     /// - Complexity: O(records).
     mutating func prune(keeping table: TreeDictionary<ObjectKey, StoredObject>) {
         let gone = byID.filter { key, record in
-            if case .stored(nil, _) = record { table[key] == nil && run?.object(for: key) == nil } else { false }
+            if case .stored(nil) = record { table[key] == nil && run?.object(for: key) == nil } else { false }
         }.keys
         for key in gone {
             byID[key] = nil
@@ -311,20 +289,9 @@ struct EntityReads: Sendable {
 }
 
 /// What a committed save left of the ids it settled, read back from the version after it: the
-/// object it wrote, or `nil` for one it deleted (or found deleted), and whether that was the
-/// context's own change (or a delete rule's or a unique merge's rewrite of an object whose
-/// change, if any, `.storeWins` dropped).
+/// object it wrote, or `nil` for one it deleted (or found deleted).
 struct SettledObjects {
-    /// What a save left at one id.
-    struct Settled {
-        /// The object, `nil` for none.
-        var object: StoredObject?
-        /// Whether it is what the context's change (or clear marker) of the id wrote: else a
-        /// rule rewrote the object, which the context may never have seen.
-        var isOwn: Bool
-    }
-
-    private var objects: [Int: [ObjectKey: Settled]] = [:]
+    private var objects: [Int: [ObjectKey: StoredObject?]] = [:]
     private var dropped: [Int: TreeDictionary<ObjectKey, StoredObject>] = [:]
 
     /// - Parameters:
@@ -332,57 +299,28 @@ struct SettledObjects {
     ///   - latest: a version at or after `written`; an object it holds at `written.version`
     ///     is the one written, otherwise the committed value stands for it.
     ///   - entities: the entity indexes to collect.
-    ///   - keptAsStored: under `.storeWins`, the tables of the version the commit was made on
-    ///     (its conflicting changes were dropped), else `nil`.
     /// - Complexity: O(changed objects of `entities`); O(1) for a table dropped whole.
-    init(
-        committed: ChangeSet, written: GraphChange, latest: GraphVersion, schema: Schema, entities: some Sequence<Int>,
-        keptAsStored: [TreeDictionary<ObjectKey, StoredObject>]?
-    ) {
+    init(committed: ChangeSet, written: GraphChange, latest: GraphVersion, schema: Schema, entities: some Sequence<Int>) {
         for entity in entities {
             let name = schema.entities[entity].name
             if let whole = written.dropped[name] { dropped[entity] = whole }
             objects[entity] = Self.settled(
-                mine: committed.entities[entity], marker: committed.cleared[entity], written: written, name: name, table: latest.tables[entity],
-                keptAsStored: keptAsStored?[entity])
+                mine: committed.entities[entity], marker: committed.cleared[entity], written: written, name: name, table: latest.tables[entity])
         }
     }
 
-    /// Whether `.storeWins` dropped `change`, given `stored`, the object in the version the
-    /// commit was made on: it conflicted (deleting what is already gone does not).
-    static func conflicts(_ change: PendingChange, stored: StoredObject?) -> Bool {
-        stored?.version != change.baseVersion && (change.upserted != nil || stored != nil)
-    }
-
     /// What a save left of the ids of one entity it settled.
-    ///
-    /// A change `.storeWins` dropped is not the context's: the save left nothing of it, and
-    /// what a delete rule or a unique merge wrote at its id in the same save is a rewrite of
-    /// the version another context stored, which the context may never have seen.
     ///
     /// - Parameters:
     ///   - mine: the entity's changes in the saved change set, folded.
     ///   - marker: the entity's clear marker in it, if any.
     ///   - table: the entity's table in a version at or after `written`; an object it holds at
     ///     `written.version` is the one written, otherwise the committed value stands for it.
-    ///   - keptAsStored: under `.storeWins`, the entity's table in the version the commit was
-    ///     made on, else `nil`.
     /// - Complexity: O(changed objects), plus the objects `marker` covers when the save did not
     ///   drop the table whole.
     static func settled(
-        mine: EntityChanges, marker: ClearMarker?, written: GraphChange, name: String, table: TreeDictionary<ObjectKey, StoredObject>,
-        keptAsStored base: TreeDictionary<ObjectKey, StoredObject>?
-    ) -> [ObjectKey: Settled] {
-        var mine = mine, marker = marker
-        if let base {
-            mine = mine.filter { key, change in !conflicts(change, stored: base[key]) }
-            // Spelled out by the save: a deletion of an object stored elsewhere since the marking
-            // was dropped.
-            if var dropping = marker, written.dropped[name] == nil {
-                dropping.table = dropping.table.filter { key, object in base[key].map { $0.version == object.version } ?? true }
-                marker = dropping
-            }
-        }
+        mine: EntityChanges, marker: ClearMarker?, written: GraphChange, name: String, table: TreeDictionary<ObjectKey, StoredObject>
+    ) -> [ObjectKey: StoredObject?] {
         var map: [ObjectKey: StoredObject?] = [:]
         let merged = written.merged[name] ?? []
         for keys in [written.inserted[name], written.updated[name]] {
@@ -410,27 +348,20 @@ struct SettledObjects {
                 map[key] = .some(nil)
             }
         }
-        var settled: [ObjectKey: Settled] = [:]
-        settled.reserveCapacity(map.count)
-        for (key, object) in map {
-            settled[key] = Settled(object: object, isOwn: mine[key] != nil || (marker?.table[key] != nil && written.dropped[name] == nil))
-        }
-        return settled
+        return map
     }
 
-    /// What the context's change of `key` left: the object, `.some(nil)` for none, `nil` when
-    /// the save did not settle it as the context's (a change `.storeWins` dropped keeps its
-    /// base, whatever a rule wrote there).
+    /// What the save left at `key`: the object, `.some(nil)` for none, `nil` when it did not
+    /// settle `key`.
     func object(entity: Int, key: ObjectKey) -> StoredObject?? {
-        if let settled = objects[entity]?[key] { return settled.isOwn ? .some(settled.object) : nil }
+        if let object = objects[entity]?[key] { return object }
         if let table = dropped[entity], table[key] != nil { return .some(nil) }
         return nil
     }
 
-    /// Calls `body` with each settled id of `entity` (not those of a dropped table), what the
-    /// save left there, and whether that was the context's own change.
-    func forEach(entity: Int, _ body: (ObjectKey, StoredObject?, _ isOwn: Bool) -> Void) {
-        for (key, settled) in objects[entity] ?? [:] { body(key, settled.object, settled.isOwn) }
+    /// Calls `body` with each settled id of `entity` (not those of a dropped table).
+    func forEach(entity: Int, _ body: (ObjectKey, StoredObject?) -> Void) {
+        for (key, object) in objects[entity] ?? [:] { body(key, object) }
     }
 
     /// The table the save dropped whole, if it dropped `entity`'s.
@@ -440,9 +371,9 @@ struct SettledObjects {
 /// One entity's part of a save of a top-level context that has not read the entity, as the
 /// save committed it: what ``EntityReads/recordSave(_:after:table:baseTable:)`` records.
 struct SavedChanges {
-    /// The entity's changes in the saved change set: its entries, then its log (not folded).
+    /// The entity's changes in the saved change set: its entries, then its log's (not folded).
     var entries: EntityChanges
-    var log: PendingLog
+    var logged: [PendingLog.Entry]
     /// The store version the save committed as.
     var version: UInt64
     /// What the commit reported of the entity; `nil` when every change was written as made
@@ -453,9 +384,6 @@ struct SavedChanges {
     struct Report {
         var written: GraphChange
         var name: String
-        /// Under `.storeWins`, the entity's table in the version the commit was made on (its
-        /// conflicting changes were dropped), else `nil`.
-        var keptAsStored: TreeDictionary<ObjectKey, StoredObject>?
     }
 
     /// Whether a save under `policy` that deleted nothing of an entity (`isConstrained`: with
@@ -468,19 +396,16 @@ struct SavedChanges {
     }
 
     /// Calls `body` with what the save left at each id it settled: the object it wrote, `nil`
-    /// for one it deleted or found deleted, and whether that was the context's own change.
-    /// Ids it did not settle (a change `.storeWins` dropped, an object merged into another by a
-    /// unique constraint) are left out, unless a delete rule or a unique merge rewrote them:
-    /// then they are not the context's own, also where `.storeWins` dropped its change of the
-    /// id. `table` is the entity's table in a version at or after the save.
+    /// for one it deleted or found deleted. Ids it did not settle (a change `.storeWins`
+    /// dropped, an object merged into another by a unique constraint) are left out. `table` is
+    /// the entity's table in a version at or after the save.
     ///
-    /// - Complexity: O(changes); no look-up or folding when every change was written as made,
-    ///   O(log n) per new id of the log under `.storeWins` (for its base).
+    /// - Complexity: O(changes); no look-up or folding when every change was written as made.
     func forEachSettled(in table: TreeDictionary<ObjectKey, StoredObject>, _ body: (ObjectKey, StoredObject?, _ isOwn: Bool) -> Void) {
         guard let reported else {
             // In the order made: a later change of an id replaces an earlier one's record.
             for (key, change) in entries { body(key, change.upserted.map { StoredObject(value: $0, version: version) }, true) }
-            for entry in log.entries {
+            for entry in logged {
                 if case .upsert(let value) = entry.kind {
                     body(entry.key, StoredObject(value: value, version: version), true)
                 } else {
@@ -489,20 +414,16 @@ struct SavedChanges {
             }
             return
         }
-        // Each id's last change; its base is needed only to tell which `.storeWins` dropped.
+        // Each id's last change (its base is not needed here).
         var mine = entries
-        if reported.keptAsStored != nil {
-            log.fold(into: &mine)
-        } else {
-            for entry in log.entries {
-                mine.updateValue(forKey: entry.key, default: PendingChange(kind: entry.kind, base: nil, sequence: entry.sequence)) {
-                    $0.kind = entry.kind
-                }
+        for entry in logged {
+            mine.updateValue(forKey: entry.key, default: PendingChange(kind: entry.kind, base: nil, sequence: entry.sequence)) {
+                $0.kind = entry.kind
             }
         }
-        let settled = SettledObjects.settled(
-            mine: mine, marker: nil, written: reported.written, name: reported.name, table: table, keptAsStored: reported.keptAsStored)
-        for (key, settled) in settled { body(key, settled.object, settled.isOwn) }
+        for (key, object) in SettledObjects.settled(mine: mine, marker: nil, written: reported.written, name: reported.name, table: table) {
+            body(key, object, mine[key] != nil)
+        }
     }
 
     /// Calls `body` with each id the save left no object at (deleted, found deleted, or
@@ -511,7 +432,7 @@ struct SavedChanges {
     /// - Complexity: O(changes), plus O(log n) per deletion.
     func forEachDeletion(in table: TreeDictionary<ObjectKey, StoredObject>, _ body: (ObjectKey) -> Void) {
         for (key, change) in entries where change.upserted == nil && table[key] == nil { body(key) }
-        for entry in log.entries {
+        for entry in logged {
             if case .delete = entry.kind, table[entry.key] == nil { body(entry.key) }
         }
         if let reported, !reported.written.deleted.isEmpty {
@@ -544,16 +465,6 @@ struct SavedRun: Sendable {
 /// the ancestor's change that base was inherited through, if any, for a later look-up to
 /// follow).
 ///
-/// A later save or rollback of the id continues what an earlier one left when its change was
-/// based on what that one left (the context changed again what it had saved): a child that
-/// read through the earlier change then takes what the later one left, since a context's own
-/// save is never a conflict for its child. Otherwise (the context read another context's save
-/// of the object in between, and changed that) the earlier record stays for the children
-/// that read through the earlier change: their copies are based on what they saw, and the
-/// other context's save is a conflict for them. Those breaks are few per id (each follows
-/// another context's save of the object); past ``historyLimit`` the two oldest become one
-/// with the older base, which can only make a child's change conflict, not overwrite a save.
-///
 /// Only a child that read the id through one of these changes (or an earlier one: sequences
 /// increase) takes that base; a child that never read the id is based as any context is.
 /// What a save of this context left stays, a deletion included: were it dropped, a child's
@@ -564,27 +475,7 @@ struct SavedRun: Sendable {
 /// go, as the records of ids read while absent do there. A base that is an object stays, so
 /// that a child's copy of an object deleted elsewhere since conflicts.
 struct ChildBases: Sendable {
-    /// What one save or rollback (or a run of them, each continuing the one before) left.
-    struct Settled: Sendable {
-        var sequence: UInt64
-        var base: StoredObject?
-        var through: UInt64?
-        var prunable: Bool
-    }
-
-    /// What the saves and rollbacks of one id left: the last, and the earlier ones a later one
-    /// did not continue, oldest first (empty, and so not allocated, in the common case).
-    struct History: Sendable {
-        var latest: Settled
-        var older: [Settled] = []
-
-        var isPrunable: Bool { latest.prunable && older.allSatisfy(\.prunable) }
-    }
-
-    /// The most records kept per id.
-    static let historyLimit = 8
-
-    private var byID: [ObjectKey: History] = [:]
+    private var byID: [ObjectKey: (sequence: UInt64, base: StoredObject?, through: UInt64?, prunable: Bool)] = [:]
     /// Twice the records the last pruning kept: the next waits until the records pass it.
     private var pruneAbove = 0
     /// A save dropped the whole table: a change read at or before this sequence saw an
@@ -595,56 +486,28 @@ struct ChildBases: Sendable {
     var count: Int { byID.count }
 
     /// The base for a child that read `key` through the change of sequence `seen`, if this
-    /// context settled that change (or a later one of the same id): what the first save or
-    /// rollback at or after `seen` left, as far as later ones continued it, with the sequence
-    /// of the ancestor's change a dropped change's base was itself inherited through, if it was.
+    /// context settled that change (or a later one of the same id): with the sequence of the
+    /// ancestor's change a dropped change's base was itself inherited through, if it was.
     ///
-    /// - Complexity: O(1) hashing, plus the id's few records.
+    /// - Complexity: O(1) hashing.
     func base(for key: ObjectKey, seen: UInt64) -> (base: StoredObject?, through: UInt64?)? {
-        if let history = byID[key] {
-            if let settled = history.older.first(where: { $0.sequence >= seen }) { return (settled.base, settled.through) }
-            if history.latest.sequence >= seen { return (history.latest.base, history.latest.through) }
-        }
+        if let settled = byID[key], settled.sequence >= seen { return (settled.base, settled.through) }
         if let droppedThrough, droppedThrough >= seen { return (nil, nil) }
         return nil
     }
 
-    /// Records what the changes `records` (id, sequence, the base the change was made on,
-    /// what it left, and the ancestor's change a dropped change's base was inherited through)
-    /// left: a save's (`byRollback` false), or a rollback's, whose records of no object may be
-    /// pruned; `table` is the entity's table now (for pruning).
+    /// Records what the changes `records` (id, sequence, base, and the ancestor's change a
+    /// dropped change's base was inherited through) left: a save's (`byRollback` false), or
+    /// a rollback's, whose records of no object may be pruned; `table` is the entity's table
+    /// now (for pruning).
     ///
     /// - Complexity: O(k) amortized for k records.
     mutating func settle(
-        _ records: some Sequence<(ObjectKey, UInt64, StoredObject?, StoredObject?, UInt64?)>, byRollback: Bool,
-        table: TreeDictionary<ObjectKey, StoredObject>
+        _ records: some Sequence<(ObjectKey, UInt64, StoredObject?, UInt64?)>, byRollback: Bool, table: TreeDictionary<ObjectKey, StoredObject>
     ) {
-        for (key, sequence, madeOn, base, through) in records {
-            let settled = Settled(sequence: sequence, base: base, through: through, prunable: byRollback && base == nil && through == nil)
-            guard var history = byID[key] else {
-                byID[key] = History(latest: settled)
-                continue
-            }
-            // A change made on what the last record left continues it (for the children that
-            // read through the earlier change too); one made on another version does not.
-            let continues = madeOn?.version == history.latest.base?.version && history.latest.through == nil
-            if !continues {
-                history.older.append(history.latest)
-                if history.older.count >= Self.historyLimit {
-                    // The two oldest as one, with the older base: a child that read through
-                    // either is based on it, which can only make its change a conflict.
-                    let first = history.older.removeFirst()
-                    history.older[0].base = first.base
-                    history.older[0].through = first.through
-                    history.older[0].prunable = first.prunable && history.older[0].prunable
-                }
-            }
-            history.latest = Settled(
-                sequence: max(sequence, continues ? history.latest.sequence : 0), base: base, through: through, prunable: settled.prunable)
-            byID[key] = history
-        }
+        for (key, sequence, base, through) in records { byID[key] = (sequence, base, through, byRollback && base == nil && through == nil) }
         if byID.count > max(EntityReads.limit(storedCount: table.count), pruneAbove) {
-            byID = byID.filter { key, history in !history.isPrunable || table[key] != nil }
+            byID = byID.filter { key, settled in !settled.prunable || table[key] != nil }
             pruneAbove = 2 * byID.count
         }
     }

@@ -86,9 +86,9 @@ extension GraphContext {
             }
             // Read and recorded under the context's lock, so that a save of this context
             // cannot settle the id in between with a newer version than the one read here.
-            let latest = core.latestTable(entity: entity)
-            let stored = latest.table[key]
-            state.reads[entity].read(CollectionOfOne((key, .stored(stored, number: latest.number))), table: latest.table)
+            let table = core.latestTable(entity: entity).table
+            let stored = table[key]
+            state.reads[entity].read(CollectionOfOne((key, .stored(stored))), table: table)
             return stored?.value
         }
         return found as? E

@@ -34,7 +34,7 @@ extension GraphContext {
             if !source.overlay.isEmpty, let change = source.overlay[key] {
                 seenThroughOverlay.append((key, change.sequence))
             } else {
-                records.append((key, .stored(source.table[key], number: source.number)))
+                records.append((key, .stored(source.table[key])))
             }
         }
         withState { state in
@@ -76,11 +76,11 @@ extension GraphContext {
                 // A change made after a `delete(model:)`, of an object the marker covers, took
                 // the marker's version as its base, not one the context read: what it knew stays.
                 if let marked = marker?.table[key], marked.version == change.baseVersion { return nil }
-                return (key, change.inheritedThrough.map { .inherited(sequence: $0) } ?? .stored(change.base, number: number))
+                return (key, change.inheritedThrough.map { .inherited(sequence: $0) } ?? .stored(change.base))
             }
             if let marker {
                 // Only a top-level context marks: no ancestor's changes to record.
-                seen += table.lazy.filter { marker.table[$0.key] == nil && own[$0.key] == nil }.map { ($0.key, .stored($0.value, number: number)) }
+                seen += table.lazy.filter { marker.table[$0.key] == nil && own[$0.key] == nil }.map { ($0.key, .stored($0.value)) }
                 state.reads[entity].read(seen, number: number, table: core.latestTable(entity: entity).table)
                 return
             }
@@ -132,12 +132,11 @@ extension GraphContext {
                 if !asMade || !written.deleted.isEmpty {
                     let name = core.schema.entities[entity].name
                     if !asMade || written.deleted[name] != nil || written.updated[name] != nil {
-                        reported = SavedChanges.Report(
-                            written: written, name: name, keptAsStored: policy == .storeWins ? stamps.baseTables[entity] : nil)
+                        reported = SavedChanges.Report(written: written, name: name)
                     }
                 }
                 let saved = SavedChanges(
-                    entries: committed.entities[entity], log: committed.logs[entity], version: written.version, reported: reported)
+                    entries: committed.entities[entity], logged: committed.logs[entity].entries, version: written.version, reported: reported)
                 state.reads[entity].recordSave(saved, after: stamps.baseNumber, table: stamps.tables[entity], baseTable: stamps.baseTables[entity])
             }
         }
@@ -166,9 +165,7 @@ extension GraphContext {
         var committed = committed
         for entity in entities { committed.fold(entity) }
         let latest = core.currentVersion
-        let settled = SettledObjects(
-            committed: committed, written: written, latest: latest, schema: core.schema, entities: entities,
-            keptAsStored: policy == .storeWins ? stamps.baseTables : nil)
+        let settled = SettledObjects(committed: committed, written: written, latest: latest, schema: core.schema, entities: entities)
         if rebasing {
             state.pending.rebase(committed) { settled.object(entity: $0, key: $1) }
         }
@@ -182,10 +179,12 @@ extension GraphContext {
                 continue
             }
             var objects: [(ObjectKey, StoredObject?)] = []
-            settled.forEach(entity: entity) { key, object, isOwn in
+            let own = committed.entities[entity], marker = committed.cleared[entity]
+            settled.forEach(entity: entity) { key, object in
                 // What a delete rule or a unique merge rewrote of a version the context never
-                // saw is not what it knows, also where `.storeWins` dropped its own change.
-                if !isOwn, !state.reads[entity].knowsWhatARuleRewrote(key, base: stamps.baseTables[entity][key]) {
+                // saw is not what it knows.
+                if own[key] == nil, marker?.table[key] == nil,
+                   !state.reads[entity].knowsWhatARuleRewrote(key, base: stamps.baseTables[entity][key]) {
                     return
                 }
                 objects.append((key, object))
@@ -193,15 +192,11 @@ extension GraphContext {
             state.reads[entity].recordSaved(objects, number: written.version, table: latest.tables[entity])
             if settlesAll {
                 // Each with the sequence of the change it settles (a marker's, for an id the
-                // marker deleted) and the version that change was made on (for a delete rule's
-                // rewrite, the version the rule rewrote).
-                let markerSequence = committed.cleared[entity]?.sequence ?? 0
-                let changes = committed.entities[entity], baseTable = stamps.baseTables[entity]
+                // marker deleted).
+                let marker = committed.cleared[entity]?.sequence ?? 0
+                let changes = committed.entities[entity]
                 state.childBases[entity].settle(
-                    objects.lazy.map { key, object in
-                        let madeOn = changes[key].map(\.base) ?? committed.cleared[entity]?.table[key] ?? baseTable[key]
-                        return (key, changes[key]?.sequence ?? markerSequence, madeOn, object, nil)
-                    }, byRollback: false, table: latest.tables[entity])
+                    objects.lazy.map { ($0, changes[$0]?.sequence ?? marker, $1, nil) }, byRollback: false, table: latest.tables[entity])
             }
         }
     }

@@ -290,16 +290,12 @@ struct ChangeSet: Sendable {
 
     // MARK: Combining
 
-    /// Folds `child`'s changes over these: the child's value wins, with the older of two bases.
-    /// A child's change based on an ancestor's pending change (``PendingChange/inheritedThrough``)
-    /// first takes what `rebasing(entity, key, sequence)` says that change left, when it knows:
-    /// the ancestor may have saved it since. Of an id this set already changed (or its clear
-    /// marker covers), the merged change keeps this set's base unless the child's is older: a
-    /// copy the child read before that base (from the store before this context read another
-    /// context's save, or through a change this context saved or dropped since) is based on
-    /// what it read, so a save another context made after that is a conflict, not overwritten.
-    /// A child that read through this set's change has the same base. A child context records
-    /// no clear markers of its own.
+    /// Folds `child`'s changes over these: the child's value wins, the base of an id this set
+    /// already changed (or its clear marker covers) is kept: it is the older, store-relative
+    /// one. A child's change of an id this set has no change of, based on an ancestor's
+    /// pending change (``PendingChange/inheritedThrough``), takes what `rebasing(entity, key,
+    /// sequence)` says that change left, when it knows: the ancestor may have saved it since.
+    /// A child context records no clear markers of its own.
     ///
     /// - Complexity: O(child's changes), plus `rebasing` for each inherited base.
     mutating func merge(_ child: ChangeSet, rebasing: (Int, ObjectKey, UInt64) -> InheritedBase?) {
@@ -308,27 +304,15 @@ struct ChangeSet: Sendable {
             fold(entity)
             for (key, change) in changes {
                 var merged = change
-                if let through = change.inheritedThrough, let rebased = rebasing(entity, key, through) {
+                if let existing = self.change(entity: entity, key: key) {
+                    merged.base = existing.base
+                    merged.inheritedThrough = existing.inheritedThrough
+                } else if let through = change.inheritedThrough, let rebased = rebasing(entity, key, through) {
                     merged.base = rebased.base
                     merged.inheritedThrough = rebased.through
                 }
-                if let existing = self.change(entity: entity, key: key), !Self.isOlder(merged.base, than: existing.base) {
-                    merged.base = existing.base
-                    merged.inheritedThrough = existing.inheritedThrough
-                }
                 entities[entity][key] = merged
             }
-        }
-    }
-
-    /// Whether `base` is an older version than `other`. Bases that are no object cannot be
-    /// ordered by version: a child's base that differs from its parent's there is the one its
-    /// copy, the value that is saved, was made on, so it counts as older.
-    static func isOlder(_ base: StoredObject?, than other: StoredObject?) -> Bool {
-        switch (base, other) {
-        case (let base?, let other?): base.version < other.version
-        case (nil, nil): false
-        default: true
         }
     }
 
