@@ -31,7 +31,11 @@ public final class GraphContext: Sendable {
     /// child may be freed while this context's lock is held (a rollback dropping an `onCommit`
     /// action that captured it), and its deinit must not wait for that lock.
     private let liveChildren = Atomic<Int>(0)
-    let queue: DispatchQueue
+    /// The serial queue of ``perform(_:)`` and ``performAndWait(_:)``, made on first use:
+    /// most contexts never use one (an observer makes a context for every fetch), and making a
+    /// dispatch queue costs more than the rest of a context.
+    private let madeQueue = Guarded<DispatchQueue?>(nil)
+    private let queueLabel: String
     /// An empty change set for this schema, shared by every reset of `pending`: a save or a
     /// rollback then allocates nothing, and a later change copies only the per-entity array it
     /// touches.
@@ -70,8 +74,18 @@ public final class GraphContext: Sendable {
         state = Guarded(State(
             pending: emptyChanges, name: name, mergePolicy: mergePolicy,
             reads: Array(repeating: EntityReads(), count: entityCount)))
-        queue = DispatchQueue(label: "GraphStore.context.\(name ?? "unnamed")")
-        queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(self))
+        queueLabel = "GraphStore.context.\(name ?? "unnamed")"
+    }
+
+    /// This context's serial queue (see `madeQueue`).
+    var queue: DispatchQueue {
+        madeQueue.withLock { made in
+            if let made { return made }
+            let queue = DispatchQueue(label: queueLabel)
+            queue.setSpecific(key: Self.queueKey, value: ObjectIdentifier(self))
+            made = queue
+            return queue
+        }
     }
 
     // MARK: - Properties
