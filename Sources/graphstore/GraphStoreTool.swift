@@ -40,13 +40,10 @@ func reportingErrors(_ body: () async throws -> Void) async throws {
 
 /// The store at `url` as generic values, whatever its kind (detected unless `kind` says); a
 /// Core Data or SwiftData store with the model at `model` and the ids and names `flags` give.
-func readStore(
-    _ url: URL, kind: StoreKind? = nil, model: String? = nil, flags: CoreDataImportFlags? = nil,
-    progress: (@Sendable (MigrationProgress) -> Void)? = nil
-) throws -> Migration.ReadStore {
+func readStore(_ url: URL, kind: StoreKind? = nil, model: String? = nil, flags: CoreDataImportFlags? = nil) throws -> Migration.ReadStore {
     let description = try model.map { try CoreDataModelDescription.read(from: URL(fileURLWithPath: $0)) }
     let options = try flags?.importOptions(model: description) ?? CoreDataImportOptions(model: description)
-    return try Migration.readStore(from: url, kind: kind, coreDataOptions: options, progress: progress)
+    return try Migration.readStore(from: url, kind: kind, coreDataOptions: options)
 }
 
 /// The store a command reads and how to read it: shared by inspect, dump and verify (generate
@@ -62,7 +59,7 @@ struct SourceOptions: ParsableArguments {
 
     /// The store, read as its kind (``from``, or detected) allows.
     ///
-    /// - Throws: the errors of `StoreKind.detect(at:)` and of ``readStore(_:kind:model:flags:progress:)``.
+    /// - Throws: the errors of `StoreKind.detect(at:)` and of ``readStore(_:kind:model:flags:)``.
     func open() throws -> SourceStore {
         let kind = try from ?? StoreKind.detect(at: url)
         return kind == .graphStoreSQLite ? .graphStoreSQLite : .read(try readStore(url, kind: kind, model: model, flags: coreDataFlags), kind: kind)

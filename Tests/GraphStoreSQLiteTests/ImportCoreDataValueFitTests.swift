@@ -43,6 +43,18 @@ import Testing
         Misfit(type: "Float", column: "", value: .real(1e39), fitting: .real(2.5), why: "not a value of type Float"),
     ]
 
+    /// Import options with the model `contents` (written into `directory`); with `name`, the
+    /// persons' ids come from `Z_PK` and `ZID` is imported as the attribute `name`.
+    static func options(model contents: String, in directory: TemporaryDirectory, keepingIDAs name: String?) throws -> CoreDataImportOptions {
+        let model = try CoreDataModelTestKit.writeModel(in: directory.url, contents: contents)
+        var options = CoreDataImportOptions(model: try CoreDataModelDescription.read(from: model))
+        if let name {
+            options.idColumns = ["Person": "Z_PK"]
+            options.attributeNames = ["Person": ["ZID": name]]
+        }
+        return options
+    }
+
     /// The refusal of importing a store whose person 1 holds `misfit.value` in `ZID`, as the
     /// id (`asID`) or as the attribute `importedID` beside ids from `Z_PK`.
     static func refusal(_ misfit: Misfit, asID: Bool) throws -> (error: GraphStoreError, store: URL) {
@@ -50,12 +62,7 @@ import Testing
         defer { directory.remove() }
         let url = directory.file("People.sqlite")
         try People.writeStore(at: url, idColumn: misfit.column, ids: [misfit.value, misfit.fitting])
-        let model = try CoreDataModelTestKit.writeModel(in: directory.url, contents: People.model(idType: misfit.type))
-        var options = CoreDataImportOptions(model: try CoreDataModelDescription.read(from: model))
-        if !asID {
-            options.idColumns = ["Person": "Z_PK"]
-            options.attributeNames = ["Person": ["ZID": "importedID"]]
-        }
+        let options = try Self.options(model: People.model(idType: misfit.type), in: directory, keepingIDAs: asID ? nil : "importedID")
         let before = try Data(contentsOf: url)
         do {
             _ = try CoreDataImporter.snapshot(from: url, options: options)
@@ -91,10 +98,7 @@ import Testing
         let contents = People.model(idType: "URI").replacingOccurrences(
             of: #"<attribute name="id" optional="YES""#, with: #"<attribute name="id" optional="NO""#)
         try #require(contents != People.model(idType: "URI"))
-        let model = try CoreDataModelTestKit.writeModel(in: directory.url, contents: contents)
-        var options = CoreDataImportOptions(model: try CoreDataModelDescription.read(from: model))
-        options.idColumns = ["Person": "Z_PK"]
-        options.attributeNames = ["Person": ["ZID": "link"]]
+        let options = try Self.options(model: contents, in: directory, keepingIDAs: "link")
         let (snapshot, report) = try CoreDataImporter.snapshot(from: url, options: options)
         let links = snapshot.objects(of: "Person").map { $0["link"] }
         #expect(links.contains(.string("https://example.com/a")) && links.contains(nil), "\(links)")
@@ -117,10 +121,7 @@ import Testing
             defer { directory.remove() }
             let url = directory.file("People.sqlite")
             try People.writeStore(at: url, idColumn: column, ids: [first, second])
-            let model = try CoreDataModelTestKit.writeModel(in: directory.url, contents: People.model(idType: type))
-            var options = CoreDataImportOptions(model: try CoreDataModelDescription.read(from: model))
-            options.idColumns = ["Person": "Z_PK"]
-            options.attributeNames = ["Person": ["ZID": "importedID"]]
+            let options = try Self.options(model: People.model(idType: type), in: directory, keepingIDAs: "importedID")
             let (snapshot, _) = try CoreDataImporter.snapshot(from: url, options: options)
             let values = snapshot.objects(of: "Person").sorted { ($0["id"]?.jsonObject as? Int64 ?? 0) < ($1["id"]?.jsonObject as? Int64 ?? 0) }.map { $0["importedID"] }
             #expect(values == expected.map { Optional($0) }, "\(type)")

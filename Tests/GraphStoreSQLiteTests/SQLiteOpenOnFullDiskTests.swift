@@ -28,6 +28,27 @@ import Glibc
         return filler
     }
 
+    /// Opens a store with `open` on `tmpfs` filled but `freePages` pages and runs `check` on
+    /// it; when the open throws, expects every file in `directory` as it was before, and
+    /// returns the error. The filler is removed again either way.
+    static func open(
+        on tmpfs: Tmpfs, leaving freePages: Int, files directory: URL, _ open: () throws -> GraphContainer,
+        check: (GraphContainer) throws -> Void
+    ) async throws -> (any Error)? {
+        let before = files(in: directory)
+        let filler = try fill(tmpfs, leaving: freePages)
+        defer { try? tmpfs.removeFiller(filler) }
+        do {
+            let container = try open()
+            try check(container)
+            try? await container.close()
+            return nil
+        } catch {
+            #expect(files(in: directory) == before, "\(freePages) pages free: the failed open changed files: \(error)")
+            return error
+        }
+    }
+
     @Test(.enabled(if: Tmpfs.isSupported, Tmpfs.requirement))
     func aMigrationAtOpenWithAJournalPendingOpensOrLeavesEveryFile() async throws {
         let directory = try TemporaryDirectory()
@@ -49,19 +70,15 @@ import Glibc
             let url = folder.appendingPathComponent("store.sqlite")
             try FileManager.default.copyItem(at: source, to: url)
             try FileManager.default.copyItem(at: SQLiteJournalTestKit.journal(of: source), to: SQLiteJournalTestKit.journal(of: url))
-            let before = Self.files(in: folder)
-            let filler = try Self.fill(tmpfs, leaving: freePages)
-            do {
-                let container = try SQLiteMigrationTestKit.open(url)
+            let error = try await Self.open(on: tmpfs, leaving: freePages, files: folder) { try SQLiteMigrationTestKit.open(url) } check: { container throws in
                 #expect(try SQLiteMigrationTestKit.notes(container).count == 5, "\(freePages) pages free")
-                try? await container.close()
-                opened += 1
-            } catch {
-                #expect(Self.files(in: folder) == before, "\(freePages) pages free: the failed open changed files: \(error)")
+            }
+            if let error {
                 #expect("\(error)".contains(folder.path), "\(error)")
                 refused += 1
+            } else {
+                opened += 1
             }
-            try tmpfs.removeFiller(filler)
             let again = try SQLiteMigrationTestKit.open(url)
             let notes = try SQLiteMigrationTestKit.notes(again)
             #expect(notes.count == 5 && notes.contains { $0.body == "Added in the journal" }, "\(freePages) pages free: \(notes.map(\.body))")
@@ -87,17 +104,10 @@ import Glibc
             try await SQLiteJournalTestKit.leaveInJournalOnly(url, model: SQLiteTestKit.model) { context in
                 for index in 0..<5 { try SQLiteJournalTestKit.saveNote("in the journal \(index)", in: context) }
             }
-            let before = Self.files(in: tmpfs.url)
-            let filler = try Self.fill(tmpfs, leaving: freePages)
-            do {
-                let reopened = try SQLiteTestKit.open(url)
-                #expect(try SQLiteJournalTestKit.noteTexts(reopened).count == 10, "\(freePages) pages free")
-                try? await reopened.close()
-                opened += 1
-            } catch {
-                #expect(Self.files(in: tmpfs.url) == before, "\(freePages) pages free: the failed open changed files: \(error)")
+            let error = try await Self.open(on: tmpfs, leaving: freePages, files: tmpfs.url) { try SQLiteTestKit.open(url) } check: { container throws in
+                #expect(try SQLiteJournalTestKit.noteTexts(container).count == 10, "\(freePages) pages free")
             }
-            try tmpfs.removeFiller(filler)
+            if error == nil { opened += 1 }
             let withRoom = try SQLiteTestKit.open(url)
             #expect(try SQLiteJournalTestKit.noteTexts(withRoom).count == 10)
             try await withRoom.close()

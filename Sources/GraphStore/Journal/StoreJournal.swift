@@ -159,16 +159,17 @@ package final class StoreJournal: Sendable {
                     at: path, durability: durability, interval: interval, clock: clock, header: header, end: 0,
                     records: [], refusal: refusal)
             }
-            // A file there that is not continued (one a migration set aside, say) is replaced
-            // now: it must not outlive this open.
-            guard existing != nil || access(path, F_OK) == 0 else {
-                // Created by the first append. A store in a place that cannot be written
-                // (read-only media, no space) opens and reads; every save throws the reason
-                // the journal cannot be created until it can.
-                return StoreJournal(
+            // Created by the first append. A store in a place that cannot be written (read-only
+            // media, no space) opens and reads; every save throws the reason the journal cannot
+            // be created until it can.
+            func createdByFirstAppend() -> StoreJournal {
+                StoreJournal(
                     path: path, durability: durability, interval: interval, clock: clock, fileSystem: fileSystem, beforeFirstRecord: beforeFirstRecord,
                     file: nil, header: header, end: 0, records: [], createsOnFirstAppend: true)
             }
+            // A file there that is not continued (one a migration set aside, say) is replaced
+            // now: it must not outlive this open.
+            guard existing != nil || access(path, F_OK) == 0 else { return createdByFirstAppend() }
             let bytes = JournalFormatV1.encodeHeader(header)
             let created: Opening
             do {
@@ -180,9 +181,7 @@ package final class StoreJournal: Sendable {
                 // room; the first append creates the journal, and throws while there is none.
                 guard unlink(path) == 0 || errno == ENOENT else { throw error }
                 try JournalFile.syncDirectory(of: path)
-                return StoreJournal(
-                    path: path, durability: durability, interval: interval, clock: clock, fileSystem: fileSystem, beforeFirstRecord: beforeFirstRecord,
-                    file: nil, header: header, end: 0, records: [], createsOnFirstAppend: true)
+                return createdByFirstAppend()
             }
             guard case .opened(let file) = created else {
                 // Nothing of it is needed (the store's file holds every record it has, or it is

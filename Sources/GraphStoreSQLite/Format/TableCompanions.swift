@@ -52,7 +52,7 @@ struct TableCompanions {
         for item in items {
             do {
                 try db.execute(sql: item.sql)
-            } catch let error as DatabaseError where error.resultCode == .SQLITE_ERROR || error.resultCode == .SQLITE_CONSTRAINT {
+            } catch let error as DatabaseError where Self.isRefusal(error) {
                 throw GraphStoreError.fileOperationFailed(
                     path: path, operation: "write table \(table) again",
                     reason: "its \(item.type) \(item.name), made by another program, cannot be made again (\(error.message ?? "\(error)")); nothing was written")
@@ -79,13 +79,20 @@ struct TableCompanions {
                 try db.execute(sql: item.sql)
                 if item.type == "trigger" { try Self.prepareWrites(of: table, in: db) }
                 try db.execute(sql: "RELEASE graphstore_companion")
-            } catch let error as DatabaseError where error.resultCode == .SQLITE_ERROR || error.resultCode == .SQLITE_CONSTRAINT {
+            } catch let error as DatabaseError where Self.isRefusal(error) {
                 try db.execute(sql: "ROLLBACK TO graphstore_companion")
                 try db.execute(sql: "RELEASE graphstore_companion")
                 refused.append((item, error.message ?? "\(error)"))
             }
         }
         return refused
+    }
+
+    /// Whether SQLite refused the statement making an index or trigger (it names what is
+    /// missing, or the values break a `UNIQUE` index), rather than failing for another reason
+    /// (a full disk).
+    private static func isRefusal(_ error: DatabaseError) -> Bool {
+        error.resultCode == .SQLITE_ERROR || error.resultCode == .SQLITE_CONSTRAINT
     }
 
     /// Prepares, without running, an insert, an update of every column and a delete of

@@ -60,6 +60,50 @@ enum CoreDataIDIdentity {
         }
     }
 
+    /// The ids of one entity read so far, row by row (`Row` labels a row in messages: a `Z_PK`,
+    /// a row number), as the app's id type holds them: finds a row whose id is of another kind
+    /// than the first row's, or is one id to the app with an earlier row's.
+    struct Tracker<Row> {
+        /// Why a row's id cannot join the ids read before it.
+        enum Clash {
+            /// The first row's id is of `first.kind`, this one's of `kind`: no one Swift type
+            /// reads both.
+            case kinds(first: (row: Row, stored: DatabaseValue, kind: Kind), kind: Kind)
+            /// `other` holds the same id to the app: `identical` when SQLite stores the two
+            /// alike too, else they differ in SQLite only.
+            case sameID(other: (row: Row, stored: DatabaseValue), identical: Bool)
+        }
+
+        /// The model's type of the id attribute, or `nil` without a model.
+        let type: CoreDataModelDescription.AttributeType?
+        /// How the id column is read.
+        let conversion: CoreDataImportOptions.ValueConversion
+        private var first: (row: Row, stored: DatabaseValue, kind: Kind)?
+        private var owners: [SnapshotValue: (row: Row, stored: DatabaseValue)] = [:]
+
+        init(type: CoreDataModelDescription.AttributeType?, conversion: CoreDataImportOptions.ValueConversion) {
+            self.type = type
+            self.conversion = conversion
+        }
+
+        /// Adds the id `id` (read from `stored`) of `row`; `nil` when it joins the others.
+        ///
+        /// - Complexity: O(1) hashing.
+        mutating func add(_ id: SnapshotValue, stored: DatabaseValue, row: Row) -> Clash? {
+            let kind = CoreDataIDIdentity.kind(of: id)
+            if let first, first.kind != kind { return .kinds(first: first, kind: kind) }
+            if first == nil { first = (row, stored, kind) }
+            guard let other = owners.updateValue((row, stored), forKey: identity(of: id, type: type, conversion: conversion)) else { return nil }
+            return .sameID(other: other, identical: isIdentical(other.stored, stored))
+        }
+
+        /// What makes `id` one with another that SQLite stores differently (see
+        /// ``CoreDataIDIdentity/sameness(of:type:conversion:)``).
+        func sameness(of id: SnapshotValue) -> String {
+            CoreDataIDIdentity.sameness(of: id, type: type, conversion: conversion)
+        }
+    }
+
     /// Whether SQLite stores the two values alike: the same storage class and the same bits or
     /// bytes. (`DatabaseValue`'s `==` takes `5` and `5.0` for one, and two spellings of one
     /// string under canonical equivalence.)

@@ -241,8 +241,7 @@ struct CoreDataReader {
         func refuse(_ pk: Int64, _ reason: String) -> GraphStoreError {
             .codingFailed(path: path, entity: plan.entity.snapshotName, id: "Z_PK \(pk)", reason: reason + "; " + advice)
         }
-        var owners: [SnapshotValue: (pk: Int64, stored: DatabaseValue)] = [:]
-        var first: (kind: CoreDataIDIdentity.Kind, pk: Int64, stored: DatabaseValue)?
+        var tracker = CoreDataIDIdentity.Tracker<Int64>(type: plan.idType, conversion: plan.idConversion)
         while let row = try rows.next() {
             let primaryKeyValue: DatabaseValue = row[0]
             guard case .int64(let pk) = primaryKeyValue.storage else { throw nonIntegerPrimaryKey(primaryKeyValue, plan) }
@@ -253,27 +252,22 @@ struct CoreDataReader {
             }
             if let type = plan.idType {
                 guard let fitted = CoreDataValueFit.fitted(id, stored: idValue, type: type) else {
-                    throw GraphStoreError.codingFailed(
-                        path: path, entity: plan.entity.snapshotName, id: "Z_PK \(pk)",
-                        reason: "its id column \(column) (\(type.rawValue) in the model) holds " + CoreDataValueFit.reason(idValue, type: type)
-                            + "; fix the row in the store, or the attribute's type in the model")
+                    throw CoreDataValueFit.refusal(
+                        "its id column \(column) (\(type.rawValue) in the model)", stored: idValue, type: type, path: path, entity: plan.entity.snapshotName, pk: pk)
                 }
                 id = fitted
             }
             // One Swift type holds an entity's ids: none reads a number and text alike, so the
             // app could open neither the objects nor the references to them.
-            let kind = CoreDataIDIdentity.kind(of: id)
-            if let first, first.kind != kind {
-                throw refuse(pk, "Z_PK \(first.pk) holds \(CoreDataIDIdentity.describe(first.stored)) and Z_PK \(pk) \(CoreDataIDIdentity.describe(idValue)) in the id column \(column): ids of one entity are of one Swift type, which does not read both \(first.kind.rawValue) and \(kind.rawValue)")
-            }
-            if first == nil { first = (kind, pk, idValue) }
-            let identity = CoreDataIDIdentity.identity(of: id, type: plan.idType, conversion: plan.idConversion)
-            if let other = owners.updateValue((pk, idValue), forKey: identity) {
-                guard CoreDataIDIdentity.isIdentical(other.stored, idValue) else {
-                    let sameness = CoreDataIDIdentity.sameness(of: id, type: plan.idType, conversion: plan.idConversion)
-                    throw refuse(pk, "Z_PK \(other.pk) holds \(CoreDataIDIdentity.describe(other.stored)) and Z_PK \(pk) \(CoreDataIDIdentity.describe(idValue)) in \(column): different in SQLite, but \(sameness), so they have the same id to the app, which would take the two objects, and the references to them, for one")
-                }
-                throw refuse(pk, "Z_PK \(other.pk) and \(pk) have the same id \(id.jsonObject) in \(column)")
+            switch tracker.add(id, stored: idValue, row: pk) {
+            case .kinds(let first, let kind)?:
+                throw refuse(pk, "Z_PK \(first.row) holds \(CoreDataIDIdentity.describe(first.stored)) and Z_PK \(pk) \(CoreDataIDIdentity.describe(idValue)) in the id column \(column): ids of one entity are of one Swift type, which does not read both \(first.kind.rawValue) and \(kind.rawValue)")
+            case .sameID(let other, identical: false)?:
+                throw refuse(pk, "Z_PK \(other.row) holds \(CoreDataIDIdentity.describe(other.stored)) and Z_PK \(pk) \(CoreDataIDIdentity.describe(idValue)) in \(column): different in SQLite, but \(tracker.sameness(of: id)), so they have the same id to the app, which would take the two objects, and the references to them, for one")
+            case .sameID(let other, identical: true)?:
+                throw refuse(pk, "Z_PK \(other.row) and \(pk) have the same id \(id.jsonObject) in \(column)")
+            case nil:
+                break
             }
             ids[pk] = id
         }
@@ -380,10 +374,10 @@ struct CoreDataReader {
             }
             if let value = Self.convert(stored, conversion) {
                 guard let fitted = CoreDataValueFit.fitted(value, stored: stored, type: attribute.type) else {
-                    throw GraphStoreError.codingFailed(
-                        path: path, entity: plan.entity.snapshotName, id: "Z_PK \(pk)",
-                        reason: "its attribute \(attribute.name)\(field.name == attribute.name ? "" : " (imported as \(field.name))") (column \(plan.table.columns[field.column].name), \(attribute.type.rawValue) in the model) holds "
-                            + CoreDataValueFit.reason(stored, type: attribute.type) + "; fix the row in the store, or the attribute's type in the model")
+                    let imported = field.name == attribute.name ? "" : " (imported as \(field.name))"
+                    throw CoreDataValueFit.refusal(
+                        "its attribute \(attribute.name)\(imported) (column \(plan.table.columns[field.column].name), \(attribute.type.rawValue) in the model)",
+                        stored: stored, type: attribute.type, path: path, entity: plan.entity.snapshotName, pk: pk)
                 }
                 return fitted
             }

@@ -48,6 +48,14 @@ enum CoreDataValueFit {
         }
     }
 
+    /// The refusal of `stored`, which does not fit `type`, in the row `Z_PK pk` of `entity`;
+    /// `subject` names where it is ("its attribute x (column ZX, Integer 16 in the model)").
+    static func refusal(_ subject: String, stored: DatabaseValue, type: CoreDataModelDescription.AttributeType, path: String, entity: String, pk: Int64) -> GraphStoreError {
+        .codingFailed(
+            path: path, entity: entity, id: "Z_PK \(pk)",
+            reason: "\(subject) holds \(reason(stored, type: type)); fix the row in the store, or the attribute's type in the model")
+    }
+
     /// Why `stored` does not fit `type`, for an error naming the row.
     static func reason(_ stored: DatabaseValue, type: CoreDataModelDescription.AttributeType) -> String {
         let swiftType = EntitySourceGenerator.swiftType(type)

@@ -170,10 +170,8 @@ private struct PlainTableReader {
         var objects: [SnapshotValue] = []
         objects.reserveCapacity(total)
         var ids = Set<SnapshotValue>()
-        // A one-column key's ids as the app's id type holds them (see `CoreDataIDIdentity`):
-        // the row and stored value of each, and of the first.
-        var owners: [SnapshotValue: (row: Int, stored: DatabaseValue)] = [:]
-        var firstID: (kind: CoreDataIDIdentity.Kind, row: Int, stored: DatabaseValue)?
+        // A one-column key's ids as the app's id type holds them, by row number.
+        var tracker = CoreDataIDIdentity.Tracker<Int>(type: nil, conversion: .asStored)
         var rowNumber = 0
         let rows = try Row.fetchCursor(db, sql: sql)
         while let row = try rows.next() {
@@ -208,19 +206,19 @@ private struct PlainTableReader {
                 // one id to it: either way the app could not open the snapshot.
                 let stored: DatabaseValue = row[keyIndexes[0]]
                 let column = key[0]
-                let kind = CoreDataIDIdentity.kind(of: id)
-                if let firstID, firstID.kind != kind {
+                let describe = CoreDataIDIdentity.describe
+                switch tracker.add(id, stored: stored, row: rowNumber) {
+                case .kinds(let first, let kind)?:
                     throw GraphStoreError.codingFailed(
                         path: path, entity: table, id: "\(id.jsonObject)",
-                        reason: "row \(firstID.row) holds \(CoreDataIDIdentity.describe(firstID.stored)) and row \(rowNumber) \(CoreDataIDIdentity.describe(stored)) in the primary-key column \(column) (rows in primary-key order): ids of one entity are of one Swift type, which does not read both \(firstID.kind.rawValue) and \(kind.rawValue); make the column's values of one kind first")
-                }
-                if firstID == nil { firstID = (kind, rowNumber, stored) }
-                let identity = CoreDataIDIdentity.identity(of: id, type: nil, conversion: .asStored)
-                if let other = owners.updateValue((rowNumber, stored), forKey: identity) {
-                    let sameness = CoreDataIDIdentity.sameness(of: id, type: nil, conversion: .asStored)
+                        reason: "row \(first.row) holds \(describe(first.stored)) and row \(rowNumber) \(describe(stored)) in the primary-key column \(column) (rows in primary-key order): ids of one entity are of one Swift type, which does not read both \(first.kind.rawValue) and \(kind.rawValue); make the column's values of one kind first")
+                case .sameID(let other, _)?:
+                    // (SQLite's own uniqueness refuses two keys it stores alike.)
                     throw GraphStoreError.codingFailed(
                         path: path, entity: table, id: "\(id.jsonObject)",
-                        reason: "row \(other.row) holds \(CoreDataIDIdentity.describe(other.stored)) and row \(rowNumber) \(CoreDataIDIdentity.describe(stored)) in the primary-key column \(column) (rows in primary-key order): different in SQLite, but \(sameness), so they have the same id to the app, which would take the two objects for one; make the keys distinct first")
+                        reason: "row \(other.row) holds \(describe(other.stored)) and row \(rowNumber) \(describe(stored)) in the primary-key column \(column) (rows in primary-key order): different in SQLite, but \(tracker.sameness(of: id)), so they have the same id to the app, which would take the two objects for one; make the keys distinct first")
+                case nil:
+                    break
                 }
             }
             guard ids.insert(id).inserted else {
