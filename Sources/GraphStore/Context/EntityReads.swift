@@ -460,22 +460,61 @@ struct SavedRun: Sendable {
 }
 
 /// What a parent context's saves and rollbacks left of the pending changes its children may
-/// have read through: per id, the last such change's sequence and the base a child's change
-/// of the id is then based on (the object the save wrote, or the dropped change's base, with
-/// the ancestor's change that base was inherited through, if any, for a later look-up to
-/// follow).
+/// have read through: per id, the base a child's change of the id is then based on (the
+/// object the save wrote, or the dropped change's base, with the ancestor's change that base
+/// was inherited through, if any, for a later look-up to follow), by the sequence of the
+/// change it settled.
 ///
-/// Only a child that read the id through one of these changes (or an earlier one: sequences
-/// increase) takes that base; a child that never read the id is based as any context is.
-/// What a save of this context left stays, a deletion included: were it dropped, a child's
-/// copy of an id another context created again afterwards would be based on that object and
-/// overwrite it without a conflict, as ``EntityReads`` keeps what its saves deleted. Bounded as
-/// ``EntityReads`` otherwise: past its limit, the records a rollback left whose base is no
-/// object (and was inherited through no ancestor's change), of ids with no stored object now,
-/// go, as the records of ids read while absent do there. A base that is an object stays, so
-/// that a child's copy of an object deleted elsewhere since conflicts.
+/// A later save or rollback of the id continues what an earlier one left when its change was
+/// made on what that one left (the context changed again what it had saved): a child that
+/// read through the earlier change then takes what the later one left, since a context's own
+/// save is never a conflict for its child. Otherwise (the context read another context's save
+/// of the object in between, and changed that) the earlier record stays for the children
+/// that read through the earlier change: their copies are based on what they saw, and the
+/// other context's save is a conflict for them. Such breaks are few per id (each follows
+/// another context's save of the object that this context read), and the records go with the
+/// last child (see ``GraphContext/recordsForChildren(_:)``); none is merged into another,
+/// which could make a property merge take a version the child never saw for its own.
+///
+/// Only a child that read the id through one of these changes (or an earlier one) takes that
+/// base; a child that never read the id is based as any context is. What a save of this
+/// context left stays, a deletion included: were it dropped, a child's copy of an id another
+/// context created again afterwards would be based on that object and overwrite it without a
+/// conflict, as ``EntityReads`` keeps what its saves deleted. Bounded as ``EntityReads``
+/// otherwise: past its limit, the records a rollback left whose base is no object (and was
+/// inherited through no ancestor's change), of ids with no stored object now, go, as the
+/// records of ids read while absent do there. A base that is an object stays, so that a
+/// child's copy of an object deleted elsewhere since conflicts.
 struct ChildBases: Sendable {
-    private var byID: [ObjectKey: (sequence: UInt64, base: StoredObject?, through: UInt64?, prunable: Bool)] = [:]
+    /// What one save or rollback (or a run of them, each continuing the one before) left.
+    struct Settled: Sendable {
+        var sequence: UInt64
+        var base: StoredObject?
+        var through: UInt64?
+        var prunable: Bool
+    }
+
+    /// What the saves and rollbacks of one id left: the last, and the earlier ones a later one
+    /// did not continue (empty, and so not allocated, in the common case).
+    struct History: Sendable {
+        var latest: Settled
+        var older: [Settled] = []
+
+        var isPrunable: Bool { latest.prunable && older.allSatisfy(\.prunable) }
+
+        /// The record of the change a child read through at sequence `seen`: of the records at
+        /// or after it, the one with the smallest sequence. Sequences are not in the order the
+        /// records were made: a change a child pushed keeps the child's sequence, which may be
+        /// older than a change this context made and settled before.
+        func settled(seen: UInt64) -> Settled? {
+            var found: Settled?
+            for settled in older where settled.sequence >= seen && settled.sequence < (found?.sequence ?? .max) { found = settled }
+            if latest.sequence >= seen, latest.sequence < (found?.sequence ?? .max) { found = latest }
+            return found
+        }
+    }
+
+    private var byID: [ObjectKey: History] = [:]
     /// Twice the records the last pruning kept: the next waits until the records pass it.
     private var pruneAbove = 0
     /// A save dropped the whole table: a change read at or before this sequence saw an
@@ -486,28 +525,48 @@ struct ChildBases: Sendable {
     var count: Int { byID.count }
 
     /// The base for a child that read `key` through the change of sequence `seen`, if this
-    /// context settled that change (or a later one of the same id): with the sequence of the
-    /// ancestor's change a dropped change's base was itself inherited through, if it was.
+    /// context settled that change (or a later one of the same id): what the first save or
+    /// rollback at or after `seen` left, as far as later ones continued it, with the sequence
+    /// of the ancestor's change a dropped change's base was itself inherited through, if it was.
     ///
-    /// - Complexity: O(1) hashing.
+    /// - Complexity: O(1) hashing, plus the id's few records.
     func base(for key: ObjectKey, seen: UInt64) -> (base: StoredObject?, through: UInt64?)? {
-        if let settled = byID[key], settled.sequence >= seen { return (settled.base, settled.through) }
+        if let settled = byID[key]?.settled(seen: seen) { return (settled.base, settled.through) }
         if let droppedThrough, droppedThrough >= seen { return (nil, nil) }
         return nil
     }
 
-    /// Records what the changes `records` (id, sequence, base, and the ancestor's change a
-    /// dropped change's base was inherited through) left: a save's (`byRollback` false), or
-    /// a rollback's, whose records of no object may be pruned; `table` is the entity's table
-    /// now (for pruning).
+    /// Records what the changes `records` (id, sequence, the base the change was made on,
+    /// what it left, and the ancestor's change a dropped change's base was inherited through)
+    /// left: a save's (`byRollback` false), or a rollback's, whose records of no object may be
+    /// pruned; `table` is the entity's table now (for pruning).
     ///
     /// - Complexity: O(k) amortized for k records.
     mutating func settle(
-        _ records: some Sequence<(ObjectKey, UInt64, StoredObject?, UInt64?)>, byRollback: Bool, table: TreeDictionary<ObjectKey, StoredObject>
+        _ records: some Sequence<(ObjectKey, UInt64, StoredObject?, StoredObject?, UInt64?)>, byRollback: Bool,
+        table: TreeDictionary<ObjectKey, StoredObject>
     ) {
-        for (key, sequence, base, through) in records { byID[key] = (sequence, base, through, byRollback && base == nil && through == nil) }
+        for (key, sequence, madeOn, base, through) in records {
+            let settled = Settled(sequence: sequence, base: base, through: through, prunable: byRollback && base == nil && through == nil)
+            guard var history = byID[key] else {
+                byID[key] = History(latest: settled)
+                continue
+            }
+            // A change made on what the last record left continues it, for the children that
+            // read through the earlier change too; one made on another version does not.
+            let continues = history.latest.through == nil && madeOn?.version == history.latest.base?.version
+            if continues {
+                // Covering the children that read through either change.
+                history.latest = Settled(
+                    sequence: max(sequence, history.latest.sequence), base: base, through: through, prunable: settled.prunable)
+            } else {
+                history.older.append(history.latest)
+                history.latest = settled
+            }
+            byID[key] = history
+        }
         if byID.count > max(EntityReads.limit(storedCount: table.count), pruneAbove) {
-            byID = byID.filter { key, settled in !settled.prunable || table[key] != nil }
+            byID = byID.filter { key, history in !history.isPrunable || table[key] != nil }
             pruneAbove = 2 * byID.count
         }
     }

@@ -192,11 +192,15 @@ extension GraphContext {
             state.reads[entity].recordSaved(objects, number: written.version, table: latest.tables[entity])
             if settlesAll {
                 // Each with the sequence of the change it settles (a marker's, for an id the
-                // marker deleted).
-                let marker = committed.cleared[entity]?.sequence ?? 0
-                let changes = committed.entities[entity]
+                // marker deleted) and the version that change was made on (for a delete rule's
+                // rewrite, the version the rule rewrote).
+                let markerSequence = committed.cleared[entity]?.sequence ?? 0
+                let changes = committed.entities[entity], baseTable = stamps.baseTables[entity]
                 state.childBases[entity].settle(
-                    objects.lazy.map { ($0, changes[$0]?.sequence ?? marker, $1, nil) }, byRollback: false, table: latest.tables[entity])
+                    objects.lazy.map { key, object in
+                        let madeOn = changes[key].map(\.base) ?? marker?.table[key] ?? baseTable[key]
+                        return (key, changes[key]?.sequence ?? markerSequence, madeOn, object, nil)
+                    }, byRollback: false, table: latest.tables[entity])
             }
         }
     }

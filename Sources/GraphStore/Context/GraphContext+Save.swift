@@ -15,7 +15,9 @@ extension GraphContext {
     /// > Important: Visible after `save()`, and kept through the process dying with the default
     /// > ``Durability/journaled``; durable through power loss after ``GraphContainer/flush()``.
     ///
-    /// - Throws: ``GraphStoreError/mergeConflict(_:)`` (policy `.error`),
+    /// - Throws: ``GraphStoreError/mergeConflict(_:)`` (policy `.error`; for a child context,
+    ///   when one of its changes was made on an older version of an object than its parent's
+    ///   pending change of it),
     ///   ``GraphStoreError/uniqueConstraintViolation(entity:constraint:value:existingID:incomingID:)``
     ///   (policy `.error`), ``GraphStoreError/deleteDenied(entity:id:referencingEntity:referencingID:relationship:)``,
     ///   ``GraphStoreError/danglingReference(entity:id:relationship:targetEntity:targetID:)``,
@@ -39,8 +41,9 @@ extension GraphContext {
             }
             var committed: GraphCore.Committed?
             var notDurable: GraphStoreError?
+            var leftOut: [(entity: Int, key: ObjectKey)] = []
             if let parent {
-                parent.absorb(changes, actions: actions)
+                leftOut = try parent.absorb(changes, actions: actions, policy: policy)
             } else if !changes.isEmpty {
                 do {
                     committed = try core.commit(changes, policy: policy, contextName: name)
@@ -65,7 +68,7 @@ extension GraphContext {
                     // What this child pushed it now sees through its parent's change: a later
                     // change of it is based as the parent's is, or, once the parent saved, on
                     // what that save wrote.
-                    markPushed(changes, state: &state)
+                    markPushed(changes, leftOut: leftOut, state: &state)
                 } else if let committed {
                     // A save that changed nothing (it only deleted what was gone) settles those ids.
                     let settledBy = committed.change ?? GraphChange(version: core.currentNumber, contextName: name, inserted: [:], updated: [:], deleted: [:])
@@ -91,37 +94,49 @@ extension GraphContext {
     }
 
     /// Records every id of `changes`, which this child just saved into its parent, as read
-    /// through the parent's pending change.
+    /// through the parent's pending change, except the ids of `leftOut`, whose changes the
+    /// parent did not take (``MergePolicy/storeWins``): what the child knows of them stays
+    /// what it read, so a copy of them saved again is a conflict again.
     ///
     /// Called with the state lock held.
     ///
     /// - Complexity: O(changes).
-    private func markPushed(_ changes: ChangeSet, state: inout State) {
+    private func markPushed(_ changes: ChangeSet, leftOut: [(entity: Int, key: ObjectKey)], state: inout State) {
         var pushed = changes
         let latest = core.currentVersion
         for entity in pushed.entities.indices where pushed.hasChanges(entity: entity) {
             pushed.fold(entity)
+            let skipped = Set(leftOut.lazy.filter { $0.entity == entity }.map(\.key))
             state.reads[entity].read(
-                pushed.entities[entity].lazy.map { ($0.key, EntityReads.Record.inherited(sequence: $0.value.sequence)) }, table: latest.tables[entity])
+                pushed.entities[entity].lazy.filter { !skipped.contains($0.key) }.map {
+                    ($0.key, EntityReads.Record.inherited(sequence: $0.value.sequence))
+                }, table: latest.tables[entity])
         }
     }
 
-    /// Takes a child's saved changes and its `onCommit` actions.
+    /// Takes a child's saved changes and its `onCommit` actions; returns the ids whose change
+    /// it left out (see ``ChangeSet/merge(_:policy:schema:rebasing:)``, which also says how a
+    /// child's change of an id this context changed too is settled under `policy`, the
+    /// child's merge policy).
     ///
     /// A change the child made over an ancestor's pending change is based on what that change
-    /// left when this context holds no change of the id (this context or an ancestor may have
-    /// saved it since): looked up under this context's lock, so that a save of this context
-    /// settles either before (and the look-up finds what it wrote) or after (and rebases the
-    /// change it finds pending then).
-    private func absorb(_ changes: ChangeSet, actions: [@Sendable () -> Void]) {
-        withState { state in
-            state.generation += 1
+    /// left (this context or an ancestor may have saved it since): looked up under this
+    /// context's lock, so that a save of this context settles either before (and the look-up
+    /// finds what it wrote) or after (and rebases the change it finds pending then).
+    ///
+    /// - Throws: ``GraphStoreError/mergeConflict(_:)`` under `.error` when a change of the child
+    ///   was made on an older version than this context's change of the id; then nothing is
+    ///   taken.
+    private func absorb(_ changes: ChangeSet, actions: [@Sendable () -> Void], policy: MergePolicy) throws -> [(entity: Int, key: ObjectKey)] {
+        try withState { state in
             // A copy of what the look-ups read (a reference: the merge does not change it).
             let childBases = state.childBases
-            state.pending.merge(changes) { entity, key, through in
+            let leftOut = try state.pending.merge(changes, policy: policy, schema: core.schema) { entity, key, through in
                 rebasedPush(entity: entity, key: key, through: through, childBases: childBases)
             }
+            state.generation += 1
             state.commitActions.append(contentsOf: actions)
+            return leftOut
         }
     }
 }

@@ -172,7 +172,7 @@ public final class GraphContext: Sendable {
                     // With the ancestor's change a dropped change's base came through, if it
                     // did: once that ancestor saves it, what it wrote is the base.
                     let records = state.pending.entities[entity].lazy.map {
-                        ($0.key, $0.value.sequence, $0.value.base, $0.value.inheritedThrough)
+                        ($0.key, $0.value.sequence, $0.value.base, $0.value.base, $0.value.inheritedThrough)
                     }
                     state.childBases[entity].settle(records, byRollback: true, table: latest.tables[entity])
                 }
@@ -312,11 +312,13 @@ public final class GraphContext: Sendable {
 
     /// What a child's first change of `key` is based on, when the child itself never read it
     /// from the store (`seen`: the sequence of the ancestor's change it read the id through, if
-    /// it did): this context's pending change's base (inherited through that change), else, for
-    /// a child that read through a change this context has since saved or dropped, what that
-    /// save wrote or the dropped change's base, else its own parent's answer for the change the
-    /// child saw, else what this context last read, else its own parent's answer, else the
-    /// stored object.
+    /// it did): this context's pending change's base (inherited through that change), unless
+    /// the child read through an earlier change this context has since saved or dropped and the
+    /// pending one was not made on what that left (it was made on another context's save this
+    /// context read since, which the child's copy never saw); else, for a child that read
+    /// through a change this context has since saved or dropped, what that save wrote or the
+    /// dropped change's base, else its own parent's answer for the change the child saw, else
+    /// what this context last read, else its own parent's answer, else the stored object.
     func inheritedBase(entity: Int, key: ObjectKey, seen: UInt64?) -> InheritedBase {
         let (change, record, settled) = state.withLock { state in
             state.pending.fold(entity)
@@ -324,7 +326,14 @@ public final class GraphContext: Sendable {
                 state.pending.change(entity: entity, key: key), state.reads[entity].record(for: key),
                 seen.flatMap { state.childBases.isEmpty ? nil : state.childBases[entity].base(for: key, seen: $0) })
         }
-        if let change { return InheritedBase(change.base, through: change.sequence, isTraced: true) }
+        if let change {
+            let pending = InheritedBase(change.base, through: change.sequence, isTraced: true)
+            guard let settled else { return pending }
+            // Made on what the save or rollback the child saw left: this context's own saves
+            // in between are no conflict for the child.
+            let saw = inheritedBase(entity: entity, key: key, seen: seen, settled: settled, record: nil)
+            return saw.base?.version == change.base?.version ? pending : saw
+        }
         return inheritedBase(entity: entity, key: key, seen: seen, settled: settled, record: record)
     }
 

@@ -290,29 +290,109 @@ struct ChangeSet: Sendable {
 
     // MARK: Combining
 
-    /// Folds `child`'s changes over these: the child's value wins, the base of an id this set
-    /// already changed (or its clear marker covers) is kept: it is the older, store-relative
-    /// one. A child's change of an id this set has no change of, based on an ancestor's
-    /// pending change (``PendingChange/inheritedThrough``), takes what `rebasing(entity, key,
-    /// sequence)` says that change left, when it knows: the ancestor may have saved it since.
-    /// A child context records no clear markers of its own.
+    /// Folds `child`'s changes over these, as a child's save into its parent: the child's
+    /// value wins. A child's change based on an ancestor's pending change
+    /// (``PendingChange/inheritedThrough``) takes what `rebasing(entity, key, sequence)` says
+    /// that change left, when it knows: the ancestor may have saved it since. A child context
+    /// records no clear markers of its own.
     ///
-    /// - Complexity: O(child's changes), plus `rebasing` for each inherited base.
-    mutating func merge(_ child: ChangeSet, rebasing: (Int, ObjectKey, UInt64) -> InheritedBase?) {
+    /// Of an id this set already changed (or its clear marker covers), the merged change keeps
+    /// this set's base, unless the child's copy was made on an older version than that base
+    /// (read from the store before this context read another context's save, or before its own
+    /// save; or through a change it saved or dropped since, and changed again on another
+    /// context's save). That is a conflict, as a top-level save's stale copy is, and `policy`
+    /// (the child's) settles it here, where both versions are known: `.error` throws and
+    /// changes nothing, `.storeWins` leaves this set's change as it is, `.contextWins` takes
+    /// the child's change whole, `.mergeByProperty` writes the properties the child changed
+    /// over this set's value (a deletion, on either side, wins). The merged change keeps this
+    /// set's base, so that another context's save since is still a conflict at this context's
+    /// save. Taking the parent's base for the older copy would write it over the version the
+    /// parent read without a conflict; taking the child's base would make the parent's own
+    /// pending edits, and the versions in between, look like the child's.
+    ///
+    /// - Returns: the ids whose change `.storeWins` left out: the child's knowledge of them
+    ///   stays what it read.
+    /// - Throws: ``GraphStoreError/mergeConflict(_:)`` under `.error`, naming every such id;
+    ///   ``GraphStoreError/codingFailed(path:entity:id:reason:)`` when a property merge fails.
+    ///   Nothing is changed then.
+    /// - Complexity: O(child's changes), plus `rebasing` for each inherited base, plus a
+    ///   property merge (encoding three objects) per conflict under `.mergeByProperty`.
+    mutating func merge(
+        _ child: ChangeSet, policy: MergePolicy, schema: Schema, rebasing: (Int, ObjectKey, UInt64) -> InheritedBase?
+    ) throws -> [(entity: Int, key: ObjectKey)] {
         let child = child.folded()
+        // Decided first and applied after, so that a conflict under `.error` changes nothing.
+        var decided: [(entity: Int, key: ObjectKey, change: PendingChange)] = []
+        var left: [(entity: Int, key: ObjectKey)] = []
+        var conflicts: [MergeConflict] = []
         for (entity, changes) in child.entities.enumerated() where !changes.isEmpty {
             fold(entity)
             for (key, change) in changes {
                 var merged = change
-                if let existing = self.change(entity: entity, key: key) {
-                    merged.base = existing.base
-                    merged.inheritedThrough = existing.inheritedThrough
-                } else if let through = change.inheritedThrough, let rebased = rebasing(entity, key, through) {
-                    merged.base = rebased.base
-                    merged.inheritedThrough = rebased.through
+                guard let existing = self.change(entity: entity, key: key) else {
+                    if let through = change.inheritedThrough, let rebased = rebasing(entity, key, through) {
+                        merged.base = rebased.base
+                        merged.inheritedThrough = rebased.through
+                    }
+                    decided.append((entity, key, merged))
+                    continue
                 }
-                entities[entity][key] = merged
+                merged.base = existing.base
+                merged.inheritedThrough = existing.inheritedThrough
+                // Made through this set's change (or on the ancestor's change it is based on
+                // too), or on the same version: this set's base is the child's.
+                if let through = change.inheritedThrough, through == existing.sequence || through == existing.inheritedThrough {
+                    decided.append((entity, key, merged))
+                    continue
+                }
+                var childBase = change.base
+                if Self.isOlder(childBase, than: existing.base), let through = change.inheritedThrough,
+                   let rebased = rebasing(entity, key, through) {
+                    childBase = rebased.base
+                }
+                guard Self.isOlder(childBase, than: existing.base) else {
+                    decided.append((entity, key, merged))
+                    continue
+                }
+                switch policy {
+                case .error:
+                    let kind: MergeConflict.Kind =
+                        existing.base == nil ? .deletedElsewhere : (childBase == nil ? .insertedElsewhere : .updatedElsewhere)
+                    conflicts.append(MergeConflict(
+                        entity: schema.entities[entity].name, id: key.description, kind: kind,
+                        baseVersion: childBase?.version, storedVersion: existing.base?.version))
+                case .storeWins:
+                    left.append((entity, key))
+                case .contextWins:
+                    decided.append((entity, key, merged))
+                case .mergeByProperty:
+                    switch (change.kind, existing.kind, childBase) {
+                    case (.upsert(let value), .upsert(let parents), let based?):
+                        merged.kind = .upsert(try schema.entities[entity].mergingProperties(based.value, value, parents))
+                        decided.append((entity, key, merged))
+                    case (.upsert, .delete, _):
+                        // The parent's deletion wins against the child's update.
+                        left.append((entity, key))
+                    default:
+                        // The child's deletion wins; an object both inserted is the child's.
+                        decided.append((entity, key, merged))
+                    }
+                }
             }
+        }
+        if !conflicts.isEmpty { throw GraphStoreError.mergeConflict(conflicts) }
+        for (entity, key, change) in decided { entities[entity][key] = change }
+        return left
+    }
+
+    /// Whether `base` is an older version than `other`. Bases that are no object cannot be
+    /// ordered by version: a child's base that differs from its parent's there is the one its
+    /// copy, the value that is saved, was made on, so it counts as older.
+    static func isOlder(_ base: StoredObject?, than other: StoredObject?) -> Bool {
+        switch (base, other) {
+        case (let base?, let other?): base.version < other.version
+        case (nil, nil): false
+        default: true
         }
     }
 

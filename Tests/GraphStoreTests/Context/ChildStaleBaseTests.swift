@@ -1,0 +1,378 @@
+import ExampleModel
+import Foundation
+import GraphStore
+import GraphStoreTestSupport
+import Testing
+
+/// A child's copy made on an older version than its parent's never overwrites the newer one.
+///
+/// Before, a child's save into a parent that held a change of the same id took the parent's
+/// base, and a child that read through a change its parent had since saved took whatever the
+/// parent's last save of the id wrote, or the parent's current pending change's base. When
+/// the parent had read another context's save of the object in between (or saved it itself,
+/// for a copy the child read from the store), the child's older copy was saved over that save
+/// without a conflict: its values, never having seen the other save, silently replaced it.
+/// Now, where the parent holds a change, the child's save finds the conflict and its merge
+/// policy settles it; where it holds none, the parent's save finds it.
+@Suite struct ChildStaleBaseTests {
+    static let note = Note(id: UUID(uuidString: "00000000-0000-0000-0000-0000000000C5")!, text: "v0", createdAt: Fixtures.epoch)
+
+    static func seeded() throws -> GraphContainer {
+        let container = try GraphContainer(for: [Post.self, Note.self, Tag.self], store: .inMemory)
+        container.mainContext.insert(note)
+        try container.mainContext.save()
+        return container
+    }
+
+    static func stored(_ container: GraphContainer) -> Note? {
+        container.newBackgroundContext().model(Note.self, id: note.id)
+    }
+
+    /// The save of `context` throws a conflict of the note, updated elsewhere.
+    static func expectConflict(_ context: GraphContext, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(sourceLocation: sourceLocation) {
+            try context.save()
+        } throws: { error in
+            guard case .mergeConflict(let conflicts) = error as? GraphStoreError else { return false }
+            return conflicts.map(\.id) == [note.id.uuidString] && conflicts[0].kind == .updatedElsewhere
+        }
+    }
+
+    /// Another context archives the note and saves.
+    static func otherArchives(_ container: GraphContainer) throws {
+        let other = container.newBackgroundContext()
+        var copy = try #require(other.model(Note.self, id: note.id))
+        copy.isArchived = true
+        other.insert(copy)
+        try other.save()
+    }
+
+    /// The parent reads the note again and changes another property (pending).
+    static func parentRereadsAndChanges(_ parent: GraphContext) throws {
+        var copy = try #require(parent.model(Note.self, id: note.id))
+        copy.modifiedAt = Date(timeIntervalSince1970: 50)
+        parent.insert(copy)
+    }
+
+    /// The parent holds a draft of the note (pending); returns a child and its copy read
+    /// through the draft.
+    static func childReadsThroughDraft(of parent: GraphContext) throws -> (GraphContext, Note) {
+        var draft = try #require(parent.model(Note.self, id: note.id))
+        draft.text = "parent draft"
+        parent.insert(draft)
+        let child = parent.newChildContext()
+        return (child, try #require(child.model(Note.self, id: note.id)))
+    }
+
+    /// The child saves `copy`, changed, into the parent; the parent's save must then be a
+    /// conflict that leaves the other context's archiving in place.
+    static func expectChildsCopyConflicts(
+        _ copy: Note, child: GraphContext, parent: GraphContext, container: GraphContainer, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        var copy = copy
+        copy.text = "from child"
+        child.insert(copy)
+        try child.save()
+        expectConflict(parent, sourceLocation: sourceLocation)
+        #expect(stored(container)?.isArchived == true, sourceLocation: sourceLocation)
+    }
+
+    /// The child saves `copy`, changed, into a parent that holds a newer change of the note:
+    /// the child's save must be the conflict, take nothing into the parent and leave the child
+    /// its change; the parent's own save then keeps the other context's archiving.
+    static func expectChildsSaveConflicts(
+        _ copy: Note, child: GraphContext, parent: GraphContext, container: GraphContainer, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        var copy = copy
+        copy.text = "from child"
+        child.insert(copy)
+        let before = parent.model(Note.self, id: note.id)
+        expectConflict(child, sourceLocation: sourceLocation)
+        #expect(child.hasChanges, sourceLocation: sourceLocation)
+        #expect(parent.model(Note.self, id: note.id) == before, sourceLocation: sourceLocation)
+        try parent.save()
+        let saved = try #require(Self.stored(container), sourceLocation: sourceLocation)
+        #expect(saved.isArchived, sourceLocation: sourceLocation)
+        #expect(saved.text != "from child", sourceLocation: sourceLocation)
+    }
+
+    // MARK: Bug 1: the parent holds a change of the id when the child pushes
+
+    @Test func childStoreReadThenParentRereadsOthersSaveAndChanges() throws {
+        let container = try Self.seeded()
+        let parent = container.newBackgroundContext()
+        let child = parent.newChildContext()
+        let copy = try #require(child.model(Note.self, id: Self.note.id))
+        try Self.otherArchives(container)
+        try Self.parentRereadsAndChanges(parent)
+        try Self.expectChildsSaveConflicts(copy, child: child, parent: parent, container: container)
+    }
+
+    /// The parent's own save after the child read from the store is a conflict for that copy,
+    /// as the article says, also while the parent holds a further change.
+    @Test func childStoreReadThenParentSavesAndChangesAgain() throws {
+        let container = try Self.seeded()
+        let parent = container.newBackgroundContext()
+        let child = parent.newChildContext()
+        var copy = try #require(child.model(Note.self, id: Self.note.id))
+        var own = try #require(parent.model(Note.self, id: Self.note.id))
+        own.isArchived = true
+        parent.insert(own)
+        try parent.save()
+        own.modifiedAt = Date(timeIntervalSince1970: 50)
+        parent.insert(own)
+        copy.text = "from child"
+        try Self.expectChildsSaveConflicts(copy, child: child, parent: parent, container: container)
+    }
+
+    @Test(arguments: [false, true])
+    func childReadThroughDraftThenParentSettlesRereadsAndChanges(byRollback: Bool) throws {
+        let container = try Self.seeded()
+        let parent = container.newBackgroundContext()
+        let (child, copy) = try Self.childReadsThroughDraft(of: parent)
+        if byRollback { parent.rollback() } else { try parent.save() }
+        try Self.otherArchives(container)
+        try Self.parentRereadsAndChanges(parent)
+        try Self.expectChildsSaveConflicts(copy, child: child, parent: parent, container: container)
+    }
+
+    /// The child changes its copy while the parent's draft is pending, and pushes it after the
+    /// parent saved the draft, read the other context's save and changed that.
+    @Test func childChangeOverDraftPushedAfterParentRereadsAndChanges() throws {
+        let container = try Self.seeded()
+        let parent = container.newBackgroundContext()
+        var (child, copy) = try Self.childReadsThroughDraft(of: parent)
+        copy.text = "from child"
+        child.insert(copy)
+        try parent.save()
+        try Self.otherArchives(container)
+        try Self.parentRereadsAndChanges(parent)
+        Self.expectConflict(child)
+        try parent.save()
+        #expect(Self.stored(container)?.isArchived == true)
+        #expect(Self.stored(container)?.text == "parent draft")
+    }
+
+    @Test func childStoreReadPushedOverParentsDeleteAll() throws {
+        let container = try Self.seeded()
+        let parent = container.newBackgroundContext()
+        let child = parent.newChildContext()
+        var copy = try #require(child.model(Note.self, id: Self.note.id))
+        try Self.otherArchives(container)
+        try parent.delete(model: Note.self)
+        copy.text = "from child"
+        child.insert(copy)
+        Self.expectConflict(child)
+        try parent.save()
+        #expect(Self.stored(container) == nil)
+    }
+
+    // MARK: The child's merge policy settles a conflict with the parent's newer change
+
+    /// `.mergeByProperty`: the text the child changed goes over the parent's change, which
+    /// keeps its own edit and the other context's archiving.
+    @Test func mergeByPropertyKeepsParentsEditAndOthersSave() throws {
+        let container = try Self.seeded()
+        let parent = container.newBackgroundContext()
+        let child = parent.newChildContext()
+        child.mergePolicy = .mergeByProperty
+        var copy = try #require(child.model(Note.self, id: Self.note.id))
+        try Self.otherArchives(container)
+        try Self.parentRereadsAndChanges(parent)
+        copy.text = "from child"
+        child.insert(copy)
+        try child.save()
+        try parent.save()
+        let stored = try #require(Self.stored(container))
+        #expect(stored.text == "from child")
+        #expect(stored.isArchived)
+        #expect(stored.modifiedAt == Date(timeIntervalSince1970: 50))
+    }
+
+    /// `.storeWins`: the parent's change stays as it was, also when the child saves its copy
+    /// again.
+    @Test func storeWinsLeavesParentsChange() throws {
+        let container = try Self.seeded()
+        let parent = container.newBackgroundContext()
+        let child = parent.newChildContext()
+        child.mergePolicy = .storeWins
+        var copy = try #require(child.model(Note.self, id: Self.note.id))
+        try Self.otherArchives(container)
+        try Self.parentRereadsAndChanges(parent)
+        for text in ["from child", "again"] {
+            copy.text = text
+            child.insert(copy)
+            try child.save()
+            #expect(!child.hasChanges)
+        }
+        try parent.save()
+        let stored = try #require(Self.stored(container))
+        #expect(stored.text == Self.note.text)
+        #expect(stored.isArchived)
+        #expect(stored.modifiedAt == Date(timeIntervalSince1970: 50))
+    }
+
+    /// `.contextWins`: the child's copy replaces the parent's change whole, as a top-level
+    /// save's copy replaces the stored object.
+    @Test func contextWinsTakesChildsCopy() throws {
+        let container = try Self.seeded()
+        let parent = container.newBackgroundContext()
+        let child = parent.newChildContext()
+        child.mergePolicy = .contextWins
+        var copy = try #require(child.model(Note.self, id: Self.note.id))
+        try Self.otherArchives(container)
+        try Self.parentRereadsAndChanges(parent)
+        copy.text = "from child"
+        child.insert(copy)
+        try child.save()
+        try parent.save()
+        #expect(Self.stored(container) == copy)
+    }
+
+    /// Three levels: a grandchild's copy read through the top context's draft, pushed after
+    /// that context saved the draft and the middle one changed what it wrote, is no conflict:
+    /// only the ancestors' own saves are in between.
+    @Test func ancestorsOwnSaveIsNoConflictThreeLevelsDown() throws {
+        let container = try Self.seeded()
+        let top = container.newBackgroundContext()
+        var draft = try #require(top.model(Note.self, id: Self.note.id))
+        draft.text = "top draft"
+        top.insert(draft)
+        let middle = top.newChildContext()
+        let bottom = middle.newChildContext()
+        var copy = try #require(bottom.model(Note.self, id: Self.note.id))
+        copy.isArchived = true
+        bottom.insert(copy)
+        try top.save()
+        var between = try #require(middle.model(Note.self, id: Self.note.id))
+        between.modifiedAt = Date(timeIntervalSince1970: 50)
+        middle.insert(between)
+        try bottom.save()
+        try middle.save()
+        try top.save()
+        let stored = try #require(Self.stored(container))
+        #expect(stored.isArchived)
+        #expect(stored.text == "top draft")
+    }
+
+    /// Three levels, with another context's save the top context read in between: the
+    /// grandchild's copy is a conflict.
+    @Test func othersSaveIsConflictThreeLevelsDown() throws {
+        let container = try Self.seeded()
+        let top = container.newBackgroundContext()
+        var draft = try #require(top.model(Note.self, id: Self.note.id))
+        draft.text = "top draft"
+        top.insert(draft)
+        let middle = top.newChildContext()
+        let bottom = middle.newChildContext()
+        var copy = try #require(bottom.model(Note.self, id: Self.note.id))
+        try top.save()
+        try Self.otherArchives(container)
+        try Self.parentRereadsAndChanges(top)
+        copy.text = "from bottom"
+        bottom.insert(copy)
+        try bottom.save()
+        Self.expectConflict(middle)
+        #expect(middle.hasChanges)
+        try top.save()
+        #expect(Self.stored(container)?.isArchived == true)
+    }
+
+    // MARK: Bug 2: the parent saved again, on another context's save, before the child pushes
+
+    @Test func childReadThroughSavedDraftThenParentSavesOthersVersion() throws {
+        let container = try Self.seeded()
+        let parent = container.newBackgroundContext()
+        let (child, copy) = try Self.childReadsThroughDraft(of: parent)
+        try parent.save()
+        try Self.otherArchives(container)
+        try Self.parentRereadsAndChanges(parent)
+        try parent.save()
+        try Self.expectChildsCopyConflicts(copy, child: child, parent: parent, container: container)
+    }
+
+    /// Under `.mergeByProperty` the child's copy merges with the other context's save instead
+    /// of reverting it: only the text, which the child changed, is the child's.
+    @Test func childReadThroughSavedDraftMergesWithOthersSave() throws {
+        let container = try Self.seeded()
+        let parent = container.newBackgroundContext()
+        parent.mergePolicy = .mergeByProperty
+        var (child, copy) = try Self.childReadsThroughDraft(of: parent)
+        try parent.save()
+        try Self.otherArchives(container)
+        try Self.parentRereadsAndChanges(parent)
+        try parent.save()
+        copy.text = "from child"
+        child.insert(copy)
+        try child.save()
+        try parent.save()
+        let stored = try #require(Self.stored(container))
+        #expect(stored.isArchived)
+        #expect(stored.text == "from child")
+    }
+
+    // MARK: No conflict: what the child's copy counts as based on is newer
+
+    @Test func childOverPendingDraftDoesNotConflict() throws {
+        let container = try Self.seeded()
+        let parent = container.newBackgroundContext()
+        var (child, copy) = try Self.childReadsThroughDraft(of: parent)
+        copy.text = "from child"
+        child.insert(copy)
+        try child.save()
+        try parent.save()
+        #expect(Self.stored(container)?.text == "from child")
+    }
+
+    /// The parent saved the draft the child read through, then changed (and, with `saves`,
+    /// saved) its own save again: its own saves are no conflict for the child.
+    @Test(arguments: [false, true])
+    func parentsOwnSavesAfterChildsReadDoNotConflict(saves: Bool) throws {
+        let container = try Self.seeded()
+        let parent = container.newBackgroundContext()
+        var (child, copy) = try Self.childReadsThroughDraft(of: parent)
+        try parent.save()
+        try Self.parentRereadsAndChanges(parent)
+        if saves { try parent.save() }
+        copy.text = "from child"
+        child.insert(copy)
+        try child.save()
+        try parent.save()
+        #expect(Self.stored(container)?.text == "from child")
+    }
+
+    /// A child's repeated saves, with the parent saving each, never conflict.
+    @Test func childsRepeatedSavesThroughSavingParentDoNotConflict() throws {
+        let container = try Self.seeded()
+        let parent = container.newBackgroundContext()
+        let child = parent.newChildContext()
+        var copy = try #require(child.model(Note.self, id: Self.note.id))
+        for round in 0..<3 {
+            copy.text = "round \(round)"
+            child.insert(copy)
+            try child.save()
+            try parent.save()
+            try Self.parentRereadsAndChanges(parent)
+        }
+        try parent.save()
+        #expect(Self.stored(container)?.text == "round 2")
+    }
+
+    /// A child of a context that saved the object reads it afterwards: no conflict.
+    @Test func childReadAfterParentsSaveDoesNotConflict() throws {
+        let container = try Self.seeded()
+        let parent = container.newBackgroundContext()
+        var own = try #require(parent.model(Note.self, id: Self.note.id))
+        own.isArchived = true
+        parent.insert(own)
+        try parent.save()
+        let child = parent.newChildContext()
+        var copy = try #require(child.model(Note.self, id: Self.note.id))
+        try Self.parentRereadsAndChanges(parent)
+        copy.text = "from child"
+        child.insert(copy)
+        try child.save()
+        try parent.save()
+        #expect(Self.stored(container)?.text == "from child")
+    }
+}
