@@ -17,25 +17,74 @@ extension GraphContext {
         // store) is let go before the caller resumes: otherwise the queue's thread may still
         // hold it while the caller releases its container and opens the store again, which a
         // store not yet closing refuses as locked.
-        let held = PerformedBlock(block)
+        let held = PerformedBlock(block), me = ObjectIdentifier(self)
         let result: Result<T, Failure> = await withCheckedContinuation { continuation in
             queue.async {
-                continuation.resume(returning: held.run())
+                continuation.resume(returning: held.run(holding: me))
             }
         }
         return try result.get()
     }
 
     /// Runs `block` on this context's serial queue and waits for it; runs it in place when
-    /// called from a block already on that queue (reentrant).
+    /// called from a block of this context's that the calling thread is running (reentrant),
+    /// also through other contexts' blocks: `a.performAndWait { b.performAndWait {
+    /// a.performAndWait { … } } }` runs the innermost block in place, as Core Data does, where
+    /// waiting for `a`'s queue, which the outer block holds, would never return.
     ///
     /// - Throws: whatever `block` throws.
+    /// - Complexity: O(1) plus the queue hop, and O(d) for d blocks of contexts nested on the
+    ///   calling thread.
     public func performAndWait<T, Failure: Error>(_ block: () throws(Failure) -> T) throws(Failure) -> T {
-        if DispatchQueue.getSpecific(key: Self.queueKey) == ObjectIdentifier(self) {
+        let me = ObjectIdentifier(self)
+        if DispatchQueue.getSpecific(key: Self.queueKey) == me || HeldQueues.isHeld(me) {
             return try block()
         }
-        let result: Result<T, Failure> = queue.sync { Result { () throws(Failure) -> T in try block() } }
+        let result: Result<T, Failure> = queue.sync {
+            HeldQueues.holding(me) { Result { () throws(Failure) -> T in try block() } }
+        }
         return try result.get()
+    }
+}
+
+/// The contexts whose serial queue the calling thread holds, running one of their blocks: a
+/// block nested in another context's `performAndWait` is no longer on the outer queue as far as
+/// `DispatchQueue.getSpecific` can tell, but the outer block still holds it.
+enum HeldQueues {
+    /// The key of each thread's list, made once.
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        let status = pthread_key_create(&key) { list in
+            if let list { Unmanaged<Box>.fromOpaque(list).release() }
+        }
+        precondition(status == 0, "GraphStore: pthread_key_create failed (\(status))")
+        return key
+    }()
+
+    /// One thread's list; only that thread reads or writes it.
+    private final class Box {
+        var held: [ObjectIdentifier] = []
+    }
+
+    private static var current: Box {
+        if let list = pthread_getspecific(key) { return Unmanaged<Box>.fromOpaque(list).takeUnretainedValue() }
+        let box = Box()
+        pthread_setspecific(key, Unmanaged.passRetained(box).toOpaque())
+        return box
+    }
+
+    /// Whether the calling thread runs a block of the context `id` (further out).
+    static func isHeld(_ id: ObjectIdentifier) -> Bool {
+        guard let list = pthread_getspecific(key) else { return false }
+        return Unmanaged<Box>.fromOpaque(list).takeUnretainedValue().held.contains(id)
+    }
+
+    /// Runs `body` with the context `id` marked as held by the calling thread.
+    static func holding<T>(_ id: ObjectIdentifier, _ body: () -> T) -> T {
+        let box = current
+        box.held.append(id)
+        defer { box.held.removeLast() }
+        return body()
     }
 }
 
@@ -51,10 +100,10 @@ private final class PerformedBlock<T: Sendable, Failure: Error>: @unchecked Send
         self.block = block
     }
 
-    /// Runs the block and lets it go.
-    func run() -> Result<T, Failure> {
+    /// Runs the block, marked as holding the context `id`'s queue, and lets it go.
+    func run(holding id: ObjectIdentifier) -> Result<T, Failure> {
         guard let block else { preconditionFailure("GraphStore: a perform block ran twice") }
         self.block = nil
-        return Result { () throws(Failure) -> T in try block() }
+        return HeldQueues.holding(id) { Result { () throws(Failure) -> T in try block() } }
     }
 }
