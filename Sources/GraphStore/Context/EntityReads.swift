@@ -5,15 +5,23 @@ import HashTreeCollections
 ///
 /// A fetch that reads every object of the entity (no predicate, no window) keeps the table it
 /// read, which costs O(1) because tables are persistent maps; any other read keeps one record
-/// per id it returned. A later whole read replaces everything before it. The records of one
+/// per id it returned. A later read replaces what an earlier one recorded, whichever store
+/// version each read: fetches run without the context's lock and may record last, and a read
+/// of an older version only ever makes a change based on an older version, a conflict (the
+/// safe outcome), while keeping a newer read over it could base a copy of the older one on
+/// another context's later save (its deletion: the copy would bring the object back). The one
+/// exception is what a save of this context left: no read of an older store version replaces
+/// it (see ``read(_:number:table:)`` and ``readAll(_:number:othersInFlight:throughChanges:)``),
+/// or the context's next change would conflict with its own save. The records of one
 /// entity are bounded by what the context read and what its saves left, deletions included:
 /// past ``limit(storedCount:)`` ids, the records of ids it read while absent, that have none
 /// now either, are dropped (see ``prune(keeping:)``).
 ///
 /// What a save of the context left counts as read, whether or not the context read anything
 /// of the entity before: the context knows what it wrote. While it has read nothing of the
-/// entity and no other context's commit changed the table since its first save recorded here,
-/// the table after its last save holds what its saves wrote (``SavedRun``): that table is kept
+/// entity and no other context's commit changed the table since its first save recorded here
+/// (nor kept its version at an id where `.storeWins` dropped this context's change), the table
+/// after its last save holds what its saves wrote (``SavedRun``): that table is kept
 /// (O(1) per save, plus a pass over the save's changes without look-ups), with a record only per
 /// id a save left no object at; a top-level context then also logs its changes without looking
 /// their bases up (``admitsLogging(stamp:)``). Once another commit changed the table, each later
@@ -24,7 +32,8 @@ struct EntityReads: Sendable {
         /// The stored object (`nil`: there was none).
         case stored(StoredObject?)
         /// What a save of this context left at the id (`nil`: no object), committed as store
-        /// version `number`: a fetch that read an older table does not replace it.
+        /// version `number`: a fetch that read an older table does not replace it, and a read
+        /// that saw just that leaves it as it is.
         case settled(StoredObject?, number: UInt64)
         /// An ancestor's pending change, of this sequence: a change is based as that
         /// ancestor's would be, or, once the ancestor saved or dropped it, on what that left.
@@ -41,6 +50,12 @@ struct EntityReads: Sendable {
             case .stored(let object), .settled(let object, _): object
             case .inherited: nil
             }
+        }
+
+        /// Whether this is a read of the store that saw `left`, what a save of this context
+        /// left at the id: the same object version, or no object where the save left none.
+        func confirms(_ left: StoredObject?) -> Bool {
+            if case .stored(let object) = self { object?.version == left?.version } else { false }
         }
 
         /// Whether this is what a save of this context committed after store version `number`.
@@ -79,7 +94,8 @@ struct EntityReads: Sendable {
     private var savedStamp: UInt64 = 0
     /// Whether the table may hold, at an id this context's saves left something at, what
     /// another commit wrote since: another context's commit changed the table after a save
-    /// of this context recorded here, or a `.mergeByProperty` save stored merges. Then only
+    /// of this context recorded here, a `.mergeByProperty` save stored merges, or a `.storeWins`
+    /// save dropped a change (and kept another commit's version at its id). Then only
     /// the records tell what the context's saves left: `run` is not extended, and later saves
     /// are recorded id by id.
     private var changedElsewhere = false
@@ -133,18 +149,23 @@ struct EntityReads: Sendable {
 
     /// Records what `saved`, a save of this context of an entity it has not read, left;
     /// `table` is the entity's table in the version the save made, on the version numbered
-    /// `after`. While no other commit changed the table since the run of saves began, the run
-    /// takes that table, and only the ids the save left no object at are recorded; otherwise
-    /// each id it settled is.
+    /// `after`. While no other commit changed the table since the run of saves began (and the
+    /// save dropped no change under `.storeWins`), the run takes that table, and only the ids
+    /// the save left no object at are recorded; otherwise each id it settled is.
     ///
     /// - Complexity: O(the save's changes): while the run goes on, a pass without look-ups plus
-    ///   O(log n) per deletion.
+    ///   O(log n) per deletion (under `.storeWins`, plus what telling a dropped change takes:
+    ///   see ``SavedChanges/dropsAChange()``).
     mutating func recordSave(
         _ saved: SavedChanges, after baseNumber: UInt64, table: TreeDictionary<ObjectKey, StoredObject>,
         baseTable: TreeDictionary<ObjectKey, StoredObject>
     ) {
         let number = saved.version
         latestSettled = max(latestSettled, number)
+        // A change `.storeWins` dropped left another context's version at its id, which a
+        // delete rule or a unique merge of the save may have rewritten at this save's version:
+        // the run would take that for the context's write. So would a later run extend it.
+        if !changedElsewhere, saved.dropsAChange() { changedElsewhere = true }
         if !changedElsewhere {
             // Objects stored at or before `baseNumber` are another context's (or older).
             run = SavedRun(since: run?.since ?? baseNumber + 1, table: table)
@@ -179,26 +200,53 @@ struct EntityReads: Sendable {
     ///
     /// A fetch runs without the context's lock, so a save of this context can settle its ids
     /// between the fetch's reading the table and its recording the read: what that save left
-    /// is newer, and stays. A table read before this context's save dropped the whole entity
-    /// is not recorded at all.
+    /// is newer, and stays. While `othersInFlight` (another fetch of the context has read a
+    /// table and not recorded it yet, and may have read it before a save of the context), what
+    /// a save left that `table` holds just so (the same object version, or no object where the
+    /// save left none) stays too, for that older fetch not to replace it when it records after
+    /// this one; otherwise `table` stands for it, and per-id records are only kept for what
+    /// they are needed for. Everything else is replaced, a newer record of another context's
+    /// save included. A table read before this context's save dropped the whole entity is not
+    /// recorded at all.
     ///
-    /// - Complexity: O(throughChanges); O(records) when a save of this context settled after
-    ///   `number`.
-    mutating func readAll(_ table: TreeDictionary<ObjectKey, StoredObject>, number: UInt64, throughChanges: some Sequence<(ObjectKey, Record)>) {
+    /// The run of saves (``SavedRun``) ends here with nothing lost: while a fetch of the context
+    /// is in flight, its saves are recorded id by id (``GraphContext/settle(_:written:stamps:policy:rebasing:state:)``),
+    /// never into the run, so every object the run wrote was in the store before the table of
+    /// any fetch that records later was read, and is in that table unless another context
+    /// saved over it since.
+    ///
+    /// - Complexity: O(throughChanges); O(r log n) for r per-id records when a save of this
+    ///   context settled after `number`, or when it settled any while `othersInFlight`.
+    mutating func readAll(
+        _ table: TreeDictionary<ObjectKey, StoredObject>, number: UInt64, othersInFlight: Bool, throughChanges: some Sequence<(ObjectKey, Record)>
+    ) {
         guard number >= emptiedAt else { return }
         hasRead = true
-        // A save of this context settles its ids while a fetch runs: the run is older.
+        // Only what the run wrote before any fetch now in flight read its table (see above).
         run = nil
         whole = table
-        byID = latestSettled > number ? byID.filter { $0.value.isSettled(after: number) } : [:]
+        if latestSettled > number || (othersInFlight && latestSettled > 0) {
+            byID = byID.filter { key, record in
+                guard case .settled(let left, let settled) = record else { return false }
+                return settled > number || (othersInFlight && table[key]?.version == left?.version)
+            }
+        } else {
+            byID = [:]
+        }
         pruneAbove = 0
-        for (key, record) in throughChanges where !(byID[key]?.isSettled(after: number) ?? false) { byID[key] = record }
+        for (key, record) in throughChanges {
+            if case .settled(let left, let settled)? = byID[key], settled > number || record.confirms(left) { continue }
+            byID[key] = record
+        }
     }
 
     /// Records reads of single ids (or what a save of this context left at them: it knows what
     /// it wrote); `table` is the entity's table now (for pruning). `number` is the store version
     /// the reads saw, for a fetch that read without the context's lock: an id a save of this
-    /// context settled after it keeps what the save left (see ``readAll(_:number:throughChanges:)``).
+    /// context settled after it keeps what the save left. So does an id where the read saw just
+    /// what a save of this context left: a fetch that read an older table, recording later, must
+    /// not replace it (see ``readAll(_:number:othersInFlight:throughChanges:)``). A read replaces
+    /// any other record, whichever version it saw.
     ///
     /// - Complexity: O(k) amortized for k records: a pruning walks every record, and the next
     ///   waits until at least as many were added.
@@ -214,7 +262,16 @@ struct EntityReads: Sendable {
         var added = false
         for (key, record) in records {
             if case .settled(_, let settled) = record { latestSettled = max(latestSettled, settled) }
-            if let number, latestSettled > number, byID[key]?.isSettled(after: number) ?? false { continue }
+            if latestSettled > 0, case .settled(let left, let settled)? = byID[key] {
+                // What a save of this context left after the version a fetch read stays.
+                if let number, settled > number { continue }
+                // So does what a read saw just so: replaced by it, it could be replaced in
+                // turn by a fetch that read before the save and records later.
+                if record.confirms(left) {
+                    added = true
+                    continue
+                }
+            }
             byID[key] = record
             added = true
         }
@@ -289,27 +346,92 @@ struct EntityReads: Sendable {
 }
 
 /// What a committed save left of the ids it settled, read back from the version after it: the
-/// object it wrote, or `nil` for one it deleted (or found deleted).
+/// object it wrote, or `nil` for one it deleted (or found deleted), and whether that was the
+/// context's own change (or a delete rule's or a unique merge's rewrite of an object whose
+/// change, if any, `.storeWins` dropped); and the changes `.storeWins` dropped.
 struct SettledObjects {
-    private var objects: [Int: [ObjectKey: StoredObject?]] = [:]
+    /// What a save left at one id.
+    struct Settled {
+        /// The object, `nil` for none.
+        var object: StoredObject?
+        /// Whether it is what the context's change (or clear marker) of the id wrote: else a
+        /// rule rewrote the object, which the context may never have seen.
+        var isOwn: Bool
+    }
+
+    private var objects: [Int: [ObjectKey: Settled]] = [:]
     private var dropped: [Int: TreeDictionary<ObjectKey, StoredObject>] = [:]
+    /// Per entity, the changes `.storeWins` dropped (a clear marker's as deletions of its
+    /// sequence): they left nothing, as if rolled back.
+    private var overruled: [Int: EntityChanges] = [:]
 
     /// - Parameters:
     ///   - committed: the saved change set, folded.
     ///   - latest: a version at or after `written`; an object it holds at `written.version`
     ///     is the one written, otherwise the committed value stands for it.
     ///   - entities: the entity indexes to collect.
+    ///   - keptAsStored: under `.storeWins`, the tables of the version the commit was made on
+    ///     (its conflicting changes were dropped), else `nil`.
     /// - Complexity: O(changed objects of `entities`); O(1) for a table dropped whole.
-    init(committed: ChangeSet, written: GraphChange, latest: GraphVersion, schema: Schema, entities: some Sequence<Int>) {
+    init(
+        committed: ChangeSet, written: GraphChange, latest: GraphVersion, schema: Schema, entities: some Sequence<Int>,
+        keptAsStored: [TreeDictionary<ObjectKey, StoredObject>]?
+    ) {
         for entity in entities {
             let name = schema.entities[entity].name
             if let whole = written.dropped[name] { dropped[entity] = whole }
-            objects[entity] = Self.settled(
-                mine: committed.entities[entity], marker: committed.cleared[entity], written: written, name: name, table: latest.tables[entity])
+            var mine = committed.entities[entity], marker = committed.cleared[entity]
+            if let base = keptAsStored?[entity] {
+                let overruled = Self.removeDropped(from: &mine, marker: &marker, spelledOut: written.dropped[name] == nil, base: base)
+                if !overruled.isEmpty { self.overruled[entity] = overruled }
+            }
+            objects[entity] = Self.settled(mine: mine, marker: marker, written: written, name: name, table: latest.tables[entity])
         }
     }
 
-    /// What a save left of the ids of one entity it settled.
+    /// Whether `.storeWins` dropped `change`, given `stored`, the object in the version the
+    /// commit was made on: it conflicted (deleting what is already gone does not).
+    static func conflicts(_ change: PendingChange, stored: StoredObject?) -> Bool {
+        stored?.version != change.baseVersion && (change.upserted != nil || stored != nil)
+    }
+
+    /// Removes from `mine` and `marker`, one entity's part of a `.storeWins` commit made on
+    /// `base` (the entity's table then), the changes the commit dropped, and returns them: a
+    /// change based on another version than `base` holds, and a deletion the marker stands
+    /// for of an object stored elsewhere since the marking, when the save spelled the
+    /// marker's deletions out (`spelledOut`; a table dropped whole had none to drop).
+    ///
+    /// - Complexity: O(changes), O(log n) each, plus the objects `marker` covers.
+    static func removeDropped(
+        from mine: inout EntityChanges, marker: inout ClearMarker?, spelledOut: Bool, base: TreeDictionary<ObjectKey, StoredObject>
+    ) -> EntityChanges {
+        var overruled: EntityChanges = [:]
+        mine = mine.filter { key, change in
+            guard conflicts(change, stored: base[key]) else { return true }
+            overruled[key] = change
+            return false
+        }
+        if var dropping = marker, spelledOut {
+            dropping.table = dropping.table.filter { key, object in
+                // An entry overrides the marker: where its change was dropped, the marker
+                // does not stand for the id either.
+                if overruled[key] != nil { return false }
+                guard mine[key] == nil, let stored = base[key], stored.version != object.version else { return true }
+                overruled[key] = PendingChange(kind: .delete, base: object, sequence: dropping.sequence)
+                return false
+            }
+            marker = dropping
+        }
+        return overruled
+    }
+
+    /// What a save left of the ids of one entity it settled, and whether each is what the
+    /// context's change (or clear marker) of it wrote.
+    ///
+    /// A change `.storeWins` dropped (see ``removeDropped(from:marker:spelledOut:base:)``) must
+    /// not be in `mine` or `marker`: the save left nothing of it, and what a delete rule or a
+    /// unique merge wrote at its id in the same save is a rewrite of the version another
+    /// context stored, which the context may never have seen.
     ///
     /// - Parameters:
     ///   - mine: the entity's changes in the saved change set, folded.
@@ -320,7 +442,7 @@ struct SettledObjects {
     ///   drop the table whole.
     static func settled(
         mine: EntityChanges, marker: ClearMarker?, written: GraphChange, name: String, table: TreeDictionary<ObjectKey, StoredObject>
-    ) -> [ObjectKey: StoredObject?] {
+    ) -> [ObjectKey: Settled] {
         var map: [ObjectKey: StoredObject?] = [:]
         let merged = written.merged[name] ?? []
         for keys in [written.inserted[name], written.updated[name]] {
@@ -343,26 +465,38 @@ struct SettledObjects {
         for (key, change) in mine where change.upserted == nil && map[key] == nil && table[key] == nil {
             map[key] = .some(nil)
         }
-        if let marker, written.dropped[name] == nil {
+        let spelledOut = marker != nil && written.dropped[name] == nil
+        if let marker, spelledOut {
             for key in marker.table.keys where map[key] == nil && mine[key] == nil && table[key] == nil {
                 map[key] = .some(nil)
             }
         }
-        return map
+        var settled: [ObjectKey: Settled] = [:]
+        settled.reserveCapacity(map.count)
+        for (key, object) in map {
+            settled[key] = Settled(object: object, isOwn: mine[key] != nil || (spelledOut && marker?.table[key] != nil))
+        }
+        return settled
     }
 
-    /// What the save left at `key`: the object, `.some(nil)` for none, `nil` when it did not
-    /// settle `key`.
+    /// What the context's change of `key` left: the object, `.some(nil)` for none, `nil` when
+    /// the save did not settle it as the context's (a change `.storeWins` dropped keeps its
+    /// base, whatever a rule wrote there).
     func object(entity: Int, key: ObjectKey) -> StoredObject?? {
-        if let object = objects[entity]?[key] { return object }
+        if let settled = objects[entity]?[key] { return settled.isOwn ? .some(settled.object) : nil }
         if let table = dropped[entity], table[key] != nil { return .some(nil) }
         return nil
     }
 
-    /// Calls `body` with each settled id of `entity` (not those of a dropped table).
-    func forEach(entity: Int, _ body: (ObjectKey, StoredObject?) -> Void) {
-        for (key, object) in objects[entity] ?? [:] { body(key, object) }
+    /// Calls `body` with each settled id of `entity` (not those of a dropped table), what the
+    /// save left there, and whether that was the context's own change.
+    func forEach(entity: Int, _ body: (ObjectKey, StoredObject?, _ isOwn: Bool) -> Void) {
+        for (key, settled) in objects[entity] ?? [:] { body(key, settled.object, settled.isOwn) }
     }
+
+    /// The changes of `entity` `.storeWins` dropped, by id (a clear marker's as deletions of its
+    /// sequence, based on the object it marked).
+    func droppedChanges(entity: Int) -> EntityChanges { overruled[entity] ?? [:] }
 
     /// The table the save dropped whole, if it dropped `entity`'s.
     func droppedObjects(entity: Int) -> TreeDictionary<ObjectKey, StoredObject>? { dropped[entity] }
@@ -371,9 +505,9 @@ struct SettledObjects {
 /// One entity's part of a save of a top-level context that has not read the entity, as the
 /// save committed it: what ``EntityReads/recordSave(_:after:table:baseTable:)`` records.
 struct SavedChanges {
-    /// The entity's changes in the saved change set: its entries, then its log's (not folded).
+    /// The entity's changes in the saved change set: its entries, then its log (not folded).
     var entries: EntityChanges
-    var logged: [PendingLog.Entry]
+    var log: PendingLog
     /// The store version the save committed as.
     var version: UInt64
     /// What the commit reported of the entity; `nil` when every change was written as made
@@ -384,6 +518,10 @@ struct SavedChanges {
     struct Report {
         var written: GraphChange
         var name: String
+        /// Under `.storeWins`, the entity's table in the version the commit was made on, and
+        /// that table's stamp (its conflicting changes were dropped); `nil` under any other
+        /// policy.
+        var keptAsStored: (table: TreeDictionary<ObjectKey, StoredObject>, stamp: UInt64)?
     }
 
     /// Whether a save under `policy` that deleted nothing of an entity (`isConstrained`: with
@@ -395,17 +533,35 @@ struct SavedChanges {
         policy == .error || (policy == .contextWins && !isConstrained)
     }
 
-    /// Calls `body` with what the save left at each id it settled: the object it wrote, `nil`
-    /// for one it deleted or found deleted. Ids it did not settle (a change `.storeWins`
-    /// dropped, an object merged into another by a unique constraint) are left out. `table` is
-    /// the entity's table in a version at or after the save.
+    /// Whether `.storeWins` dropped a change of the save: the store kept another context's
+    /// version at that id, which a delete rule or a unique merge of the same save may have
+    /// rewritten; it is not the context's write, as ``SavedRun`` would take it.
     ///
-    /// - Complexity: O(changes); no look-up or folding when every change was written as made.
+    /// - Complexity: O(1) under any other policy, or when every change was logged on the table
+    ///   the commit was made on (such a change cannot conflict); otherwise O(changes), with an
+    ///   O(log n) look-up each.
+    func dropsAChange() -> Bool {
+        guard let kept = reported?.keptAsStored else { return false }
+        guard !entries.isEmpty || log.segments.contains(where: { $0.stamp != kept.stamp }) else { return false }
+        var mine = entries
+        log.fold(into: &mine)
+        return mine.contains { key, change in SettledObjects.conflicts(change, stored: kept.table[key]) }
+    }
+
+    /// Calls `body` with what the save left at each id it settled: the object it wrote, `nil`
+    /// for one it deleted or found deleted, and whether that was the context's own change.
+    /// Ids it did not settle (a change `.storeWins` dropped, an object merged into another by a
+    /// unique constraint) are left out, unless a delete rule or a unique merge rewrote them:
+    /// then they are not the context's own, also where `.storeWins` dropped its change of the
+    /// id. `table` is the entity's table in a version at or after the save.
+    ///
+    /// - Complexity: O(changes); no look-up or folding when every change was written as made,
+    ///   O(log n) per new id of the log under `.storeWins` (for its base).
     func forEachSettled(in table: TreeDictionary<ObjectKey, StoredObject>, _ body: (ObjectKey, StoredObject?, _ isOwn: Bool) -> Void) {
         guard let reported else {
             // In the order made: a later change of an id replaces an earlier one's record.
             for (key, change) in entries { body(key, change.upserted.map { StoredObject(value: $0, version: version) }, true) }
-            for entry in logged {
+            for entry in log.entries {
                 if case .upsert(let value) = entry.kind {
                     body(entry.key, StoredObject(value: value, version: version), true)
                 } else {
@@ -414,16 +570,21 @@ struct SavedChanges {
             }
             return
         }
-        // Each id's last change (its base is not needed here).
+        // Each id's last change; its base is needed only to tell which `.storeWins` dropped.
         var mine = entries
-        for entry in logged {
-            mine.updateValue(forKey: entry.key, default: PendingChange(kind: entry.kind, base: nil, sequence: entry.sequence)) {
-                $0.kind = entry.kind
+        if let kept = reported.keptAsStored {
+            log.fold(into: &mine)
+            var marker: ClearMarker?
+            _ = SettledObjects.removeDropped(from: &mine, marker: &marker, spelledOut: false, base: kept.table)
+        } else {
+            for entry in log.entries {
+                mine.updateValue(forKey: entry.key, default: PendingChange(kind: entry.kind, base: nil, sequence: entry.sequence)) {
+                    $0.kind = entry.kind
+                }
             }
         }
-        for (key, object) in SettledObjects.settled(mine: mine, marker: nil, written: reported.written, name: reported.name, table: table) {
-            body(key, object, mine[key] != nil)
-        }
+        let settled = SettledObjects.settled(mine: mine, marker: nil, written: reported.written, name: reported.name, table: table)
+        for (key, settled) in settled { body(key, settled.object, settled.isOwn) }
     }
 
     /// Calls `body` with each id the save left no object at (deleted, found deleted, or
@@ -432,7 +593,7 @@ struct SavedChanges {
     /// - Complexity: O(changes), plus O(log n) per deletion.
     func forEachDeletion(in table: TreeDictionary<ObjectKey, StoredObject>, _ body: (ObjectKey) -> Void) {
         for (key, change) in entries where change.upserted == nil && table[key] == nil { body(key) }
-        for entry in logged {
+        for entry in log.entries {
             if case .delete = entry.kind, table[entry.key] == nil { body(entry.key) }
         }
         if let reported, !reported.written.deleted.isEmpty {
@@ -463,7 +624,9 @@ struct SavedRun: Sendable {
 /// have read through: per id, the base a child's change of the id is then based on (the
 /// object the save wrote, or the dropped change's base, with the ancestor's change that base
 /// was inherited through, if any, for a later look-up to follow), by the sequence of the
-/// change it settled.
+/// change it settled. A change `.storeWins` dropped from a save leaves what a rollback of it
+/// leaves, whatever a delete rule or a unique merge of that save wrote at its id: that is a
+/// rewrite of another context's version, which a child that read through the change never saw.
 ///
 /// A later save or rollback of the id continues what an earlier one left when its change was
 /// made on what that one left (the context changed again what it had saved): a child that

@@ -51,7 +51,8 @@ extension GraphContext {
     }
 
     /// Records a read of every object of `table` (of store version `number`), with `overlay`
-    /// (this context's view of the pending changes) over it.
+    /// (this context's view of the pending changes) over it. The caller counts as a fetch in
+    /// flight (`fetchesInFlight`) until it returns.
     ///
     /// The fetch showed the pending changes, not the stored objects at their ids: an id of
     /// this context's own change keeps that change's base as its record (so that after a
@@ -65,8 +66,10 @@ extension GraphContext {
     ///   while a `delete(model:)` of it is pending.
     func noteReadAll(entity: Int, table: TreeDictionary<ObjectKey, StoredObject>, number: UInt64, overlay: EntityChanges) {
         withState { state in
+            // The caller is one of the fetches counted: any other may have read an older table.
+            let othersInFlight = state.fetchesInFlight > 1
             guard !overlay.isEmpty || state.pending.hasChanges(entity: entity) else {
-                state.reads[entity].readAll(table, number: number, throughChanges: EmptyCollection())
+                state.reads[entity].readAll(table, number: number, othersInFlight: othersInFlight, throughChanges: EmptyCollection())
                 return
             }
             state.pending.fold(entity)
@@ -87,7 +90,7 @@ extension GraphContext {
             if parent != nil {
                 seen += overlay.lazy.filter { own[$0.key] == nil }.map { ($0.key, .inherited(sequence: $0.value.sequence)) }
             }
-            state.reads[entity].readAll(table, number: number, throughChanges: seen)
+            state.reads[entity].readAll(table, number: number, othersInFlight: othersInFlight, throughChanges: seen)
         }
     }
 
@@ -96,12 +99,14 @@ extension GraphContext {
     /// committed are based on it. That includes the objects of entities the context did not
     /// change that the save deleted or changed through delete rules or a unique merge, where
     /// the context knew the version the rule rewrote (see
-    /// ``EntityReads/knowsWhatARuleRewrote(_:base:)``).
+    /// ``EntityReads/knowsWhatARuleRewrote(_:base:)``). A change `.storeWins` dropped is not the
+    /// context's write: what a rule rewrote at its id is remembered only as such a rewrite, and
+    /// for children it left what a rollback of it leaves (the dropped change's base).
     ///
     /// For an entity the context has not read, with no child or fetch of it to settle for,
-    /// while no other context's commit changed its table since this context's first save of it,
-    /// the save only keeps the table it left (see ``EntityReads``): an import's log is never
-    /// folded here.
+    /// while no other context's commit changed its table since this context's first save of it
+    /// (nor kept its version over a change of this context, under `.storeWins`), the save only
+    /// keeps the table it left (see ``EntityReads``): an import's log is never folded here.
     ///
     /// Called with the state lock held.
     ///
@@ -132,11 +137,13 @@ extension GraphContext {
                 if !asMade || !written.deleted.isEmpty {
                     let name = core.schema.entities[entity].name
                     if !asMade || written.deleted[name] != nil || written.updated[name] != nil {
-                        reported = SavedChanges.Report(written: written, name: name)
+                        reported = SavedChanges.Report(
+                            written: written, name: name,
+                            keptAsStored: policy == .storeWins ? (stamps.baseTables[entity], stamps.previousStamps[entity]) : nil)
                     }
                 }
                 let saved = SavedChanges(
-                    entries: committed.entities[entity], logged: committed.logs[entity].entries, version: written.version, reported: reported)
+                    entries: committed.entities[entity], log: committed.logs[entity], version: written.version, reported: reported)
                 state.reads[entity].recordSave(saved, after: stamps.baseNumber, table: stamps.tables[entity], baseTable: stamps.baseTables[entity])
             }
         }
@@ -165,7 +172,9 @@ extension GraphContext {
         var committed = committed
         for entity in entities { committed.fold(entity) }
         let latest = core.currentVersion
-        let settled = SettledObjects(committed: committed, written: written, latest: latest, schema: core.schema, entities: entities)
+        let settled = SettledObjects(
+            committed: committed, written: written, latest: latest, schema: core.schema, entities: entities,
+            keptAsStored: policy == .storeWins ? stamps.baseTables : nil)
         if rebasing {
             state.pending.rebase(committed) { settled.object(entity: $0, key: $1) }
         }
@@ -179,12 +188,10 @@ extension GraphContext {
                 continue
             }
             var objects: [(ObjectKey, StoredObject?)] = []
-            let own = committed.entities[entity], marker = committed.cleared[entity]
-            settled.forEach(entity: entity) { key, object in
+            settled.forEach(entity: entity) { key, object, isOwn in
                 // What a delete rule or a unique merge rewrote of a version the context never
-                // saw is not what it knows.
-                if own[key] == nil, marker?.table[key] == nil,
-                   !state.reads[entity].knowsWhatARuleRewrote(key, base: stamps.baseTables[entity][key]) {
+                // saw is not what it knows, also where `.storeWins` dropped its own change.
+                if !isOwn, !state.reads[entity].knowsWhatARuleRewrote(key, base: stamps.baseTables[entity][key]) {
                     return
                 }
                 objects.append((key, object))
@@ -194,13 +201,22 @@ extension GraphContext {
                 // Each with the sequence of the change it settles (a marker's, for an id the
                 // marker deleted) and the version that change was made on (for a delete rule's
                 // rewrite, the version the rule rewrote).
-                let markerSequence = committed.cleared[entity]?.sequence ?? 0
+                let marker = committed.cleared[entity], markerSequence = marker?.sequence ?? 0
                 let changes = committed.entities[entity], baseTable = stamps.baseTables[entity]
+                let dropped = settled.droppedChanges(entity: entity)
                 state.childBases[entity].settle(
-                    objects.lazy.map { key, object in
+                    objects.lazy.filter { dropped[$0.0] == nil }.map { key, object in
                         let madeOn = changes[key].map(\.base) ?? marker?.table[key] ?? baseTable[key]
                         return (key, changes[key]?.sequence ?? markerSequence, madeOn, object, nil)
                     }, byRollback: false, table: latest.tables[entity])
+                if !dropped.isEmpty {
+                    // A change `.storeWins` dropped left nothing, whatever a delete rule or a
+                    // unique merge of the save wrote at its id: a child that read the id through
+                    // it keeps the dropped change's base, as after a rollback (see `rollback()`).
+                    state.childBases[entity].settle(
+                        dropped.lazy.map { ($0.key, $0.value.sequence, $0.value.base, $0.value.base, $0.value.inheritedThrough) },
+                        byRollback: true, table: latest.tables[entity])
+                }
             }
         }
     }

@@ -52,7 +52,9 @@ public final class GraphContext: Sendable {
         var commitActionsEpoch: UInt64 = 0
         /// Fetches of this context that have read a table and not yet recorded what they read:
         /// while any runs, a save settles every id it wrote (read before or not) and keeps those
-        /// records through pruning, so that the fetch's older reading cannot replace them.
+        /// records through pruning, so that the fetch's older reading cannot replace them; and
+        /// a fetch of every object that records meanwhile keeps them where its table holds what
+        /// the save left (see ``EntityReads/readAll(_:number:othersInFlight:throughChanges:)``).
         var fetchesInFlight = 0
         /// Per entity index, what this context last read: the bases of its later changes.
         var reads: [EntityReads]
@@ -60,7 +62,8 @@ public final class GraphContext: Sendable {
         /// changed while it committed.
         var generation: UInt64 = 0
         /// Per entity index, while the context has children (empty otherwise): what this
-        /// context's saves wrote and its rollbacks dropped the bases of. A child that read an
+        /// context's saves wrote and its rollbacks (and `.storeWins`, of a save's conflicting
+        /// changes) dropped the bases of. A child that read an
         /// object through one of this context's pending changes bases its later changes on
         /// it (see ``inheritedBase(entity:key:)``); this context's own bases do not change.
         var childBases: [ChildBases] = []
