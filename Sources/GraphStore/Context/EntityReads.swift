@@ -451,7 +451,7 @@ struct SettledObjects {
                     // Stored is a merge with values this context never saw: what it last
                     // read is what it wrote, one version older than the merge, so that a
                     // change of its copy merges again instead of reverting them.
-                    map[key] = .some(StoredObject(value: value, version: written.version - 1))
+                    map[key] = .some(.madeUp(value, before: written.version))
                 } else if let object = table[key], object.version == written.version {
                     map[key] = .some(object)
                 } else if let value = mine[key]?.upserted {
@@ -636,8 +636,8 @@ struct SavedRun: Sendable {
 /// that read through the earlier change: their copies are based on what they saw, and the
 /// other context's save is a conflict for them. Such breaks are few per id (each follows
 /// another context's save of the object that this context read), and the records go with the
-/// last child (see ``GraphContext/recordsForChildren(_:)``); none is merged into another,
-/// which could make a property merge take a version the child never saw for its own.
+/// last child (see ``GraphContext/recordsForChildren(_:)``); two that do not continue each
+/// other are never made one, which would base a child's copy on a version it never saw.
 ///
 /// Only a child that read the id through one of these changes (or an earlier one) takes that
 /// base; a child that never read the id is based as any context is. What a save of this
@@ -666,9 +666,8 @@ struct ChildBases: Sendable {
         var isPrunable: Bool { latest.prunable && older.allSatisfy(\.prunable) }
 
         /// The record of the change a child read through at sequence `seen`: of the records at
-        /// or after it, the one with the smallest sequence. Sequences are not in the order the
-        /// records were made: a change a child pushed keeps the child's sequence, which may be
-        /// older than a change this context made and settled before.
+        /// or after it, the one with the smallest sequence (searched, not assumed in the order
+        /// the records were made).
         func settled(seen: UInt64) -> Settled? {
             var found: Settled?
             for settled in older where settled.sequence >= seen && settled.sequence < (found?.sequence ?? .max) { found = settled }
@@ -721,7 +720,9 @@ struct ChildBases: Sendable {
             if continues {
                 // Covering the children that read through either change.
                 history.latest = Settled(
-                    sequence: max(sequence, history.latest.sequence), base: base, through: through, prunable: settled.prunable)
+                    sequence: max(sequence, history.latest.sequence), base: base, through: through,
+                    // A save's record (of a deletion, say) is kept however a rollback continues it.
+                    prunable: settled.prunable && history.latest.prunable)
             } else {
                 history.older.append(history.latest)
                 history.latest = settled

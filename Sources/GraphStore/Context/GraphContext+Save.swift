@@ -41,9 +41,9 @@ extension GraphContext {
             }
             var committed: GraphCore.Committed?
             var notDurable: GraphStoreError?
-            var leftOut: [(entity: Int, key: ObjectKey)] = []
+            var pushed: [(entity: Int, key: ObjectKey, pushed: ChangeSet.Pushed)] = []
             if let parent {
-                leftOut = try parent.absorb(changes, actions: actions, policy: policy)
+                pushed = try parent.absorb(changes, actions: actions, policy: policy)
             } else if !changes.isEmpty {
                 do {
                     committed = try core.commit(changes, policy: policy, contextName: name)
@@ -68,7 +68,7 @@ extension GraphContext {
                     // What this child pushed it now sees through its parent's change: a later
                     // change of it is based as the parent's is, or, once the parent saved, on
                     // what that save wrote.
-                    markPushed(changes, leftOut: leftOut, state: &state)
+                    markPushed(changes, pushed: pushed, state: &state)
                 } else if let committed {
                     // A save that changed nothing (it only deleted what was gone) settles those ids.
                     let settledBy = committed.change ?? GraphChange(version: core.currentNumber, contextName: name, inserted: [:], updated: [:], deleted: [:])
@@ -93,29 +93,45 @@ extension GraphContext {
         if let notDurable { throw notDurable }
     }
 
-    /// Records every id of `changes`, which this child just saved into its parent, as read
-    /// through the parent's pending change, except the ids of `leftOut`, whose changes the
-    /// parent did not take (``MergePolicy/storeWins``): what the child knows of them stays
-    /// what it read, so a copy of them saved again is a conflict again.
+    /// Records what this child knows of every id of `changes`, which it just saved into its
+    /// parent, from what the parent did with each (`pushed`): an id whose change the parent
+    /// took is read through the parent's change; one the parent kept its own change of (or
+    /// merged the child's properties into) stays based on the version the child's copy was
+    /// made on, so a copy of it saved again is settled again the same way instead of replacing
+    /// the parent's change. For this context's own children, such an id is recorded as a
+    /// rollback of the change they may have read through would be.
     ///
     /// Called with the state lock held.
     ///
     /// - Complexity: O(changes).
-    private func markPushed(_ changes: ChangeSet, leftOut: [(entity: Int, key: ObjectKey)], state: inout State) {
-        var pushed = changes
+    private func markPushed(_ changes: ChangeSet, pushed: [(entity: Int, key: ObjectKey, pushed: ChangeSet.Pushed)], state: inout State) {
+        guard !pushed.isEmpty else { return }
         let latest = core.currentVersion
-        for entity in pushed.entities.indices where pushed.hasChanges(entity: entity) {
-            pushed.fold(entity)
-            let skipped = Set(leftOut.lazy.filter { $0.entity == entity }.map(\.key))
-            state.reads[entity].read(
-                pushed.entities[entity].lazy.filter { !skipped.contains($0.key) }.map {
-                    ($0.key, EntityReads.Record.inherited(sequence: $0.value.sequence))
-                }, table: latest.tables[entity])
+        var byEntity: [Int: [(ObjectKey, EntityReads.Record)]] = [:]
+        var kept: [Int: [(ObjectKey, StoredObject?)]] = [:]
+        for (entity, key, outcome) in pushed {
+            switch outcome {
+            case .taken(let sequence):
+                byEntity[entity, default: []].append((key, .inherited(sequence: sequence)))
+            case .kept(let base):
+                byEntity[entity, default: []].append((key, .stored(base)))
+                kept[entity, default: []].append((key, base))
+            }
+        }
+        for (entity, records) in byEntity { state.reads[entity].read(records, table: latest.tables[entity]) }
+        guard !kept.isEmpty, recordsForChildren(&state) else { return }
+        var saved = changes
+        for (entity, bases) in kept {
+            saved.fold(entity)
+            let sequences = saved.entities[entity]
+            state.childBases[entity].settle(
+                bases.lazy.compactMap { key, base in sequences[key].map { (key, $0.sequence, base, base, nil) } },
+                byRollback: true, table: latest.tables[entity])
         }
     }
 
-    /// Takes a child's saved changes and its `onCommit` actions; returns the ids whose change
-    /// it left out (see ``ChangeSet/merge(_:policy:schema:rebasing:)``, which also says how a
+    /// Takes a child's saved changes and its `onCommit` actions; returns what it did with each
+    /// change (see ``ChangeSet/merge(_:policy:schema:rebasing:)``, which also says how a
     /// child's change of an id this context changed too is settled under `policy`, the
     /// child's merge policy).
     ///
@@ -127,16 +143,18 @@ extension GraphContext {
     /// - Throws: ``GraphStoreError/mergeConflict(_:)`` under `.error` when a change of the child
     ///   was made on an older version than this context's change of the id; then nothing is
     ///   taken.
-    private func absorb(_ changes: ChangeSet, actions: [@Sendable () -> Void], policy: MergePolicy) throws -> [(entity: Int, key: ObjectKey)] {
+    private func absorb(
+        _ changes: ChangeSet, actions: [@Sendable () -> Void], policy: MergePolicy
+    ) throws -> [(entity: Int, key: ObjectKey, pushed: ChangeSet.Pushed)] {
         try withState { state in
             // A copy of what the look-ups read (a reference: the merge does not change it).
             let childBases = state.childBases
-            let leftOut = try state.pending.merge(changes, policy: policy, schema: core.schema) { entity, key, through in
+            let pushed = try state.pending.merge(changes, policy: policy, schema: core.schema) { entity, key, through in
                 rebasedPush(entity: entity, key: key, through: through, childBases: childBases)
             }
             state.generation += 1
             state.commitActions.append(contentsOf: actions)
-            return leftOut
+            return pushed
         }
     }
 }

@@ -7,8 +7,11 @@
 /// saved, on the object as stored when the context first changed it (`insert` or `delete`). At
 /// save, a change conflicts when the stored object was inserted, updated or deleted by another
 /// save since then: a copy read or saved, held while another context saves, then changed and
-/// saved, is a conflict. A child's change is never a conflict with its own ancestors' saves.
-/// Reading the object again before changing it refreshes the base. Deleting an object another
+/// saved, is a conflict. A child's change made over an ancestor's pending change is no conflict
+/// with that ancestor's save of it; a child's copy made on an older version than its parent's
+/// pending change of the object is a conflict at the child's save, settled by the child's
+/// policy (see <doc:ContextsAndMerging>). Reading the object again before changing it refreshes
+/// the base. Deleting an object another
 /// save already deleted is not a conflict.
 ///
 /// | policy | conflicting change | unique collision |

@@ -24,8 +24,9 @@ struct PendingChange: Sendable {
     /// For a child context's change whose base was taken from an ancestor's pending change:
     /// that change's sequence (`nil` otherwise). Once the ancestor saves or drops that change,
     /// the base is what its save wrote or the dropped change's base, and the change is based on
-    /// that when the child's save pushes it into a parent that holds no change of the id (see
-    /// ``ChangeSet/merge(_:rebasing:)``): an ancestor's own save is no conflict for it.
+    /// that when the child's save pushes it into its parent (see
+    /// ``ChangeSet/merge(_:policy:schema:rebasing:)``): an ancestor's own save is no conflict
+    /// for it.
     var inheritedThrough: UInt64? = nil
 
     var upserted: (any Entity)? {
@@ -310,8 +311,15 @@ struct ChangeSet: Sendable {
     /// parent read without a conflict; taking the child's base would make the parent's own
     /// pending edits, and the versions in between, look like the child's.
     ///
-    /// - Returns: the ids whose change `.storeWins` left out: the child's knowledge of them
-    ///   stays what it read.
+    /// Each change this set takes gets a new sequence, later than any a context read before:
+    /// a change a child pushes was made earlier, and keeping its sequence would put it before
+    /// changes of this set that other children read through (see ``ChildBases``).
+    ///
+    /// - Returns: for each of the child's changes, what the child knows of the id now: read
+    ///   through the change this set took, or (a change `.storeWins` left out, or one
+    ///   `.mergeByProperty` merged, or left out for a deletion of this set's) the version its
+    ///   copy was made on, so that a copy it still holds, saved again, is settled again the same
+    ///   way instead of replacing this set's change whole.
     /// - Throws: ``GraphStoreError/mergeConflict(_:)`` under `.error`, naming every such id;
     ///   ``GraphStoreError/codingFailed(path:entity:id:reason:)`` when a property merge fails.
     ///   Nothing is changed then.
@@ -319,12 +327,21 @@ struct ChangeSet: Sendable {
     ///   property merge (encoding three objects) per conflict under `.mergeByProperty`.
     mutating func merge(
         _ child: ChangeSet, policy: MergePolicy, schema: Schema, rebasing: (Int, ObjectKey, UInt64) -> InheritedBase?
-    ) throws -> [(entity: Int, key: ObjectKey)] {
+    ) throws -> [(entity: Int, key: ObjectKey, pushed: Pushed)] {
         let child = child.folded()
         // Decided first and applied after, so that a conflict under `.error` changes nothing.
-        var decided: [(entity: Int, key: ObjectKey, change: PendingChange)] = []
-        var left: [(entity: Int, key: ObjectKey)] = []
+        var decided: [(entity: Int, key: ObjectKey, change: PendingChange?, pushed: Pushed)] = []
         var conflicts: [MergeConflict] = []
+        func take(_ entity: Int, _ key: ObjectKey, _ change: PendingChange) {
+            var change = change
+            change.sequence = nextPendingSequence()
+            decided.append((entity, key, change, .taken(sequence: change.sequence)))
+        }
+        func keep(_ entity: Int, _ key: ObjectKey, _ change: PendingChange?, madeOn base: StoredObject?) {
+            var change = change
+            change?.sequence = nextPendingSequence()
+            decided.append((entity, key, change, .kept(base: base)))
+        }
         for (entity, changes) in child.entities.enumerated() where !changes.isEmpty {
             fold(entity)
             for (key, change) in changes {
@@ -334,7 +351,7 @@ struct ChangeSet: Sendable {
                         merged.base = rebased.base
                         merged.inheritedThrough = rebased.through
                     }
-                    decided.append((entity, key, merged))
+                    take(entity, key, merged)
                     continue
                 }
                 merged.base = existing.base
@@ -342,7 +359,7 @@ struct ChangeSet: Sendable {
                 // Made through this set's change (or on the ancestor's change it is based on
                 // too), or on the same version: this set's base is the child's.
                 if let through = change.inheritedThrough, through == existing.sequence || through == existing.inheritedThrough {
-                    decided.append((entity, key, merged))
+                    take(entity, key, merged)
                     continue
                 }
                 var childBase = change.base
@@ -351,7 +368,7 @@ struct ChangeSet: Sendable {
                     childBase = rebased.base
                 }
                 guard Self.isOlder(childBase, than: existing.base) else {
-                    decided.append((entity, key, merged))
+                    take(entity, key, merged)
                     continue
                 }
                 switch policy {
@@ -362,35 +379,50 @@ struct ChangeSet: Sendable {
                         entity: schema.entities[entity].name, id: key.description, kind: kind,
                         baseVersion: childBase?.version, storedVersion: existing.base?.version))
                 case .storeWins:
-                    left.append((entity, key))
+                    keep(entity, key, nil, madeOn: childBase)
                 case .contextWins:
-                    decided.append((entity, key, merged))
+                    take(entity, key, merged)
                 case .mergeByProperty:
                     switch (change.kind, existing.kind, childBase) {
                     case (.upsert(let value), .upsert(let parents), let based?):
                         merged.kind = .upsert(try schema.entities[entity].mergingProperties(based.value, value, parents))
-                        decided.append((entity, key, merged))
+                        keep(entity, key, merged, madeOn: based)
                     case (.upsert, .delete, _):
                         // The parent's deletion wins against the child's update.
-                        left.append((entity, key))
+                        keep(entity, key, nil, madeOn: childBase)
                     default:
                         // The child's deletion wins; an object both inserted is the child's.
-                        decided.append((entity, key, merged))
+                        take(entity, key, merged)
                     }
                 }
             }
         }
         if !conflicts.isEmpty { throw GraphStoreError.mergeConflict(conflicts) }
-        for (entity, key, change) in decided { entities[entity][key] = change }
-        return left
+        for (entity, key, change, _) in decided {
+            if let change { entities[entity][key] = change }
+        }
+        return decided.map { ($0.entity, $0.key, $0.pushed) }
+    }
+
+    /// What a child's save left in its parent for one of its changes (see
+    /// ``merge(_:policy:schema:rebasing:)``).
+    enum Pushed {
+        /// The parent took the change whole, as its pending change of this sequence.
+        case taken(sequence: UInt64)
+        /// The parent kept its own change, or merged the child's properties into it: the
+        /// child's copy stays based on `base`, the version it was made on.
+        case kept(base: StoredObject?)
     }
 
     /// Whether `base` is an older version than `other`. Bases that are no object cannot be
-    /// ordered by version: a child's base that differs from its parent's there is the one its
-    /// copy, the value that is saved, was made on, so it counts as older.
+    /// ordered by version, nor is a made-up one (``StoredObject/isMadeUp``): a child's base that
+    /// differs from its parent's there is the one its copy, the value that is saved, was made
+    /// on, so it counts as older.
     static func isOlder(_ base: StoredObject?, than other: StoredObject?) -> Bool {
         switch (base, other) {
-        case (let base?, let other?): base.version < other.version
+        // A made-up version is ordered with no real one: it counts as older if it differs.
+        case (let base?, let other?):
+            base.version != other.version && (base.isMadeUp || other.isMadeUp || base.version < other.version)
         case (nil, nil): false
         default: true
         }

@@ -7,6 +7,21 @@ package struct StoredObject: Sendable {
     package var value: any Entity
     /// The commit that last inserted or updated this object: the base of conflict detection.
     package var version: UInt64
+
+    /// The bit that marks a version no commit wrote (see ``madeUp(_:before:)``).
+    static let madeUpBit: UInt64 = 1 << 63
+
+    /// What a context remembers of its own value after a `.mergeByProperty` save stored a
+    /// merge of it as version `version`: its value, at a version that stands just before the
+    /// merge and equals no version a commit wrote (the one before may be another context's,
+    /// and taking the two for one would hide a conflict with it). A change based on it is a
+    /// conflict with the merge, and merges again.
+    static func madeUp(_ value: any Entity, before version: UInt64) -> StoredObject {
+        StoredObject(value: value, version: (version - 1) | madeUpBit)
+    }
+
+    /// Whether this version was made up (``madeUp(_:before:)``), not written by a commit.
+    var isMadeUp: Bool { version & Self.madeUpBit != 0 }
 }
 
 /// One committed state of the whole graph: immutable, structurally shared with its neighbours.

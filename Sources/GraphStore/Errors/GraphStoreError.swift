@@ -149,6 +149,16 @@ public struct MergeConflict: Sendable, Hashable, CustomStringConvertible {
     /// The object's version in the store now (`nil`: it does not exist).
     public let storedVersion: UInt64?
 
+    /// A version a context made up for its own value after a `.mergeByProperty` merge is
+    /// reported as the commit it stands just after.
+    init(entity: String, id: String, kind: Kind, baseVersion: UInt64?, storedVersion: UInt64?) {
+        self.entity = entity
+        self.id = id
+        self.kind = kind
+        self.baseVersion = baseVersion.map { $0 & ~StoredObject.madeUpBit }
+        self.storedVersion = storedVersion.map { $0 & ~StoredObject.madeUpBit }
+    }
+
     public var description: String {
         "\(entity) \(id) \(kind.rawValue) (based on version \(baseVersion.map(String.init) ?? "none"), stored \(storedVersion.map(String.init) ?? "none"))"
     }

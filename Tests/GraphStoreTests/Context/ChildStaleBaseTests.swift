@@ -375,4 +375,120 @@ import Testing
         try parent.save()
         #expect(Self.stored(container)?.text == "from child")
     }
+
+    // MARK: Found by the second reading
+
+    /// Under `.mergeByProperty` the child saves the copy it still holds again (with the parent
+    /// saving in between, or not): it merges again (at the child's save, or at the parent's, a
+    /// conflict with what the parent saved) instead of replacing the parent's change, and so
+    /// the other context's save, whole.
+    @Test(arguments: [false, true])
+    func mergedCopySavedAgainMergesAgain(parentSavesBetween: Bool) throws {
+        let container = try Self.seeded()
+        let parent = container.newBackgroundContext()
+        parent.mergePolicy = .mergeByProperty
+        let child = parent.newChildContext()
+        var copy = try #require(child.model(Note.self, id: Self.note.id))
+        try Self.otherArchives(container)
+        try Self.parentRereadsAndChanges(parent)
+        copy.text = "from child"
+        child.insert(copy)
+        try child.save()
+        if parentSavesBetween { try parent.save() }
+        copy.text = "again"
+        child.insert(copy)
+        try child.save()
+        try parent.save()
+        let stored = try #require(Self.stored(container))
+        #expect(stored.text == "again")
+        #expect(stored.isArchived)
+        #expect(stored.modifiedAt == Date(timeIntervalSince1970: 50))
+    }
+
+    /// A sibling read the parent's change after an earlier child made the change it pushes:
+    /// once the parent saved the pushed change and read another context's save, the sibling's
+    /// copy is still a conflict (the pushed change no longer keeps the earlier child's older
+    /// sequence, below what the sibling saw).
+    @Test func siblingReadAfterAnEarlierChildsChangeStillConflicts() throws {
+        let container = try Self.seeded()
+        let parent = container.newBackgroundContext()
+        var draft = try #require(parent.model(Note.self, id: Self.note.id))
+        draft.text = "parent draft"
+        parent.insert(draft)
+        let first = parent.newChildContext()
+        var firstCopy = try #require(first.model(Note.self, id: Self.note.id))
+        firstCopy.text = "from first"
+        first.insert(firstCopy)
+        draft.text = "parent draft again"
+        parent.insert(draft)
+        let sibling = parent.newChildContext()
+        var siblingCopy = try #require(sibling.model(Note.self, id: Self.note.id))
+        try first.save()
+        try parent.save()
+        try Self.otherArchives(container)
+        _ = try #require(parent.model(Note.self, id: Self.note.id))
+        siblingCopy.modifiedAt = Date(timeIntervalSince1970: 70)
+        sibling.insert(siblingCopy)
+        try sibling.save()
+        Self.expectConflict(parent)
+        #expect(Self.stored(container)?.isArchived == true)
+    }
+
+    /// Three levels: the middle context's `.storeWins` save leaves its change out of the top
+    /// context, which holds a newer one; the bottom context's copy, read through that change
+    /// and saved again, is left out again instead of replacing the top context's change.
+    @Test func leftOutInTheMiddleStaysLeftOutForTheBottom() throws {
+        let container = try Self.seeded()
+        let top = container.newBackgroundContext()
+        let middle = top.newChildContext()
+        middle.mergePolicy = .storeWins
+        let bottom = middle.newChildContext()
+        var mine = try #require(middle.model(Note.self, id: Self.note.id))
+        mine.text = "middle"
+        middle.insert(mine)
+        var copy = try #require(bottom.model(Note.self, id: Self.note.id))
+        copy.text = "bottom"
+        bottom.insert(copy)
+        try bottom.save()
+        try Self.otherArchives(container)
+        try Self.parentRereadsAndChanges(top)
+        try middle.save()
+        copy.text = "bottom again"
+        bottom.insert(copy)
+        try bottom.save()
+        try middle.save()
+        try top.save()
+        let stored = try #require(Self.stored(container))
+        #expect(stored.isArchived)
+        #expect(stored.text == Self.note.text)
+        #expect(stored.modifiedAt == Date(timeIntervalSince1970: 50))
+    }
+
+    /// After a `.mergeByProperty` save, the parent remembers its own value at a made-up version
+    /// just before the merge. That version is no longer taken for the other context's save it
+    /// merged with (one commit before): a child's copy of that save, pushed over the parent's
+    /// next change, merges instead of replacing it, and the parent's saved edit stays.
+    @Test func madeUpVersionIsNotAnotherContextsSave() throws {
+        let container = try Self.seeded()
+        let parent = container.newBackgroundContext()
+        parent.mergePolicy = .mergeByProperty
+        var own = try #require(parent.model(Note.self, id: Self.note.id))
+        try Self.otherArchives(container)
+        let child = parent.newChildContext()
+        var copy = try #require(child.model(Note.self, id: Self.note.id))
+        own.text = "parent's"
+        parent.insert(own)
+        try parent.save()
+        own.modifiedAt = Date(timeIntervalSince1970: 50)
+        parent.insert(own)
+        copy.createdAt = Date(timeIntervalSince1970: 100)
+        child.insert(copy)
+        try child.save()
+        try parent.save()
+        let stored = try #require(Self.stored(container))
+        #expect(stored.text == "parent's")
+        #expect(stored.isArchived)
+        #expect(stored.modifiedAt == Date(timeIntervalSince1970: 50))
+        #expect(stored.createdAt == Date(timeIntervalSince1970: 100))
+    }
 }
