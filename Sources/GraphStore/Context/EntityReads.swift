@@ -100,8 +100,29 @@ struct EntityReads: Sendable {
     /// are recorded id by id.
     private var changedElsewhere = false
 
+    /// What the context knew of ids before it saved (or, for a child, pushed) a value one of
+    /// its children's saves put there, which it has not read since: a copy it holds from
+    /// before is based on that, not on the child's value (see ``ownRecord(for:)``). Only ids it
+    /// had a record of are here; a read of the id ends it.
+    private(set) var unreadChildValues: [ObjectKey: Record] = [:]
+
     /// The number of per-id records.
     var count: Int { byID.count }
+
+    /// Notes that a save of this context is about to record, at `key`, a value a child's save
+    /// put there that this context has not read (see ``PendingChange/fromChild``): what it
+    /// knew before stays the base of its own changes of the id.
+    mutating func noteUnreadChildValue(at key: ObjectKey) {
+        guard unreadChildValues[key] == nil, let known = record(for: key) else { return }
+        unreadChildValues[key] = known
+    }
+
+    /// What this context's own change of `key` is based on: what it knew before a child's
+    /// value it has not read, else ``record(for:)``. A child of this context is based on what
+    /// the save wrote (``record(for:)``): it reads through this context.
+    func ownRecord(for key: ObjectKey) -> Record? {
+        unreadChildValues.isEmpty ? record(for: key) : unreadChildValues[key] ?? record(for: key)
+    }
 
     /// Whether anything tells what the context's saves left.
     private var hasSavedRecords: Bool { run != nil || !byID.isEmpty }
@@ -222,6 +243,7 @@ struct EntityReads: Sendable {
     ) {
         guard number >= emptiedAt else { return }
         hasRead = true
+        unreadChildValues = [:]
         // Only what the run wrote before any fetch now in flight read its table (see above).
         run = nil
         whole = table
@@ -250,17 +272,25 @@ struct EntityReads: Sendable {
     ///
     /// - Complexity: O(k) amortized for k records: a pruning walks every record, and the next
     ///   waits until at least as many were added.
-    mutating func read(_ records: some Sequence<(ObjectKey, Record)>, number: UInt64? = nil, table: TreeDictionary<ObjectKey, StoredObject>) {
+    ///
+    /// `byUser` false: what a child knows of ids it pushed into its parent, not a read by the
+    /// user (see ``unreadChildValues``).
+    mutating func read(
+        _ records: some Sequence<(ObjectKey, Record)>, number: UInt64? = nil, table: TreeDictionary<ObjectKey, StoredObject>, byUser: Bool = true
+    ) {
         if let number, number < emptiedAt { return }
-        if add(records, number: number, table: table) { hasRead = true }
+        if add(records, number: number, table: table, byUser: byUser) { hasRead = true }
     }
 
     /// Records `records` (see ``read(_:number:table:)``), read or not; returns whether it
     /// recorded any.
     @discardableResult
-    private mutating func add(_ records: some Sequence<(ObjectKey, Record)>, number: UInt64?, table: TreeDictionary<ObjectKey, StoredObject>) -> Bool {
+    private mutating func add(
+        _ records: some Sequence<(ObjectKey, Record)>, number: UInt64?, table: TreeDictionary<ObjectKey, StoredObject>, byUser: Bool = false
+    ) -> Bool {
         var added = false
         for (key, record) in records {
+            if byUser, !unreadChildValues.isEmpty { unreadChildValues[key] = nil }
             if case .settled(_, let settled) = record { latestSettled = max(latestSettled, settled) }
             if latestSettled > 0, case .settled(let left, let settled)? = byID[key] {
                 // What a save of this context left after the version a fetch read stays.
@@ -290,6 +320,7 @@ struct EntityReads: Sendable {
     mutating func settleEmptied(number: UInt64, table: TreeDictionary<ObjectKey, StoredObject>) {
         run = nil
         hasRead = true
+        unreadChildValues = [:]
         byID = byID.filter { table[$0.key] == nil }
         if let read = whole {
             for (key, object) in read where table[key] == nil && byID[key] == nil { byID[key] = .stored(object) }
@@ -701,11 +732,13 @@ struct ChildBases: Sendable {
     /// Records what the changes `records` (id, sequence, the base the change was made on,
     /// what it left, and the ancestor's change a dropped change's base was inherited through)
     /// left: a save's (`byRollback` false), or a rollback's, whose records of no object may be
-    /// pruned; `table` is the entity's table now (for pruning).
+    /// pruned; `table` is the entity's table now (for pruning). A change this context did not
+    /// make on what it knew (a child's value it never read: `nil` for the base it was made on)
+    /// continues no earlier record.
     ///
     /// - Complexity: O(k) amortized for k records.
     mutating func settle(
-        _ records: some Sequence<(ObjectKey, UInt64, StoredObject?, StoredObject?, UInt64?)>, byRollback: Bool,
+        _ records: some Sequence<(ObjectKey, UInt64, StoredObject??, StoredObject?, UInt64?)>, byRollback: Bool,
         table: TreeDictionary<ObjectKey, StoredObject>
     ) {
         for (key, sequence, madeOn, base, through) in records {
@@ -716,7 +749,7 @@ struct ChildBases: Sendable {
             }
             // A change made on what the last record left continues it, for the children that
             // read through the earlier change too; one made on another version does not.
-            let continues = history.latest.through == nil && madeOn?.version == history.latest.base?.version
+            let continues = history.latest.through == nil && madeOn.map { $0?.version == history.latest.base?.version } ?? false
             if continues {
                 // Covering the children that read through either change.
                 history.latest = Settled(

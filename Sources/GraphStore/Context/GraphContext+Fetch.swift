@@ -79,7 +79,12 @@ extension GraphContext {
         let key = ObjectKey(id)
         let found = withState { state -> (any Entity)? in
             state.pending.fold(entity)
-            if let change = state.pending.change(entity: entity, key: key) { return change.upserted }
+            if let change = state.pending.change(entity: entity, key: key) {
+                if let childs = state.pending.noteReadThrough(entity: entity, key: key, sequence: change.sequence) {
+                    state.reads[entity].read(CollectionOfOne((key, ChangeSet.record(ofReading: childs))), table: core.latestTable(entity: entity).table)
+                }
+                return change.upserted
+            }
             if let parent, let change = parent.pendingChange(entity: entity, key: key) {
                 state.reads[entity].read(CollectionOfOne((key, .inherited(sequence: change.sequence))), table: core.latestTable(entity: entity).table)
                 return change.upserted

@@ -38,6 +38,13 @@ extension GraphContext {
             }
         }
         withState { state in
+            // Seen through a change of this context's own that a child's save put there: the copy
+            // is based as that change is.
+            for (key, sequence) in seenThroughOverlay {
+                if let childs = state.pending.noteReadThrough(entity: source.entity, key: key, sequence: sequence) {
+                    records.append((key, ChangeSet.record(ofReading: childs)))
+                }
+            }
             if parent != nil {
                 // Seen through an ancestor's change, not this context's own.
                 for (key, sequence) in seenThroughOverlay where state.pending.change(entity: source.entity, key: key) == nil {
@@ -73,6 +80,9 @@ extension GraphContext {
                 return
             }
             state.pending.fold(entity)
+            if state.pending.hasChildChanges {
+                for (key, change) in overlay { _ = state.pending.noteReadThrough(entity: entity, key: key, sequence: change.sequence) }
+            }
             let own = state.pending.entities[entity]
             let marker = state.pending.cleared[entity]
             var seen = own.compactMap { key, change -> (ObjectKey, EntityReads.Record)? in
@@ -124,7 +134,7 @@ extension GraphContext {
         for entity in committed.entities.indices where committed.hasChanges(entity: entity) {
             state.reads[entity].noteSave(
                 previous: stamps.previousStamps[entity], stamp: stamps.stamps[entity], merged: !written.merged.isEmpty)
-            if settlesAll || fetching || state.reads[entity].hasRead || committed.cleared[entity] != nil
+            if settlesAll || fetching || state.reads[entity].hasRead || committed.cleared[entity] != nil || committed.hasChildChanges
                 || (rebasing && state.pending.hasChanges(entity: entity)) {
                 entities.append(entity)
             } else {
@@ -196,6 +206,12 @@ extension GraphContext {
                 }
                 objects.append((key, object))
             }
+            // What a child's save put here, unread by this context since, is what its save left
+            // (a child of this context reads through it), but a copy this context holds from
+            // before stays based on what it knew (see `PendingChange.fromChild`).
+            if committed.hasChildChanges {
+                for (key, change) in committed.entities[entity] where change.fromChild { state.reads[entity].noteUnreadChildValue(at: key) }
+            }
             state.reads[entity].recordSaved(objects, number: written.version, table: latest.tables[entity])
             if settlesAll {
                 // Each with the sequence of the change it settles (a marker's, for an id the
@@ -206,7 +222,8 @@ extension GraphContext {
                 let dropped = settled.droppedChanges(entity: entity)
                 state.childBases[entity].settle(
                     objects.lazy.filter { dropped[$0.0] == nil }.map { key, object in
-                        let madeOn = changes[key].map(\.base) ?? marker?.table[key] ?? baseTable[key]
+                        let madeOn: StoredObject?? =
+                            changes[key]?.holdsChildValue == true ? .none : .some(changes[key].map(\.base) ?? marker?.table[key] ?? baseTable[key])
                         return (key, changes[key]?.sequence ?? markerSequence, madeOn, object, nil)
                     }, byRollback: false, table: latest.tables[entity])
                 if !dropped.isEmpty {

@@ -99,7 +99,8 @@ extension GraphContext {
     /// merged the child's properties into) stays based on the version the child's copy was
     /// made on, so a copy of it saved again is settled again the same way instead of replacing
     /// the parent's change. For this context's own children, such an id is recorded as a
-    /// rollback of the change they may have read through would be.
+    /// rollback of the change they may have read through would be, and a taken one as leading
+    /// to the parent's change (whose sequence is new: see ``ChangeSet/merge(_:policy:schema:rebasing:)``).
     ///
     /// Called with the state lock held.
     ///
@@ -108,25 +109,39 @@ extension GraphContext {
         guard !pushed.isEmpty else { return }
         let latest = core.currentVersion
         var byEntity: [Int: [(ObjectKey, EntityReads.Record)]] = [:]
-        var kept: [Int: [(ObjectKey, StoredObject?)]] = [:]
+        // For this context's own children: what each pushed change left, as a save of it would.
+        var left: [Int: [(key: ObjectKey, base: StoredObject?, through: UInt64?, byRollback: Bool)]] = [:]
         for (entity, key, outcome) in pushed {
             switch outcome {
-            case .taken(let sequence):
+            case .taken(let sequence, let base):
                 byEntity[entity, default: []].append((key, .inherited(sequence: sequence)))
+                // A child that read through the pushed change is based as the parent's change
+                // of `sequence` is, which its sequence here does not lead to.
+                left[entity, default: []].append((key, base, sequence, false))
             case .kept(let base):
                 byEntity[entity, default: []].append((key, .stored(base)))
-                kept[entity, default: []].append((key, base))
+                left[entity, default: []].append((key, base, nil, true))
             }
         }
-        for (entity, records) in byEntity { state.reads[entity].read(records, table: latest.tables[entity]) }
-        guard !kept.isEmpty, recordsForChildren(&state) else { return }
         var saved = changes
-        for (entity, bases) in kept {
+        for (entity, records) in byEntity {
             saved.fold(entity)
+            // What this context's own child pushed, unread here since: a copy this context
+            // holds from before stays based on what it knew (see `PendingChange.fromChild`).
+            if saved.hasChildChanges {
+                for (key, change) in saved.entities[entity] where change.fromChild { state.reads[entity].noteUnreadChildValue(at: key) }
+            }
+            state.reads[entity].read(records, table: latest.tables[entity], byUser: false)
+        }
+        guard recordsForChildren(&state) else { return }
+        for (entity, records) in left {
             let sequences = saved.entities[entity]
-            state.childBases[entity].settle(
-                bases.lazy.compactMap { key, base in sequences[key].map { (key, $0.sequence, base, base, nil) } },
-                byRollback: true, table: latest.tables[entity])
+            for byRollback in [false, true] {
+                state.childBases[entity].settle(
+                    records.lazy.filter { $0.byRollback == byRollback }.compactMap { record in
+                        sequences[record.key].map { (record.key, $0.sequence, $0.base, record.base, record.through) }
+                    }, byRollback: byRollback, table: latest.tables[entity])
+            }
         }
     }
 
@@ -149,12 +164,22 @@ extension GraphContext {
         try withState { state in
             // A copy of what the look-ups read (a reference: the merge does not change it).
             let childBases = state.childBases
-            let pushed = try state.pending.merge(changes, policy: policy, schema: core.schema) { entity, key, through in
+            let merged = try state.pending.merge(changes, policy: policy, schema: core.schema) { entity, key, through in
                 rebasedPush(entity: entity, key: key, through: through, childBases: childBases)
+            }
+            if !merged.replaced.isEmpty, recordsForChildren(&state) {
+                // A child that read an id through a replaced change never saw what replaced it:
+                // it keeps that change's base, as after a rollback of it.
+                let latest = core.currentVersion
+                for (entity, key, change) in merged.replaced {
+                    state.childBases[entity].settle(
+                        CollectionOfOne((key, change.sequence, change.base, change.base, change.inheritedThrough)),
+                        byRollback: true, table: latest.tables[entity])
+                }
             }
             state.generation += 1
             state.commitActions.append(contentsOf: actions)
-            return pushed
+            return merged.pushed
         }
     }
 }

@@ -175,7 +175,7 @@ public final class GraphContext: Sendable {
                     // With the ancestor's change a dropped change's base came through, if it
                     // did: once that ancestor saves it, what it wrote is the base.
                     let records = state.pending.entities[entity].lazy.map {
-                        ($0.key, $0.value.sequence, $0.value.base, $0.value.base, $0.value.inheritedThrough)
+                        ($0.key, $0.value.sequence, StoredObject??.some($0.value.base), $0.value.base, $0.value.inheritedThrough)
                     }
                     state.childBases[entity].settle(records, byRollback: true, table: latest.tables[entity])
                 }
@@ -250,19 +250,24 @@ public final class GraphContext: Sendable {
             let marker = state.pending.cleared[entity], reads = state.reads[entity]
             state.pending.record(kind, key: key, entity: entity, sequence: sequence) {
                 firstBase(entity: entity, key: key, marker: marker, reads: reads, table: nil)
+            } known: {
+                knownBase(entity: entity, key: key, marker: marker, reads: reads)
             }
         }
     }
 
     /// Whether this context may log its changes of `entity` (see ``PendingLog``): a top-level
     /// context does, without a clear marker of the entity, until it has read the entity (a base
-    /// may then be an older version than the log's tables hold). A new segment of the log must
+    /// may then be an older version than the log's tables hold), and while no child's change is
+    /// pending here or unread since it saved one (a change over it is based on what the context
+    /// knew, looked up: see ``PendingChange/fromChild``). A new segment of the log must
     /// also be on a table that holds what the context's own saves left (see
     /// ``EntityReads/admitsLogging(stamp:)``); the current one was checked when it started.
     ///
     /// Called with the state lock held.
     private func logsChanges(entity: Int, state: borrowing State) -> Bool {
         parent == nil && state.pending.cleared[entity] == nil && !state.reads[entity].hasRead
+            && state.reads[entity].unreadChildValues.isEmpty && !state.pending.hasChildChanges
     }
 
     /// Records many changes, in order, under one lock: logged by a top-level context, else
@@ -294,6 +299,8 @@ public final class GraphContext: Sendable {
             for entry in entries {
                 state.pending.record(entry.kind, key: entry.key, entity: entity, sequence: entry.sequence) {
                     firstBase(entity: entity, key: entry.key, marker: marker, reads: reads, table: table)
+                } known: {
+                    knownBase(entity: entity, key: entry.key, marker: marker, reads: reads)
                 }
             }
         }
@@ -306,11 +313,23 @@ public final class GraphContext: Sendable {
         entity: Int, key: ObjectKey, marker: ClearMarker?, reads: EntityReads, table: TreeDictionary<ObjectKey, StoredObject>?
     ) -> InheritedBase {
         if let marked = marker?.table[key] { return InheritedBase(marked) }
-        let record = reads.record(for: key)
+        let record = reads.ownRecord(for: key)
         if let object = record?.storedObject { return InheritedBase(object) }
         if let parent { return parent.inheritedBase(entity: entity, key: key, seen: record?.inheritedSequence) }
         if let table { return InheritedBase(table[key]) }
         return InheritedBase(core.storedObject(entity: entity, key: key))
+    }
+
+    /// What this context knows of `key` (its clear marker's version, what it read or saved, or
+    /// what it read through an ancestor's change), or `nil` when it knows nothing of it: the
+    /// base of a change made over a child's value it has not read (see
+    /// ``PendingChange/fromChild``).
+    private func knownBase(entity: Int, key: ObjectKey, marker: ClearMarker?, reads: EntityReads) -> InheritedBase? {
+        if let marked = marker?.table[key] { return InheritedBase(marked) }
+        guard let record = reads.ownRecord(for: key) else { return nil }
+        if let object = record.storedObject { return InheritedBase(object) }
+        if let parent, let seen = record.inheritedSequence { return parent.inheritedBase(entity: entity, key: key, seen: seen) }
+        return nil
     }
 
     /// What a child's first change of `key` is based on, when the child itself never read it
@@ -333,9 +352,10 @@ public final class GraphContext: Sendable {
             let pending = InheritedBase(change.base, through: change.sequence, isTraced: true)
             guard let settled else { return pending }
             // Made on what the save or rollback the child saw left: this context's own saves
-            // in between are no conflict for the child.
+            // in between are no conflict for the child. A value another child's save put here
+            // is not this context's own: the child never saw it.
             let saw = inheritedBase(entity: entity, key: key, seen: seen, settled: settled, record: nil)
-            return saw.base?.version == change.base?.version ? pending : saw
+            return !change.holdsChildValue && saw.base?.version == change.base?.version ? pending : saw
         }
         return inheritedBase(entity: entity, key: key, seen: seen, settled: settled, record: record)
     }
@@ -437,8 +457,9 @@ struct InheritedBase {
 
 private let pendingSequence = Atomic<UInt64>(0)
 
-/// A process-wide increasing number for pending changes, so a change keeps its identity when
-/// a child pushes it into its parent.
+/// A process-wide increasing number for pending changes: a change's sequence tells which
+/// change a context (or its child) read through, and is later than any read before it (a change
+/// a child pushes gets a new one in its parent: see ``ChangeSet/merge(_:policy:schema:rebasing:)``).
 func nextPendingSequence() -> UInt64 {
     pendingSequence.wrappingAdd(1, ordering: .relaxed).newValue
 }

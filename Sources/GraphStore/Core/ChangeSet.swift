@@ -28,6 +28,21 @@ struct PendingChange: Sendable {
     /// ``ChangeSet/merge(_:policy:schema:rebasing:)``): an ancestor's own save is no conflict
     /// for it.
     var inheritedThrough: UInt64? = nil
+    /// Whether a child's save put this change here and this context has not read the id since
+    /// (``GraphContext/model(_:id:)`` or a fetch that returned it): a copy this context holds
+    /// of the id then predates the child's value. Its save of the change is not what it knows
+    /// (see ``GraphContext/settle(_:written:stamps:policy:rebasing:state:)``), and a change it
+    /// makes of the id is based on what it knows, not on the child's base.
+    var fromChild = false
+    /// Whether the value holds what a child's save put here (the child's value, or this
+    /// context's change of it made after reading it): content this context's children that
+    /// read the id earlier never saw, so a save of it continues no record of ``ChildBases``;
+    /// and a save of the id in flight does not rebase it (see ``ChangeSet/rebase(_:settled:)``)
+    /// unless the child's copy was made through the change being saved (`madeThrough`).
+    var holdsChildValue = false
+    /// For a change a child's save put here: the sequence of this context's change it replaced,
+    /// when the child's copy was made through that change.
+    var madeThrough: UInt64? = nil
 
     var upserted: (any Entity)? {
         if case .upsert(let value) = kind { return value }
@@ -146,6 +161,7 @@ struct PendingLog: Sendable {
                 forKey: entry.key,
                 default: PendingChange(kind: entry.kind, base: segment.table[entry.key], sequence: entry.sequence)
             ) { change in
+                // (A context holding a child's change logs nothing: see `GraphContext.logsChanges`.)
                 change.kind = entry.kind
                 change.sequence = entry.sequence
             }
@@ -164,6 +180,8 @@ struct ChangeSet: Sendable {
     /// Per entity index, a pending deletion of every object the context saw (see
     /// ``ClearMarker``); only a top-level context records one.
     var cleared: [ClearMarker?]
+    /// Whether a child's save put a change here (see ``PendingChange/fromChild``).
+    var hasChildChanges = false
 
     init(entityCount: Int) {
         entities = Array(repeating: [:], count: entityCount)
@@ -191,19 +209,31 @@ struct ChangeSet: Sendable {
 
     /// Records `kind` for `key`: a first change of `key` gets the base `base()` computes (and
     /// the ancestor's change it was inherited through, if any), a later one keeps the first
-    /// one's. Folds the entity's log first.
+    /// one's, except over a child's value the context has not read (``PendingChange/fromChild``):
+    /// that change is made on a copy from before it, and takes what `known()` says the context
+    /// knew of the id, when it knew anything. Folds the entity's log first.
     ///
     /// - Complexity: O(1) amortized, plus `base()` for a new id.
     mutating func record(
-        _ kind: PendingChange.Kind, key: ObjectKey, entity: Int, sequence: UInt64, base: () -> InheritedBase
+        _ kind: PendingChange.Kind, key: ObjectKey, entity: Int, sequence: UInt64, base: () -> InheritedBase,
+        known: () -> InheritedBase? = { nil }
     ) {
         fold(entity)
         entities[entity].updateValue(forKey: key, default: {
             let first = base()
             return PendingChange(kind: kind, base: first.base, sequence: sequence, inheritedThrough: first.through)
         }()) { change in
+            if change.fromChild, let first = known() {
+                // Made on a copy this context held from before a child's value it has not read:
+                // based on what this context knew, not on the child's base.
+                change.base = first.base
+                change.inheritedThrough = first.through
+                change.holdsChildValue = false
+            }
             change.kind = kind
             change.sequence = sequence
+            change.fromChild = false
+            change.madeThrough = nil
         }
     }
 
@@ -327,19 +357,25 @@ struct ChangeSet: Sendable {
     ///   property merge (encoding three objects) per conflict under `.mergeByProperty`.
     mutating func merge(
         _ child: ChangeSet, policy: MergePolicy, schema: Schema, rebasing: (Int, ObjectKey, UInt64) -> InheritedBase?
-    ) throws -> [(entity: Int, key: ObjectKey, pushed: Pushed)] {
+    ) throws -> MergedPush {
         let child = child.folded()
         // Decided first and applied after, so that a conflict under `.error` changes nothing.
         var decided: [(entity: Int, key: ObjectKey, change: PendingChange?, pushed: Pushed)] = []
         var conflicts: [MergeConflict] = []
-        func take(_ entity: Int, _ key: ObjectKey, _ change: PendingChange) {
+        func take(_ entity: Int, _ key: ObjectKey, _ change: PendingChange, over existing: PendingChange?) {
             var change = change
             change.sequence = nextPendingSequence()
-            decided.append((entity, key, change, .taken(sequence: change.sequence)))
+            change.fromChild = true
+            change.holdsChildValue = true
+            change.madeThrough = existing.flatMap { $0.sequence == child.entities[entity][key]?.inheritedThrough ? $0.sequence : nil }
+            decided.append((entity, key, change, .taken(sequence: change.sequence, base: change.base)))
         }
         func keep(_ entity: Int, _ key: ObjectKey, _ change: PendingChange?, madeOn base: StoredObject?) {
             var change = change
             change?.sequence = nextPendingSequence()
+            change?.fromChild = true
+            change?.holdsChildValue = true
+            change?.madeThrough = nil
             decided.append((entity, key, change, .kept(base: base)))
         }
         for (entity, changes) in child.entities.enumerated() where !changes.isEmpty {
@@ -351,7 +387,7 @@ struct ChangeSet: Sendable {
                         merged.base = rebased.base
                         merged.inheritedThrough = rebased.through
                     }
-                    take(entity, key, merged)
+                    take(entity, key, merged, over: nil)
                     continue
                 }
                 merged.base = existing.base
@@ -359,7 +395,7 @@ struct ChangeSet: Sendable {
                 // Made through this set's change (or on the ancestor's change it is based on
                 // too), or on the same version: this set's base is the child's.
                 if let through = change.inheritedThrough, through == existing.sequence || through == existing.inheritedThrough {
-                    take(entity, key, merged)
+                    take(entity, key, merged, over: existing)
                     continue
                 }
                 var childBase = change.base
@@ -368,7 +404,7 @@ struct ChangeSet: Sendable {
                     childBase = rebased.base
                 }
                 guard Self.isOlder(childBase, than: existing.base) else {
-                    take(entity, key, merged)
+                    take(entity, key, merged, over: existing)
                     continue
                 }
                 switch policy {
@@ -381,7 +417,7 @@ struct ChangeSet: Sendable {
                 case .storeWins:
                     keep(entity, key, nil, madeOn: childBase)
                 case .contextWins:
-                    take(entity, key, merged)
+                    take(entity, key, merged, over: existing)
                 case .mergeByProperty:
                     switch (change.kind, existing.kind, childBase) {
                     case (.upsert(let value), .upsert(let parents), let based?):
@@ -392,40 +428,76 @@ struct ChangeSet: Sendable {
                         keep(entity, key, nil, madeOn: childBase)
                     default:
                         // The child's deletion wins; an object both inserted is the child's.
-                        take(entity, key, merged)
+                        take(entity, key, merged, over: existing)
                     }
                 }
             }
         }
         if !conflicts.isEmpty { throw GraphStoreError.mergeConflict(conflicts) }
-        for (entity, key, change, _) in decided {
-            if let change { entities[entity][key] = change }
+        var outcome = MergedPush()
+        outcome.pushed.reserveCapacity(decided.count)
+        for (entity, key, change, pushed) in decided {
+            if let change {
+                if let replaced = entities[entity].updateValue(change, forKey: key) { outcome.replaced.append((entity, key, replaced)) }
+                hasChildChanges = true
+            }
+            outcome.pushed.append((entity, key, pushed))
         }
-        return decided.map { ($0.entity, $0.key, $0.pushed) }
+        return outcome
+    }
+
+    /// What ``merge(_:policy:schema:rebasing:)`` did.
+    struct MergedPush {
+        /// For each of the child's changes, what the child knows of the id now.
+        var pushed: [(entity: Int, key: ObjectKey, pushed: Pushed)] = []
+        /// This set's changes a child's change replaced: a child of this context that read an
+        /// id through one of them never saw what replaced it, so it keeps the replaced
+        /// change's base, as after a rollback of it.
+        var replaced: [(entity: Int, key: ObjectKey, change: PendingChange)] = []
     }
 
     /// What a child's save left in its parent for one of its changes (see
     /// ``merge(_:policy:schema:rebasing:)``).
     enum Pushed {
-        /// The parent took the change whole, as its pending change of this sequence.
-        case taken(sequence: UInt64)
+        /// The parent took the change whole, as its pending change of this sequence, based on
+        /// `base`.
+        case taken(sequence: UInt64, base: StoredObject?)
         /// The parent kept its own change, or merged the child's properties into it: the
         /// child's copy stays based on `base`, the version it was made on.
         case kept(base: StoredObject?)
     }
 
     /// Whether `base` is an older version than `other`. Bases that are no object cannot be
-    /// ordered by version, nor is a made-up one (``StoredObject/isMadeUp``): a child's base that
-    /// differs from its parent's there is the one its copy, the value that is saved, was made
-    /// on, so it counts as older.
+    /// ordered by version: a child's base that differs from its parent's there is the one its
+    /// copy, the value that is saved, was made on, so it counts as older. Nor is a made-up
+    /// version (``StoredObject/madeUp(_:before:)``) ordered with the real one just before it.
     static func isOlder(_ base: StoredObject?, than other: StoredObject?) -> Bool {
         switch (base, other) {
-        // A made-up version is ordered with no real one: it counts as older if it differs.
         case (let base?, let other?):
-            base.version != other.version && (base.isMadeUp || other.isMadeUp || base.version < other.version)
-        case (nil, nil): false
-        default: true
+            // A made-up version stands just after the real one it masks to, and is ordered
+            // with neither that one nor another made-up one: those count as older both ways.
+            let mine = base.version & ~StoredObject.madeUpBit, theirs = other.version & ~StoredObject.madeUpBit
+            return mine == theirs ? base.version != other.version : mine < theirs
+        case (nil, nil): return false
+        default: return true
         }
+    }
+
+    /// Notes that the context read `key` through its change of `sequence`: a child's value
+    /// there is now what it knows (see ``PendingChange/fromChild``). Returns that change when
+    /// it was a child's: the copy the context holds now is based as it is, which the caller
+    /// records.
+    ///
+    /// - Complexity: O(1); nothing while no child's save put a change here.
+    mutating func noteReadThrough(entity: Int, key: ObjectKey, sequence: UInt64) -> PendingChange? {
+        guard hasChildChanges, let change = entities[entity][key], change.sequence == sequence, change.fromChild else { return nil }
+        entities[entity][key]?.fromChild = false
+        return change
+    }
+
+    /// What a context that read `change`, a child's value, knows of the id.
+    static func record(ofReading change: PendingChange) -> EntityReads.Record {
+        change.inheritedThrough.map { .inherited(sequence: $0) } ?? .stored(change.base)
     }
 
     /// Removes the entries of `committed` that have not been changed again since.
@@ -452,8 +524,11 @@ struct ChangeSet: Sendable {
         foldAll()
         let committed = committed.folded()
         for (entity, changes) in committed.entities.enumerated() where !changes.isEmpty && !entities[entity].isEmpty {
-            for key in changes.keys {
-                guard entities[entity][key] != nil, let object = settled(entity, key) else { continue }
+            for (key, saved) in changes {
+                guard let entry = entities[entity][key], let object = settled(entity, key) else { continue }
+                // A child's change taken while the save was in flight is based on what the
+                // saved change wrote only if the child's copy was made through that change.
+                if entry.holdsChildValue, entry.madeThrough != saved.sequence { continue }
                 entities[entity][key]?.base = object
                 entities[entity][key]?.inheritedThrough = nil
             }

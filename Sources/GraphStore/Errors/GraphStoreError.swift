@@ -146,7 +146,9 @@ public struct MergeConflict: Sendable, Hashable, CustomStringConvertible {
     public let kind: Kind
     /// The store version the context based its change on (`nil`: the object did not exist).
     public let baseVersion: UInt64?
-    /// The object's version in the store now (`nil`: it does not exist).
+    /// The object's version in the store now (`nil`: it does not exist). For a conflict a child
+    /// context's save found with its parent's pending change: the version that change is based
+    /// on.
     public let storedVersion: UInt64?
 
     /// A version a context made up for its own value after a `.mergeByProperty` merge is

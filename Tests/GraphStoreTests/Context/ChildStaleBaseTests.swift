@@ -169,26 +169,6 @@ import Testing
 
     // MARK: The child's merge policy settles a conflict with the parent's newer change
 
-    /// `.mergeByProperty`: the text the child changed goes over the parent's change, which
-    /// keeps its own edit and the other context's archiving.
-    @Test func mergeByPropertyKeepsParentsEditAndOthersSave() throws {
-        let container = try Self.seeded()
-        let parent = container.newBackgroundContext()
-        let child = parent.newChildContext()
-        child.mergePolicy = .mergeByProperty
-        var copy = try #require(child.model(Note.self, id: Self.note.id))
-        try Self.otherArchives(container)
-        try Self.parentRereadsAndChanges(parent)
-        copy.text = "from child"
-        child.insert(copy)
-        try child.save()
-        try parent.save()
-        let stored = try #require(Self.stored(container))
-        #expect(stored.text == "from child")
-        #expect(stored.isArchived)
-        #expect(stored.modifiedAt == Date(timeIntervalSince1970: 50))
-    }
-
     /// `.storeWins`: the parent's change stays as it was, also when the child saves its copy
     /// again.
     @Test func storeWinsLeavesParentsChange() throws {
@@ -378,10 +358,11 @@ import Testing
 
     // MARK: Found by the second reading
 
-    /// Under `.mergeByProperty` the child saves the copy it still holds again (with the parent
-    /// saving in between, or not): it merges again (at the child's save, or at the parent's, a
-    /// conflict with what the parent saved) instead of replacing the parent's change, and so
-    /// the other context's save, whole.
+    /// Under `.mergeByProperty` the text the child changed goes over the parent's change, which
+    /// keeps its own edit and the other context's archiving; the child then saves the copy it
+    /// still holds again (with the parent saving in between, or not): it merges again (at the
+    /// child's save, or at the parent's, a conflict with what the parent saved) instead of
+    /// replacing the parent's change, and so the other context's save, whole.
     @Test(arguments: [false, true])
     func mergedCopySavedAgainMergesAgain(parentSavesBetween: Bool) throws {
         let container = try Self.seeded()
@@ -394,7 +375,15 @@ import Testing
         copy.text = "from child"
         child.insert(copy)
         try child.save()
-        if parentSavesBetween { try parent.save() }
+        if parentSavesBetween {
+            // The text the child changed went over the parent's change, which kept its own
+            // edit and the other context's archiving.
+            try parent.save()
+            let stored = try #require(Self.stored(container))
+            #expect(stored.text == "from child")
+            #expect(stored.isArchived)
+            #expect(stored.modifiedAt == Date(timeIntervalSince1970: 50))
+        }
         copy.text = "again"
         child.insert(copy)
         try child.save()
@@ -490,5 +479,82 @@ import Testing
         #expect(stored.isArchived)
         #expect(stored.modifiedAt == Date(timeIntervalSince1970: 50))
         #expect(stored.createdAt == Date(timeIntervalSince1970: 100))
+    }
+
+    // MARK: Found by the lineage oracle
+
+    /// The parent holds a copy from before its child's save, saves what the child pushed, then
+    /// changes and saves the copy it held: a conflict with the child's value, not an overwrite.
+    /// Reading the object in the parent first makes the child's value what it knows.
+    @Test(arguments: [false, true])
+    func parentsCopyFromBeforeItsChildsSaveConflicts(readsFirst: Bool) throws {
+        let container = try Self.seeded()
+        let parent = container.newBackgroundContext()
+        var held = try #require(parent.model(Note.self, id: Self.note.id))
+        let child = parent.newChildContext()
+        var copy = try #require(child.model(Note.self, id: Self.note.id))
+        copy.text = "from child"
+        child.insert(copy)
+        try child.save()
+        try parent.save()
+        if readsFirst { held = try #require(parent.model(Note.self, id: Self.note.id)) }
+        held.isArchived = true
+        parent.insert(held)
+        if readsFirst {
+            try parent.save()
+            #expect(Self.stored(container)?.text == "from child")
+        } else {
+            Self.expectConflict(parent)
+            #expect(Self.stored(container)?.text == "from child")
+        }
+    }
+
+    /// A sibling's save replaced the change a child read through, and the parent saved it: the
+    /// child's copy, saved later, is a conflict with the sibling's value.
+    @Test func copyReadThroughAReplacedChangeConflicts() throws {
+        let container = try Self.seeded()
+        let parent = container.newBackgroundContext()
+        let first = parent.newChildContext(), second = parent.newChildContext()
+        var firstCopy = try #require(first.model(Note.self, id: Self.note.id))
+        var secondCopy = try #require(second.model(Note.self, id: Self.note.id))
+        firstCopy.text = "first"
+        first.insert(firstCopy)
+        try first.save()
+        secondCopy.isArchived = true
+        second.insert(secondCopy)
+        try second.save()
+        try parent.save()
+        firstCopy.modifiedAt = Date(timeIntervalSince1970: 70)
+        first.insert(firstCopy)
+        try first.save()
+        Self.expectConflict(parent)
+        #expect(Self.stored(container)?.isArchived == true)
+    }
+
+    /// Three levels: a grandchild read through the middle context's change, which the middle
+    /// context pushed; the top context saved another context's version in between and then
+    /// rolled the pushed change back. The grandchild's copy is still a conflict.
+    @Test func grandchildsCopyAfterTheTopDroppedThePushedChangeConflicts() throws {
+        let container = try Self.seeded()
+        let top = container.newBackgroundContext()
+        let middle = top.newChildContext()
+        var mine = try #require(middle.model(Note.self, id: Self.note.id))
+        mine.text = "middle"
+        middle.insert(mine)
+        let bottom = middle.newChildContext()
+        var copy = try #require(bottom.model(Note.self, id: Self.note.id))
+        try Self.otherArchives(container)
+        try Self.parentRereadsAndChanges(top)
+        try top.save()
+        try middle.save()
+        Self.expectConflict(top)
+        top.rollback()
+        copy.text = "bottom"
+        bottom.insert(copy)
+        try bottom.save()
+        try middle.save()
+        Self.expectConflict(top)
+        #expect(Self.stored(container)?.isArchived == true)
+        #expect(Self.stored(container)?.modifiedAt == Date(timeIntervalSince1970: 50))
     }
 }

@@ -194,6 +194,8 @@ import Testing
             var value: Value?
             /// The stored object the change is based on (`nil`: none).
             var base: Stored?
+            /// A child's save put it here and the context has not read the id since.
+            var fromChild = false
         }
 
         /// What a context last read: a whole table (absent ids included), then single ids.
@@ -212,12 +214,21 @@ import Testing
         var objects: [Int: Stored] = [:]
         var pending: [[Int: Change]]
         var reads: [Reads]
+        /// Per context, what it knew of an id before it saved a child's value there that it has
+        /// not read since: its own later changes are based on that.
+        var unreadPrior: [[Int: Stored?]]
         var writes = 0
 
         init(policy: MergePolicy, contextCount: Int) {
             self.policy = policy
             pending = Array(repeating: [:], count: contextCount)
             reads = Array(repeating: Reads(), count: contextCount)
+            unreadPrior = Array(repeating: [:], count: contextCount)
+        }
+
+        /// What context `c` knows of `id` for its own changes.
+        func known(_ c: Int, _ id: Int) -> Stored?? {
+            unreadPrior[c][id] ?? reads[c].lastRead(id)
         }
 
         var committed: [Int: Value] { objects.mapValues(\.value) }
@@ -229,18 +240,39 @@ import Testing
         }
 
         mutating func read(_ c: Int, _ ids: some Sequence<Int>) {
-            for id in ids where pending[c][id] == nil { reads[c].byID[id] = .some(objects[id]) }
+            for id in ids {
+                if let change = pending[c][id] {
+                    // Reading a child's value makes it what the context knows.
+                    guard change.fromChild else { continue }
+                    pending[c][id]?.fromChild = false
+                    reads[c].byID[id] = .some(change.base)
+                } else {
+                    reads[c].byID[id] = .some(objects[id])
+                }
+                unreadPrior[c][id] = nil
+            }
         }
 
         /// A fetch of every object: the ids the context's pending changes answer are not read
         /// from the store, so their changes' bases stay what the context last saw of them.
         mutating func readAll(_ c: Int) {
             reads[c] = Reads(whole: objects)
-            for (id, change) in pending[c] { reads[c].byID[id] = .some(change.base) }
+            unreadPrior[c] = [:]
+            for (id, change) in pending[c] {
+                reads[c].byID[id] = .some(change.base)
+                pending[c][id]?.fromChild = false
+            }
         }
 
+        /// A change of the context's own copy: over a child's value it has not read, the copy
+        /// is from before that value, and based on what the context knew, if anything.
         mutating func change(_ c: Int, _ id: Int, to value: Value?) {
-            let base = pending[c][id].map(\.base) ?? reads[c].lastRead(id) ?? objects[id]
+            let base: Stored?
+            if let existing = pending[c][id] {
+                base = existing.fromChild ? known(c, id) ?? existing.base : existing.base
+            } else {
+                base = known(c, id) ?? objects[id]
+            }
             pending[c][id] = Change(value: value, base: base)
         }
 
@@ -248,7 +280,7 @@ import Testing
         /// and saved its change into the context.
         mutating func changeThroughChild(_ c: Int, _ id: Int, to value: Value?) {
             let base = pending[c][id].map(\.base) ?? objects[id]
-            pending[c][id] = Change(value: value, base: base)
+            pending[c][id] = Change(value: value, base: base, fromChild: true)
         }
 
         /// Saves context `c`; returns the conflicting ids when the save must throw.
@@ -300,6 +332,11 @@ import Testing
             // The context knows what its save left, whether or not it read anything before;
             // where that is a property merge, what it wrote, one version older, so that its held
             // copy merges again.
+            // A child's value it has not read: a copy it holds from before stays based on what it
+            // knew then.
+            for (id, change) in pending[c] where change.fromChild && unreadPrior[c][id] == nil {
+                if let knew = reads[c].lastRead(id) { unreadPrior[c][id] = knew }
+            }
             for id in settled {
                 reads[c].byID[id] = .some(merged[id].map { Stored(value: $0, version: writes - 1) } ?? objects[id])
             }

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Long run of the lineage oracle: N random trials (default 50000) of reads, changes, saves and
+# rollbacks across top-level, child and grandchild contexts; no save that returns may write
+# over a version its copy never saw, and every context can save a fresh copy afterwards
+# (LineageOracleTests). `swift test` runs the same test with 2,000 trials.
+#
+# Usage: scripts/lineage-trials.sh [N]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+trials="${1:-50000}"
+GRAPHSTORE_LINEAGE_TRIALS="$trials" swift test --filter "LineageOracleTests" 2>&1 | tee /dev/stderr | grep -E "Test run"
