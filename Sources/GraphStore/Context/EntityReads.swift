@@ -109,12 +109,19 @@ struct EntityReads: Sendable {
     /// The number of per-id records.
     var count: Int { byID.count }
 
-    /// Notes that a save of this context is about to record, at `key`, a value a child's save
-    /// put there that this context has not read (see ``PendingChange/fromChild``): what it
-    /// knew before stays the base of its own changes of the id.
-    mutating func noteUnreadChildValue(at key: ObjectKey) {
-        guard unreadChildValues[key] == nil, let known = record(for: key) else { return }
+    /// Notes that a child's save put a value at `key` that this context has not read (see
+    /// ``PendingChange/fromChild``): what it knew before stays the base of its own changes of
+    /// the id, also once it saved that value, until it reads the id.
+    /// With no record of the id, what it knew is `fallback`, the base of its own change the
+    /// child's value replaced, if any.
+    mutating func noteUnreadChildValue(at key: ObjectKey, fallback: StoredObject?? = .none) {
+        guard unreadChildValues[key] == nil, let known = record(for: key) ?? fallback.map({ .stored($0) }) else { return }
         unreadChildValues[key] = known
+    }
+
+    /// After a save of this context wrote its own change of `key`: it knows what it wrote.
+    mutating func forgetUnreadChildValue(at key: ObjectKey) {
+        if !unreadChildValues.isEmpty { unreadChildValues[key] = nil }
     }
 
     /// What this context's own change of `key` is based on: what it knew before a child's
@@ -243,7 +250,6 @@ struct EntityReads: Sendable {
     ) {
         guard number >= emptiedAt else { return }
         hasRead = true
-        unreadChildValues = [:]
         // Only what the run wrote before any fetch now in flight read its table (see above).
         run = nil
         whole = table
@@ -255,6 +261,9 @@ struct EntityReads: Sendable {
         } else {
             byID = [:]
         }
+        // What the context knew before a child's value stays where a save newer than this read
+        // left it: the fetch never saw that value.
+        if !unreadChildValues.isEmpty { unreadChildValues = unreadChildValues.filter { byID[$0.key]?.isSettled(after: number) ?? false } }
         pruneAbove = 0
         for (key, record) in throughChanges {
             if case .settled(let left, let settled)? = byID[key], settled > number || record.confirms(left) { continue }
@@ -290,18 +299,20 @@ struct EntityReads: Sendable {
     ) -> Bool {
         var added = false
         for (key, record) in records {
-            if byUser, !unreadChildValues.isEmpty { unreadChildValues[key] = nil }
             if case .settled(_, let settled) = record { latestSettled = max(latestSettled, settled) }
             if latestSettled > 0, case .settled(let left, let settled)? = byID[key] {
-                // What a save of this context left after the version a fetch read stays.
+                // What a save of this context left after the version a fetch read stays (and so
+                // does what the context knew before a child's value there: the fetch is older).
                 if let number, settled > number { continue }
                 // So does what a read saw just so: replaced by it, it could be replaced in
                 // turn by a fetch that read before the save and records later.
                 if record.confirms(left) {
+                    if byUser, !unreadChildValues.isEmpty { unreadChildValues[key] = nil }
                     added = true
                     continue
                 }
             }
+            if byUser, !unreadChildValues.isEmpty { unreadChildValues[key] = nil }
             byID[key] = record
             added = true
         }

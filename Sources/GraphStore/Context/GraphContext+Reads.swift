@@ -135,6 +135,7 @@ extension GraphContext {
             state.reads[entity].noteSave(
                 previous: stamps.previousStamps[entity], stamp: stamps.stamps[entity], merged: !written.merged.isEmpty)
             if settlesAll || fetching || state.reads[entity].hasRead || committed.cleared[entity] != nil || committed.hasChildChanges
+                || !state.reads[entity].unreadChildValues.isEmpty
                 || (rebasing && state.pending.hasChanges(entity: entity)) {
                 entities.append(entity)
             } else {
@@ -208,9 +209,10 @@ extension GraphContext {
             }
             // What a child's save put here, unread by this context since, is what its save left
             // (a child of this context reads through it), but a copy this context holds from
-            // before stays based on what it knew (see `PendingChange.fromChild`).
-            if committed.hasChildChanges {
-                for (key, change) in committed.entities[entity] where change.fromChild { state.reads[entity].noteUnreadChildValue(at: key) }
+            // before stays based on what it knew (noted when it took the value: see
+            // `PendingChange.fromChild`). Its own change saved here is what it knows.
+            if !state.reads[entity].unreadChildValues.isEmpty {
+                for (key, change) in committed.entities[entity] where !change.fromChild { state.reads[entity].forgetUnreadChildValue(at: key) }
             }
             state.reads[entity].recordSaved(objects, number: written.version, table: latest.tables[entity])
             if settlesAll {

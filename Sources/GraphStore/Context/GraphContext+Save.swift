@@ -126,11 +126,6 @@ extension GraphContext {
         var saved = changes
         for (entity, records) in byEntity {
             saved.fold(entity)
-            // What this context's own child pushed, unread here since: a copy this context
-            // holds from before stays based on what it knew (see `PendingChange.fromChild`).
-            if saved.hasChildChanges {
-                for (key, change) in saved.entities[entity] where change.fromChild { state.reads[entity].noteUnreadChildValue(at: key) }
-            }
             state.reads[entity].read(records, table: latest.tables[entity], byUser: false)
         }
         guard recordsForChildren(&state) else { return }
@@ -139,7 +134,10 @@ extension GraphContext {
             for byRollback in [false, true] {
                 state.childBases[entity].settle(
                     records.lazy.filter { $0.byRollback == byRollback }.compactMap { record in
-                        sequences[record.key].map { (record.key, $0.sequence, $0.base, record.base, record.through) }
+                        sequences[record.key].map {
+                            // A value this context's own child pushed here continues no record.
+                            (record.key, $0.sequence, $0.holdsChildValue ? StoredObject??.none : .some($0.base), record.base, record.through)
+                        }
                     }, byRollback: byRollback, table: latest.tables[entity])
             }
         }
@@ -166,6 +164,13 @@ extension GraphContext {
             let childBases = state.childBases
             let merged = try state.pending.merge(changes, policy: policy, schema: core.schema) { entity, key, through in
                 rebasedPush(entity: entity, key: key, through: through, childBases: childBases)
+            }
+            // What this context knew before each child's value it takes: its own later changes
+            // of the id are based on that until it reads the id (see `PendingChange.fromChild`).
+            var replacedBases: [ObjectKey: StoredObject?] = [:]
+            for (_, key, change) in merged.replaced { replacedBases[key] = change.base }
+            for (entity, key, _) in merged.pushed where state.pending.entities[entity][key]?.fromChild == true {
+                state.reads[entity].noteUnreadChildValue(at: key, fallback: replacedBases[key])
             }
             if !merged.replaced.isEmpty, recordsForChildren(&state) {
                 // A child that read an id through a replaced change never saw what replaced it:

@@ -247,12 +247,36 @@ public final class GraphContext: Sendable {
                     return
                 }
             }
-            let marker = state.pending.cleared[entity], reads = state.reads[entity]
-            state.pending.record(kind, key: key, entity: entity, sequence: sequence) {
-                firstBase(entity: entity, key: key, marker: marker, reads: reads, table: nil)
-            } known: {
-                knownBase(entity: entity, key: key, marker: marker, reads: reads)
-            }
+            recordOwn(kind, key: key, entity: entity, sequence: sequence, table: nil, state: &state)
+        }
+    }
+
+    /// Records this context's own change of `key` (not logged), based on `table` when given
+    /// (see ``firstBase(entity:key:marker:reads:table:)``). A change over a child's value this
+    /// context has not read is made on a copy from before it (see ``PendingChange/fromChild``):
+    /// a child of this context that read the id through that value never saw what replaces it,
+    /// and keeps that value's base, as after a rollback of it.
+    ///
+    /// Called with the state lock held.
+    private func recordOwn(
+        _ kind: PendingChange.Kind, key: ObjectKey, entity: Int, sequence: UInt64, table: TreeDictionary<ObjectKey, StoredObject>?,
+        state: inout State
+    ) {
+        let marker = state.pending.cleared[entity], reads = state.reads[entity]
+        var replaced: PendingChange?
+        if state.pending.hasChildChanges {
+            state.pending.fold(entity)
+            if let change = state.pending.entities[entity][key], change.fromChild, change.madeThrough == nil { replaced = change }
+        }
+        state.pending.record(kind, key: key, entity: entity, sequence: sequence) {
+            firstBase(entity: entity, key: key, marker: marker, reads: reads, table: table)
+        } known: {
+            knownBase(entity: entity, key: key, marker: marker, reads: reads)
+        }
+        if let replaced, recordsForChildren(&state) {
+            state.childBases[entity].settle(
+                CollectionOfOne((key, replaced.sequence, StoredObject??.none, replaced.base, replaced.inheritedThrough)),
+                byRollback: true, table: core.latestTable(entity: entity).table)
         }
     }
 
@@ -295,13 +319,8 @@ public final class GraphContext: Sendable {
         let table = parent == nil ? core.currentVersion.tables[entity] : nil
         state.withLock { state in
             state.generation += 1
-            let marker = state.pending.cleared[entity], reads = state.reads[entity]
             for entry in entries {
-                state.pending.record(entry.kind, key: entry.key, entity: entity, sequence: entry.sequence) {
-                    firstBase(entity: entity, key: entry.key, marker: marker, reads: reads, table: table)
-                } known: {
-                    knownBase(entity: entity, key: entry.key, marker: marker, reads: reads)
-                }
+                recordOwn(entry.kind, key: entry.key, entity: entity, sequence: entry.sequence, table: table, state: &state)
             }
         }
     }

@@ -209,9 +209,10 @@ struct ChangeSet: Sendable {
 
     /// Records `kind` for `key`: a first change of `key` gets the base `base()` computes (and
     /// the ancestor's change it was inherited through, if any), a later one keeps the first
-    /// one's, except over a child's value the context has not read (``PendingChange/fromChild``):
-    /// that change is made on a copy from before it, and takes what `known()` says the context
-    /// knew of the id, when it knew anything. Folds the entity's log first.
+    /// one's, except over a child's value the context has not read (``PendingChange/fromChild``)
+    /// that was not made through the context's own change: that change is made on a copy from
+    /// before it, and takes what `known()` says the context knew of the id, when it knew
+    /// anything. Folds the entity's log first.
     ///
     /// - Complexity: O(1) amortized, plus `base()` for a new id.
     mutating func record(
@@ -223,9 +224,10 @@ struct ChangeSet: Sendable {
             let first = base()
             return PendingChange(kind: kind, base: first.base, sequence: sequence, inheritedThrough: first.through)
         }()) { change in
-            if change.fromChild, let first = known() {
-                // Made on a copy this context held from before a child's value it has not read:
-                // based on what this context knew, not on the child's base.
+            if change.fromChild, change.madeThrough == nil, let first = known() {
+                // Made on a copy this context held from before a child's value it has not read
+                // (and that was not made through this context's own change): based on what this
+                // context knew, not on the child's base.
                 change.base = first.base
                 change.inheritedThrough = first.through
                 change.holdsChildValue = false
@@ -527,8 +529,10 @@ struct ChangeSet: Sendable {
             for (key, saved) in changes {
                 guard let entry = entities[entity][key], let object = settled(entity, key) else { continue }
                 // A child's change taken while the save was in flight is based on what the
-                // saved change wrote only if the child's copy was made through that change.
-                if entry.holdsChildValue, entry.madeThrough != saved.sequence { continue }
+                // saved change wrote only if the child's copy was made through that change; a
+                // change made on another base (over a child's value the context never read)
+                // keeps it.
+                if entry.base?.version != saved.base?.version || (entry.holdsChildValue && entry.madeThrough != saved.sequence) { continue }
                 entities[entity][key]?.base = object
                 entities[entity][key]?.inheritedThrough = nil
             }

@@ -24,8 +24,8 @@ import Testing
         var token: Int
     }
 
-    /// The contexts of a trial: two top-level ones, two children and a grandchild of the first,
-    /// a child of the second.
+    /// The contexts of a trial: two top-level ones, two children and two grandchildren (through
+    /// one child) of the first, a child of the second.
     struct Tree {
         let contexts: [GraphContext]
         /// Per context, the indexes of itself and its ancestors.
@@ -34,9 +34,9 @@ import Testing
         init(_ container: GraphContainer) {
             let a = container.newBackgroundContext(), b = container.newBackgroundContext()
             let a1 = a.newChildContext(), a2 = a.newChildContext(), b1 = b.newChildContext()
-            let a11 = a1.newChildContext()
-            contexts = [a, b, a1, a2, b1, a11]
-            lineage = [[0], [1], [2, 0], [3, 0], [4, 1], [5, 2, 0]]
+            let a11 = a1.newChildContext(), a12 = a1.newChildContext()
+            contexts = [a, b, a1, a2, b1, a11, a12]
+            lineage = [[0], [1], [2, 0], [3, 0], [4, 1], [5, 2, 0], [6, 2, 0]]
         }
     }
 

@@ -122,7 +122,7 @@ import Testing
                 let child = main.newChildContext()
                 child.insert(E(id: id, value: value))
                 try child.save()
-                model.change(id, to: value)
+                model.changeThroughChild(id, to: value)
             case .otherWrites(let id, let value):
                 let other = container.newBackgroundContext()
                 other.insert(E(id: id, value: value))
@@ -156,6 +156,8 @@ import Testing
             case .rollback:
                 main.rollback()
                 model.pending = [:]
+                model.fromChild = []
+                model.madeThrough = []
                 model.markedOnly = []
                 model.isMarked = false
                 model.isMarkPure = false
@@ -191,6 +193,18 @@ import Testing
         /// Whether the context recorded a read of the entity (a fetch or `model(_:id:)` of an id
         /// its pending changes do not answer).
         var hasRead = false
+        /// Pending ids holding a child's value the context has not read.
+        var fromChild: Set<Int> = []
+        /// Those of them the child made through the context's own change.
+        var madeThrough: Set<Int> = []
+        /// What the context knew of an id (version, nil for none) before it saved a child's value
+        /// there that it has not read since: its own later changes are based on that.
+        var unreadPrior: [Int: Int?] = [:]
+
+        /// What the context knows of `id` for its own changes.
+        func known(_ id: Int) -> Int?? {
+            unreadPrior[id] ?? lastRead(id)
+        }
 
         var committed: [Int: Int] { objects.mapValues(\.value) }
 
@@ -208,25 +222,48 @@ import Testing
         }
 
         mutating func change(_ id: Int, to value: Int?) {
-            let base = pending[id].map(\.base) ?? lastRead(id) ?? objects[id]?.version
+            var base = pending[id].map(\.base) ?? known(id) ?? objects[id]?.version
+            let wasUnread = fromChild.remove(id) != nil, wasMadeThrough = madeThrough.remove(id) != nil
+            if wasUnread, !wasMadeThrough {
+                // Over a child's value the context never read: its copy is from before it.
+                base = known(id) ?? base
+            }
             pending[id] = (value, base)
             // An id the marker covers keeps the marker's base: still not one the context read.
+            isMarkPure = false
+        }
+
+        /// A child that never read `id` changes it and saves into the context: based as the
+        /// context's own change would be (on what the context read, not on what it knew before a
+        /// child's value), a value the context has not read.
+        mutating func changeThroughChild(_ id: Int, to value: Int?) {
+            // What the context knew before the child's value: what it read, else its own
+            // change's base.
+            if unreadPrior[id] == nil, let knew = lastRead(id) ?? pending[id].map(\.base) { unreadPrior[id] = knew }
+            let base = pending[id].map(\.base) ?? lastRead(id) ?? objects[id]?.version
+            if pending[id] != nil { madeThrough.insert(id) } else { madeThrough.remove(id) }
+            pending[id] = (value, base)
+            fromChild.insert(id)
             isMarkPure = false
         }
 
         /// A fetch of every object: the ids the context's pending changes answer are not read
         /// from the store, so their changes' bases stay what the context last saw of them.
         mutating func readAll() {
+            fromChild = []
+            madeThrough = []
             if isMarked {
                 // The fetch hides the marked objects: what the context knew of them stays. It
                 // reads the objects stored since the marking, and keeps its changes' bases.
                 var recorded = false
                 for (id, change) in pending where !markedOnly.contains(id) {
                     byID[id] = .some(change.base)
+                    unreadPrior[id] = nil
                     recorded = true
                 }
                 for (id, object) in objects where pending[id] == nil {
                     byID[id] = .some(object.version)
+                    unreadPrior[id] = nil
                     recorded = true
                 }
                 if recorded { hasRead = true }
@@ -234,14 +271,23 @@ import Testing
             }
             whole = objects.mapValues(\.version)
             byID = [:]
+            unreadPrior = [:]
             for (id, change) in pending { byID[id] = .some(change.base) }
             hasRead = true
         }
 
         /// Reads `ids`: those the context's pending changes do not answer.
         mutating func read(_ ids: some Sequence<Int>) {
-            for id in ids where pending[id] == nil {
-                byID[id] = .some(objects[id]?.version)
+            for id in ids {
+                if let change = pending[id] {
+                    // Reading a child's value makes it what the context knows.
+                    madeThrough.remove(id)
+                    guard fromChild.remove(id) != nil else { continue }
+                    byID[id] = .some(change.base)
+                } else {
+                    byID[id] = .some(objects[id]?.version)
+                }
+                unreadPrior[id] = nil
                 hasRead = true
             }
         }
@@ -267,6 +313,8 @@ import Testing
                 return
             }
             isMarked = true
+            fromChild = []
+            madeThrough = []
             let keepsOlderBases = pending.contains { id, change in objects[id].map { $0.version != change.base } ?? false }
             for (id, object) in objects where pending[id] == nil {
                 pending[id] = (nil, object.version)
@@ -303,6 +351,10 @@ import Testing
             }
             if policy == .error, !conflicting.isEmpty { return conflicting.sorted() }
             let dropsTable = isMarked && isMarkPure && !objects.isEmpty
+            // Its own change saved is what it knows; a child's value it has not read is not.
+            for id in pending.keys where !fromChild.contains(id) { unreadPrior[id] = nil }
+            fromChild = []
+            madeThrough = []
             for (id, change) in pending.sorted(by: { $0.key < $1.key }) where policy != .storeWins || !conflicting.contains(id) {
                 store(id, change.value)
                 // The context knows what it wrote, and that what it deleted is gone (even when
@@ -318,6 +370,7 @@ import Testing
                 } else {
                     byID = [:]
                 }
+                unreadPrior = [:]
             }
             pending = [:]
             markedOnly = []

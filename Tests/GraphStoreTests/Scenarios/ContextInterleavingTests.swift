@@ -196,6 +196,8 @@ import Testing
             var base: Stored?
             /// A child's save put it here and the context has not read the id since.
             var fromChild = false
+            /// The child made it through the context's own change.
+            var madeThrough = false
         }
 
         /// What a context last read: a whole table (absent ids included), then single ids.
@@ -269,7 +271,7 @@ import Testing
         mutating func change(_ c: Int, _ id: Int, to value: Value?) {
             let base: Stored?
             if let existing = pending[c][id] {
-                base = existing.fromChild ? known(c, id) ?? existing.base : existing.base
+                base = existing.fromChild && !existing.madeThrough ? known(c, id) ?? existing.base : existing.base
             } else {
                 base = known(c, id) ?? objects[id]
             }
@@ -279,8 +281,13 @@ import Testing
         /// A child that read `id` (through the context: its pending change, else the store)
         /// and saved its change into the context.
         mutating func changeThroughChild(_ c: Int, _ id: Int, to value: Value?) {
+            // What the context knew before the child's value: what it read, else its own
+            // change's base.
+            if unreadPrior[c][id] == nil, let knew = reads[c].lastRead(id) ?? pending[c][id].map(\.base) {
+                unreadPrior[c][id] = knew
+            }
             let base = pending[c][id].map(\.base) ?? objects[id]
-            pending[c][id] = Change(value: value, base: base, fromChild: true)
+            pending[c][id] = Change(value: value, base: base, fromChild: true, madeThrough: pending[c][id] != nil)
         }
 
         /// Saves context `c`; returns the conflicting ids when the save must throw.
@@ -332,11 +339,8 @@ import Testing
             // The context knows what its save left, whether or not it read anything before;
             // where that is a property merge, what it wrote, one version older, so that its held
             // copy merges again.
-            // A child's value it has not read: a copy it holds from before stays based on what it
-            // knew then.
-            for (id, change) in pending[c] where change.fromChild && unreadPrior[c][id] == nil {
-                if let knew = reads[c].lastRead(id) { unreadPrior[c][id] = knew }
-            }
+            // Its own change saved is what it knows; a child's value it has not read is not.
+            for (id, change) in pending[c] where !change.fromChild { unreadPrior[c][id] = nil }
             for id in settled {
                 reads[c].byID[id] = .some(merged[id].map { Stored(value: $0, version: writes - 1) } ?? objects[id])
             }
