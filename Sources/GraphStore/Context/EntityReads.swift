@@ -100,10 +100,12 @@ struct EntityReads: Sendable {
     /// are recorded id by id.
     private var changedElsewhere = false
 
-    /// What the context knew of ids before it saved (or, for a child, pushed) a value one of
-    /// its children's saves put there, which it has not read since: a copy it holds from
-    /// before is based on that, not on the child's value (see ``ownRecord(for:)``). Only ids it
-    /// had a record of are here; a read of the id ends it.
+    /// What the context knew of ids before it took a value one of its children's saves put
+    /// there, which it has not read since: a copy it holds from before is based on that, not
+    /// on the child's value (see ``ownRecord(for:)``), also once it saved (or, for a child,
+    /// pushed) that value. Noted when it takes the value, from its record of the id, else the
+    /// base of its own change the value replaced; a read of the id (not one older than a save
+    /// of it), or a save of its own change there, ends it.
     private(set) var unreadChildValues: [ObjectKey: Record] = [:]
 
     /// The number of per-id records.

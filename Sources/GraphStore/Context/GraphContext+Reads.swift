@@ -212,7 +212,13 @@ extension GraphContext {
             // before stays based on what it knew (noted when it took the value: see
             // `PendingChange.fromChild`). Its own change saved here is what it knows.
             if !state.reads[entity].unreadChildValues.isEmpty {
-                for (key, change) in committed.entities[entity] where !change.fromChild { state.reads[entity].forgetUnreadChildValue(at: key) }
+                // Only where the save wrote its change: one `.storeWins` dropped (or a unique
+                // constraint merged away) left what it knew as it was.
+                let droppedHere = settled.droppedChanges(entity: entity)
+                for (key, change) in committed.entities[entity]
+                where !change.fromChild && droppedHere[key] == nil && settled.object(entity: entity, key: key) != nil {
+                    state.reads[entity].forgetUnreadChildValue(at: key)
+                }
             }
             state.reads[entity].recordSaved(objects, number: written.version, table: latest.tables[entity])
             if settlesAll {

@@ -167,10 +167,10 @@ extension GraphContext {
             }
             // What this context knew before each child's value it takes: its own later changes
             // of the id are based on that until it reads the id (see `PendingChange.fromChild`).
-            var replacedBases: [ObjectKey: StoredObject?] = [:]
-            for (_, key, change) in merged.replaced { replacedBases[key] = change.base }
+            var replacedBases: [Int: [ObjectKey: StoredObject?]] = [:]
+            for (entity, key, change) in merged.replaced { replacedBases[entity, default: [:]][key] = change.base }
             for (entity, key, _) in merged.pushed where state.pending.entities[entity][key]?.fromChild == true {
-                state.reads[entity].noteUnreadChildValue(at: key, fallback: replacedBases[key])
+                state.reads[entity].noteUnreadChildValue(at: key, fallback: replacedBases[entity]?[key])
             }
             if !merged.replaced.isEmpty, recordsForChildren(&state) {
                 // A child that read an id through a replaced change never saw what replaced it:

@@ -440,7 +440,9 @@ struct ChangeSet: Sendable {
         outcome.pushed.reserveCapacity(decided.count)
         for (entity, key, change, pushed) in decided {
             if let change {
-                if let replaced = entities[entity].updateValue(change, forKey: key) { outcome.replaced.append((entity, key, replaced)) }
+                // The change this set held there: an entry, or its clear marker's deletion.
+                let marked = cleared[entity]?.change(for: key)
+                if let replaced = entities[entity].updateValue(change, forKey: key) ?? marked { outcome.replaced.append((entity, key, replaced)) }
                 hasChildChanges = true
             }
             outcome.pushed.append((entity, key, pushed))
@@ -517,7 +519,9 @@ struct ChangeSet: Sendable {
     }
 
     /// Bases the entries of `committed` that were changed again while it was being saved on
-    /// what that save left: `settled(entity, key)` is the object it wrote, `.some(nil)` for
+    /// what that save left (only those made on it: on the saved change's base, and not a
+    /// child's value made elsewhere, nor this context's change of a copy from before a child's
+    /// value it was saving): `settled(entity, key)` is the object it wrote, `.some(nil)` for
     /// one it deleted or found deleted, `nil` for an id it did not settle (dropped by
     /// `.storeWins`, merged away by a unique constraint): those keep their base.
     ///
@@ -532,7 +536,12 @@ struct ChangeSet: Sendable {
                 // saved change wrote only if the child's copy was made through that change; a
                 // change made on another base (over a child's value the context never read)
                 // keeps it.
-                if entry.base?.version != saved.base?.version || (entry.holdsChildValue && entry.madeThrough != saved.sequence) { continue }
+                if entry.base?.version != saved.base?.version || (entry.holdsChildValue && entry.madeThrough != saved.sequence)
+                    || (saved.holdsChildValue && !entry.holdsChildValue) {
+                    // (The last: this context's change of its copy from before a child's value
+                    // it was saving: not made on what that save wrote.)
+                    continue
+                }
                 entities[entity][key]?.base = object
                 entities[entity][key]?.inheritedThrough = nil
             }

@@ -557,4 +557,26 @@ import Testing
         #expect(Self.stored(container)?.isArchived == true)
         #expect(Self.stored(container)?.modifiedAt == Date(timeIntervalSince1970: 50))
     }
+
+    /// Under `.storeWins`, the parent's change of its copy from before the child's value is
+    /// dropped, and stays dropped when it changes that copy again: the dropped save did not
+    /// make the child's value what it knows.
+    @Test func storeWinsKeepsDroppingTheParentsCopyFromBefore() throws {
+        let container = try Self.seeded()
+        let parent = container.newBackgroundContext()
+        parent.mergePolicy = .storeWins
+        var held = try #require(parent.model(Note.self, id: Self.note.id))
+        let child = parent.newChildContext()
+        var copy = try #require(child.model(Note.self, id: Self.note.id))
+        copy.text = "from child"
+        child.insert(copy)
+        try child.save()
+        try parent.save()
+        for round in 0..<2 {
+            held.modifiedAt = Date(timeIntervalSince1970: Double(60 + round))
+            parent.insert(held)
+            try parent.save()
+            #expect(Self.stored(container)?.text == "from child")
+        }
+    }
 }

@@ -352,7 +352,7 @@ import Testing
             if policy == .error, !conflicting.isEmpty { return conflicting.sorted() }
             let dropsTable = isMarked && isMarkPure && !objects.isEmpty
             // Its own change saved is what it knows; a child's value it has not read is not.
-            for id in pending.keys where !fromChild.contains(id) { unreadPrior[id] = nil }
+            for id in pending.keys where !fromChild.contains(id) && !(policy == .storeWins && conflicting.contains(id)) { unreadPrior[id] = nil }
             fromChild = []
             madeThrough = []
             for (id, change) in pending.sorted(by: { $0.key < $1.key }) where policy != .storeWins || !conflicting.contains(id) {

@@ -340,7 +340,7 @@ import Testing
             // where that is a property merge, what it wrote, one version older, so that its held
             // copy merges again.
             // Its own change saved is what it knows; a child's value it has not read is not.
-            for (id, change) in pending[c] where !change.fromChild { unreadPrior[c][id] = nil }
+            for (id, change) in pending[c] where !change.fromChild && settled.contains(id) { unreadPrior[c][id] = nil }
             for id in settled {
                 reads[c].byID[id] = .some(merged[id].map { Stored(value: $0, version: writes - 1) } ?? objects[id])
             }
