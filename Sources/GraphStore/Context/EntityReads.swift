@@ -219,6 +219,7 @@ struct EntityReads: Sendable {
     mutating func forgetSaved() {
         run = nil
         byID = [:]
+        unreadChildValues = [:]
         pruneAbove = 0
     }
 

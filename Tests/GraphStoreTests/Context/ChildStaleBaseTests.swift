@@ -579,4 +579,27 @@ import Testing
             #expect(Self.stored(container)?.text == "from child")
         }
     }
+
+    /// A parent that never read the entity saved its own object, took a child's value of it,
+    /// then deleted every object with `delete(model:)` and saved: its save dropped the table,
+    /// and what it knew before the child's value went with it. Inserting the object again is
+    /// no conflict (under `.storeWins` it was silently dropped).
+    @Test(arguments: [MergePolicy.error, .storeWins])
+    func recreatingAfterDeletingEveryObjectIsNoConflict(policy: MergePolicy) throws {
+        let container = try GraphContainer(for: [Post.self, Note.self, Tag.self], store: .inMemory)
+        let parent = container.newBackgroundContext()
+        parent.mergePolicy = policy
+        parent.insert(Self.note)
+        try parent.save()
+        let child = parent.newChildContext()
+        var copy = Self.note
+        copy.text = "from child"
+        child.insert(copy)
+        try child.save()
+        _ = try parent.delete(model: Note.self)
+        try parent.save()
+        parent.insert(Self.note)
+        try parent.save()
+        #expect(Self.stored(container) == Self.note)
+    }
 }
