@@ -303,7 +303,9 @@ struct EntityReads: Sendable {
         var added = false
         for (key, record) in records {
             if case .settled(_, let settled) = record { latestSettled = max(latestSettled, settled) }
-            if latestSettled > 0, case .settled(let left, let settled)? = byID[key] {
+            // What the context's saves left at the id: its record, or what its run of saves
+            // wrote there since (which a per-id record of an earlier save does not tell).
+            if latestSettled > 0, case .settled(let left, let settled)? = run == nil ? byID[key] : self.record(for: key) {
                 // What a save of this context left after the version a fetch read stays (and so
                 // does what the context knew before a child's value there: the fetch is older).
                 if let number, settled > number { continue }
@@ -311,6 +313,7 @@ struct EntityReads: Sendable {
                 // turn by a fetch that read before the save and records later.
                 if record.confirms(left) {
                     if byUser, !unreadChildValues.isEmpty { unreadChildValues[key] = nil }
+                    byID[key] = .settled(left, number: settled)
                     added = true
                     continue
                 }

@@ -214,10 +214,13 @@ extension GraphContext {
             if !state.reads[entity].unreadChildValues.isEmpty {
                 // Only where the save wrote its change: one `.storeWins` dropped (or a unique
                 // constraint merged away) left what it knew as it was.
+                // Its own deletions through a clear marker count.
                 let droppedHere = settled.droppedChanges(entity: entity)
-                for (key, change) in committed.entities[entity]
-                where !change.fromChild && droppedHere[key] == nil && settled.object(entity: entity, key: key) != nil {
-                    state.reads[entity].forgetUnreadChildValue(at: key)
+                let mine = committed.entities[entity], marked = committed.cleared[entity]
+                for (key, _) in objects where droppedHere[key] == nil {
+                    if mine[key].map({ !$0.fromChild }) ?? (marked?.table[key] != nil) {
+                        state.reads[entity].forgetUnreadChildValue(at: key)
+                    }
                 }
             }
             state.reads[entity].recordSaved(objects, number: written.version, table: latest.tables[entity])

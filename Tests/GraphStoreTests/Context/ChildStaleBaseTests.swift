@@ -602,4 +602,27 @@ import Testing
         try parent.save()
         #expect(Self.stored(container) == Self.note)
     }
+
+    /// A parent's `delete(model:)` that deletes a child's value among other objects, saved
+    /// object by object, is its own deletion: inserting the object again is no conflict (the
+    /// model-based test found it kept what the parent knew before the child's value).
+    @Test(arguments: [MergePolicy.error, .storeWins])
+    func recreatingAfterDeletingEveryObjectOneByOneIsNoConflict(policy: MergePolicy) throws {
+        let container = try GraphContainer(for: [Post.self, Note.self, Tag.self], store: .inMemory)
+        let parent = container.newBackgroundContext()
+        parent.mergePolicy = policy
+        parent.insert(Self.note)
+        try parent.save()
+        let child = parent.newChildContext()
+        var copy = Self.note
+        copy.text = "from child"
+        child.insert(copy)
+        try child.save()
+        _ = try parent.delete(model: Note.self)
+        parent.insert(Note(text: "another", createdAt: Fixtures.epoch))
+        try parent.save()
+        parent.insert(Self.note)
+        try parent.save()
+        #expect(Self.stored(container) == Self.note)
+    }
 }

@@ -379,3 +379,33 @@ private struct Gated: Entity, Hashable {
         }
     }
 }
+
+/// A read that sees no object where a save of the context's left one (another context deleted
+/// it since) is the context's knowledge, also when an earlier save of the context had deleted
+/// the same id: found by the model-based test. Before, the read was taken for a re-read of the
+/// earlier deletion and ignored, so the context's insert was based on its own later save and
+/// conflicted with the deletion it had read (under `.storeWins`, was silently dropped).
+@Suite struct ReadAfterOwnRunOfSavesTests {
+    @Test(arguments: [MergePolicy.error, .storeWins])
+    func readOfAbsenceAfterAnotherDeletionIsTheBase(policy: MergePolicy) throws {
+        let container = try GraphContainer(for: [Post.self, Note.self, Tag.self], store: .inMemory)
+        let note = Note(id: UUID(uuidString: "00000000-0000-0000-0000-0000000000D1")!, text: "v0", createdAt: .now)
+        let other = container.newBackgroundContext()
+        other.insert(note)
+        try other.save()
+        let context = container.newBackgroundContext()
+        context.mergePolicy = policy
+        _ = try context.delete(model: Note.self)
+        context.insert(Note(text: "in the same save", createdAt: .now))
+        try context.save()
+        context.insert(note)
+        try context.save()
+        let deleting = container.newBackgroundContext()
+        deleting.delete(Note.self, id: note.id)
+        try deleting.save()
+        #expect(context.model(Note.self, id: note.id) == nil)
+        context.insert(note)
+        try context.save()
+        #expect(container.newBackgroundContext().model(Note.self, id: note.id) == note)
+    }
+}
