@@ -785,6 +785,21 @@ struct ChildBases: Sendable {
         }
     }
 
+    /// Records `changes` as rolled back (or dropped, or replaced before a save): a child that
+    /// read an id through one of them keeps its base. `continuing`: whether each was this
+    /// context's own change, made on what it knew, which may continue an earlier record; a
+    /// child's value it never read continues none.
+    ///
+    /// - Complexity: O(k) amortized for k changes.
+    mutating func settleRolledBack(
+        _ changes: some Sequence<(key: ObjectKey, value: PendingChange)>, continuing: Bool, table: TreeDictionary<ObjectKey, StoredObject>
+    ) {
+        settle(
+            changes.lazy.map { key, change in
+                (key, change.sequence, continuing ? .some(change.base) : .none, change.base, change.inheritedThrough)
+            }, byRollback: true, table: table)
+    }
+
     /// A save dropped `table`, the entity's whole table, as of the change of sequence
     /// `sequence`: the records of its ids go (a change read at or before `sequence` saw them
     /// gone); the others stay (an object deleted elsewhere before the drop).

@@ -207,20 +207,16 @@ extension GraphContext {
                 }
                 objects.append((key, object))
             }
+            let changes = committed.entities[entity], marker = committed.cleared[entity]
+            let dropped = settled.droppedChanges(entity: entity)
             // What a child's save put here, unread by this context since, is what its save left
             // (a child of this context reads through it), but a copy this context holds from
             // before stays based on what it knew (noted when it took the value: see
-            // `PendingChange.fromChild`). Its own change saved here is what it knows.
+            // `PendingChange.fromChild`). Its own change the save wrote here (its own deletion
+            // through a clear marker included; not one `.storeWins` dropped) is what it knows.
             if !state.reads[entity].unreadChildValues.isEmpty {
-                // Only where the save wrote its change: one `.storeWins` dropped (or a unique
-                // constraint merged away) left what it knew as it was.
-                // Its own deletions through a clear marker count.
-                let droppedHere = settled.droppedChanges(entity: entity)
-                let mine = committed.entities[entity], marked = committed.cleared[entity]
-                for (key, _) in objects where droppedHere[key] == nil {
-                    if mine[key].map({ !$0.fromChild }) ?? (marked?.table[key] != nil) {
-                        state.reads[entity].forgetUnreadChildValue(at: key)
-                    }
+                for (key, _) in objects where dropped[key] == nil && changes[key].map({ !$0.fromChild }) ?? (marker?.table[key] != nil) {
+                    state.reads[entity].forgetUnreadChildValue(at: key)
                 }
             }
             state.reads[entity].recordSaved(objects, number: written.version, table: latest.tables[entity])
@@ -228,9 +224,7 @@ extension GraphContext {
                 // Each with the sequence of the change it settles (a marker's, for an id the
                 // marker deleted) and the version that change was made on (for a delete rule's
                 // rewrite, the version the rule rewrote).
-                let marker = committed.cleared[entity], markerSequence = marker?.sequence ?? 0
-                let changes = committed.entities[entity], baseTable = stamps.baseTables[entity]
-                let dropped = settled.droppedChanges(entity: entity)
+                let markerSequence = marker?.sequence ?? 0, baseTable = stamps.baseTables[entity]
                 state.childBases[entity].settle(
                     objects.lazy.filter { dropped[$0.0] == nil }.map { key, object in
                         let madeOn: StoredObject?? =
@@ -241,9 +235,7 @@ extension GraphContext {
                     // A change `.storeWins` dropped left nothing, whatever a delete rule or a
                     // unique merge of the save wrote at its id: a child that read the id through
                     // it keeps the dropped change's base, as after a rollback (see `rollback()`).
-                    state.childBases[entity].settle(
-                        dropped.lazy.map { ($0.key, $0.value.sequence, $0.value.base, $0.value.base, $0.value.inheritedThrough) },
-                        byRollback: true, table: latest.tables[entity])
+                    state.childBases[entity].settleRolledBack(dropped, continuing: true, table: latest.tables[entity])
                 }
             }
         }

@@ -166,20 +166,18 @@ extension GraphContext {
                 rebasedPush(entity: entity, key: key, through: through, childBases: childBases)
             }
             // What this context knew before each child's value it takes: its own later changes
-            // of the id are based on that until it reads the id (see `PendingChange.fromChild`).
-            var replacedBases: [Int: [ObjectKey: StoredObject?]] = [:]
-            for (entity, key, change) in merged.replaced { replacedBases[entity, default: [:]][key] = change.base }
+            // of the id are based on that until it reads the id (see `PendingChange.fromChild`);
+            // with no record of the id, the base of its own change the value replaced.
+            for (entity, key, change) in merged.replaced { state.reads[entity].noteUnreadChildValue(at: key, fallback: change.base) }
             for (entity, key, _) in merged.pushed where state.pending.entities[entity][key]?.fromChild == true {
-                state.reads[entity].noteUnreadChildValue(at: key, fallback: replacedBases[entity]?[key])
+                state.reads[entity].noteUnreadChildValue(at: key)
             }
             if !merged.replaced.isEmpty, recordsForChildren(&state) {
                 // A child that read an id through a replaced change never saw what replaced it:
                 // it keeps that change's base, as after a rollback of it.
                 let latest = core.currentVersion
                 for (entity, key, change) in merged.replaced {
-                    state.childBases[entity].settle(
-                        CollectionOfOne((key, change.sequence, change.base, change.base, change.inheritedThrough)),
-                        byRollback: true, table: latest.tables[entity])
+                    state.childBases[entity].settleRolledBack(CollectionOfOne((key, change)), continuing: true, table: latest.tables[entity])
                 }
             }
             state.generation += 1

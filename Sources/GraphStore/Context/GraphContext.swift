@@ -174,10 +174,7 @@ public final class GraphContext: Sendable {
                     state.pending.fold(entity)
                     // With the ancestor's change a dropped change's base came through, if it
                     // did: once that ancestor saves it, what it wrote is the base.
-                    let records = state.pending.entities[entity].lazy.map {
-                        ($0.key, $0.value.sequence, StoredObject??.some($0.value.base), $0.value.base, $0.value.inheritedThrough)
-                    }
-                    state.childBases[entity].settle(records, byRollback: true, table: latest.tables[entity])
+                    state.childBases[entity].settleRolledBack(state.pending.entities[entity], continuing: true, table: latest.tables[entity])
                 }
             }
             defer {
@@ -274,9 +271,7 @@ public final class GraphContext: Sendable {
             knownBase(entity: entity, key: key, marker: marker, reads: reads)
         }
         if let replaced, recordsForChildren(&state) {
-            state.childBases[entity].settle(
-                CollectionOfOne((key, replaced.sequence, StoredObject??.none, replaced.base, replaced.inheritedThrough)),
-                byRollback: true, table: core.latestTable(entity: entity).table)
+            state.childBases[entity].settleRolledBack(CollectionOfOne((key, replaced)), continuing: false, table: core.latestTable(entity: entity).table)
         }
     }
 
@@ -331,10 +326,8 @@ public final class GraphContext: Sendable {
     private func firstBase(
         entity: Int, key: ObjectKey, marker: ClearMarker?, reads: EntityReads, table: TreeDictionary<ObjectKey, StoredObject>?
     ) -> InheritedBase {
-        if let marked = marker?.table[key] { return InheritedBase(marked) }
-        let record = reads.ownRecord(for: key)
-        if let object = record?.storedObject { return InheritedBase(object) }
-        if let parent { return parent.inheritedBase(entity: entity, key: key, seen: record?.inheritedSequence) }
+        if let known = knownBase(entity: entity, key: key, marker: marker, reads: reads) { return known }
+        if let parent { return parent.inheritedBase(entity: entity, key: key, seen: nil) }
         if let table { return InheritedBase(table[key]) }
         return InheritedBase(core.storedObject(entity: entity, key: key))
     }

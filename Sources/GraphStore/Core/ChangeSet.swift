@@ -364,12 +364,12 @@ struct ChangeSet: Sendable {
         // Decided first and applied after, so that a conflict under `.error` changes nothing.
         var decided: [(entity: Int, key: ObjectKey, change: PendingChange?, pushed: Pushed)] = []
         var conflicts: [MergeConflict] = []
-        func take(_ entity: Int, _ key: ObjectKey, _ change: PendingChange, over existing: PendingChange?) {
+        func take(_ entity: Int, _ key: ObjectKey, _ change: PendingChange, madeThrough: UInt64? = nil) {
             var change = change
             change.sequence = nextPendingSequence()
             change.fromChild = true
             change.holdsChildValue = true
-            change.madeThrough = existing.flatMap { $0.sequence == child.entities[entity][key]?.inheritedThrough ? $0.sequence : nil }
+            change.madeThrough = madeThrough
             decided.append((entity, key, change, .taken(sequence: change.sequence, base: change.base)))
         }
         func keep(_ entity: Int, _ key: ObjectKey, _ change: PendingChange?, madeOn base: StoredObject?) {
@@ -389,7 +389,7 @@ struct ChangeSet: Sendable {
                         merged.base = rebased.base
                         merged.inheritedThrough = rebased.through
                     }
-                    take(entity, key, merged, over: nil)
+                    take(entity, key, merged)
                     continue
                 }
                 merged.base = existing.base
@@ -397,7 +397,7 @@ struct ChangeSet: Sendable {
                 // Made through this set's change (or on the ancestor's change it is based on
                 // too), or on the same version: this set's base is the child's.
                 if let through = change.inheritedThrough, through == existing.sequence || through == existing.inheritedThrough {
-                    take(entity, key, merged, over: existing)
+                    take(entity, key, merged, madeThrough: through == existing.sequence ? through : nil)
                     continue
                 }
                 var childBase = change.base
@@ -406,7 +406,7 @@ struct ChangeSet: Sendable {
                     childBase = rebased.base
                 }
                 guard Self.isOlder(childBase, than: existing.base) else {
-                    take(entity, key, merged, over: existing)
+                    take(entity, key, merged)
                     continue
                 }
                 switch policy {
@@ -419,7 +419,7 @@ struct ChangeSet: Sendable {
                 case .storeWins:
                     keep(entity, key, nil, madeOn: childBase)
                 case .contextWins:
-                    take(entity, key, merged, over: existing)
+                    take(entity, key, merged)
                 case .mergeByProperty:
                     switch (change.kind, existing.kind, childBase) {
                     case (.upsert(let value), .upsert(let parents), let based?):
@@ -430,7 +430,7 @@ struct ChangeSet: Sendable {
                         keep(entity, key, nil, madeOn: childBase)
                     default:
                         // The child's deletion wins; an object both inserted is the child's.
-                        take(entity, key, merged, over: existing)
+                        take(entity, key, merged)
                     }
                 }
             }
@@ -480,7 +480,7 @@ struct ChangeSet: Sendable {
         case (let base?, let other?):
             // A made-up version stands just after the real one it masks to, and is ordered
             // with neither that one nor another made-up one: those count as older both ways.
-            let mine = base.version & ~StoredObject.madeUpBit, theirs = other.version & ~StoredObject.madeUpBit
+            let mine = StoredObject.commitNumber(base.version), theirs = StoredObject.commitNumber(other.version)
             return mine == theirs ? base.version != other.version : mine < theirs
         case (nil, nil): return false
         default: return true

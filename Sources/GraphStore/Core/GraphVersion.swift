@@ -20,8 +20,9 @@ package struct StoredObject: Sendable {
         StoredObject(value: value, version: (version - 1) | madeUpBit)
     }
 
-    /// Whether this version was made up (``madeUp(_:before:)``), not written by a commit.
-    var isMadeUp: Bool { version & Self.madeUpBit != 0 }
+    /// `version` as a commit number: a made-up one (``madeUp(_:before:)``) as the commit it
+    /// stands just after.
+    static func commitNumber(_ version: UInt64) -> UInt64 { version & ~madeUpBit }
 }
 
 /// One committed state of the whole graph: immutable, structurally shared with its neighbours.

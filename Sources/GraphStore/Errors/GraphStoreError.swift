@@ -157,8 +157,8 @@ public struct MergeConflict: Sendable, Hashable, CustomStringConvertible {
         self.entity = entity
         self.id = id
         self.kind = kind
-        self.baseVersion = baseVersion.map { $0 & ~StoredObject.madeUpBit }
-        self.storedVersion = storedVersion.map { $0 & ~StoredObject.madeUpBit }
+        self.baseVersion = baseVersion.map(StoredObject.commitNumber)
+        self.storedVersion = storedVersion.map(StoredObject.commitNumber)
     }
 
     public var description: String {
