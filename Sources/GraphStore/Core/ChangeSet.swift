@@ -330,7 +330,9 @@ struct ChangeSet: Sendable {
     /// records no clear markers of its own.
     ///
     /// Of an id this set already changed (or its clear marker covers), the merged change keeps
-    /// this set's base, unless the child's copy was made on an older version than that base
+    /// this set's base (for a change made over an ancestor's pending change, what that change
+    /// left once the ancestor saved it), unless the child's copy was made on an older version
+    /// than that base
     /// (read from the store before this context read another context's save, or before its own
     /// save; or through a change it saved or dropped since, and changed again on another
     /// context's save). That is a conflict, as a top-level save's stale copy is, and `policy`
@@ -392,8 +394,16 @@ struct ChangeSet: Sendable {
                     take(entity, key, merged)
                     continue
                 }
-                merged.base = existing.base
+                // The base this set's change stands on now: one made over an ancestor's pending
+                // change (a child's value pushed here before that ancestor saved) stands on what
+                // that change left once the ancestor saved it, not on the base it had before.
+                var existingBase = existing.base
                 merged.inheritedThrough = existing.inheritedThrough
+                if let through = existing.inheritedThrough, let rebased = rebasing(entity, key, through) {
+                    existingBase = rebased.base
+                    merged.inheritedThrough = rebased.through
+                }
+                merged.base = existingBase
                 // Made through this set's change (or on the ancestor's change it is based on
                 // too), or on the same version: this set's base is the child's.
                 if let through = change.inheritedThrough, through == existing.sequence || through == existing.inheritedThrough {
@@ -401,21 +411,21 @@ struct ChangeSet: Sendable {
                     continue
                 }
                 var childBase = change.base
-                if Self.isOlder(childBase, than: existing.base), let through = change.inheritedThrough,
+                if Self.isOlder(childBase, than: existingBase), let through = change.inheritedThrough,
                    let rebased = rebasing(entity, key, through) {
                     childBase = rebased.base
                 }
-                guard Self.isOlder(childBase, than: existing.base) else {
+                guard Self.isOlder(childBase, than: existingBase) else {
                     take(entity, key, merged)
                     continue
                 }
                 switch policy {
                 case .error:
                     let kind: MergeConflict.Kind =
-                        existing.base == nil ? .deletedElsewhere : (childBase == nil ? .insertedElsewhere : .updatedElsewhere)
+                        existingBase == nil ? .deletedElsewhere : (childBase == nil ? .insertedElsewhere : .updatedElsewhere)
                     conflicts.append(MergeConflict(
                         entity: schema.entities[entity].name, id: key.description, kind: kind,
-                        baseVersion: childBase?.version, storedVersion: existing.base?.version))
+                        baseVersion: childBase?.version, storedVersion: existingBase?.version))
                 case .storeWins:
                     keep(entity, key, nil, madeOn: childBase)
                 case .contextWins:

@@ -258,6 +258,43 @@ import Testing
         #expect(Self.stored(container)?.isArchived == true)
     }
 
+    /// A child's value made over its grandparent's pending change (a sibling branch's save),
+    /// pushed into its parent before the grandparent saved that change; then a cousin's copy
+    /// read from the store before it all. The pushed value stands on what the grandparent's
+    /// save wrote, so the cousin's older copy is a conflict at the cousin's save (settled by
+    /// its policy), not taken on the older base and written over the sibling's save, which it
+    /// never saw. Found by the lineage oracle.
+    @Test(arguments: [MergePolicy.error, .storeWins])
+    func cousinsOlderCopyOverValueMadeOnAncestorsSavedChange(policy: MergePolicy) throws {
+        let container = try Self.seeded()
+        let top = container.newBackgroundContext()
+        let middle = top.newChildContext(), sibling = top.newChildContext()
+        let maker = middle.newChildContext(), cousin = middle.newChildContext()
+        cousin.mergePolicy = policy
+        var stale = try #require(cousin.model(Note.self, id: Self.note.id))
+        var draft = try #require(sibling.model(Note.self, id: Self.note.id))
+        draft.text = "from sibling"
+        sibling.insert(draft)
+        try sibling.save()
+        var over = try #require(maker.model(Note.self, id: Self.note.id))
+        #expect(over.text == "from sibling")
+        over.text = "over sibling"
+        maker.insert(over)
+        try maker.save()
+        try top.save()
+        #expect(Self.stored(container)?.text == "from sibling")
+        stale.text = "stale"
+        cousin.insert(stale)
+        if policy == .error {
+            Self.expectConflict(cousin)
+        } else {
+            try cousin.save()
+        }
+        try middle.save()
+        try top.save()
+        #expect(Self.stored(container)?.text == "over sibling")
+    }
+
     // MARK: Bug 2: the parent saved again, on another context's save, before the child pushes
 
     @Test func childReadThroughSavedDraftThenParentSavesOthersVersion() throws {
