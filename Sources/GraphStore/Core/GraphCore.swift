@@ -219,6 +219,8 @@ package final class GraphCore: Sendable {
     deinit {
         guard !isClosed else { return }
         close()
+        // A store in memory has nothing to write or release: no task for it.
+        guard !(backend is InMemoryBackend) else { return }
         let backend = backend
         let path = backend.storePath
         if let path { StoreClosings.begin(path) }
