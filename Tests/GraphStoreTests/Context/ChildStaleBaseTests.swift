@@ -295,6 +295,32 @@ import Testing
         #expect(Self.stored(container)?.text == "over sibling")
     }
 
+    /// A child that read the note as gone through its parent's `delete(model:)`, which the
+    /// parent then rolled back, makes it again: its copy is based on the version the parent's
+    /// marker deleted, so another context's save since is a conflict at the parent's save (by
+    /// id, or through a fetch of every note). Found by the lineage oracle.
+    @Test(arguments: [false, true])
+    func childsReadThroughARolledBackDeleteAllKeepsItsBase(fetches: Bool) throws {
+        let container = try Self.seeded()
+        let parent = container.newBackgroundContext()
+        let child = parent.newChildContext()
+        try parent.delete(model: Note.self)
+        if fetches {
+            #expect(try child.fetch(FetchDescriptor<Note>()).isEmpty)
+        } else {
+            #expect(child.model(Note.self, id: Self.note.id) == nil)
+        }
+        parent.rollback()
+        try Self.otherArchives(container)
+        var again = Self.note
+        again.text = "made again"
+        child.insert(again)
+        try child.save()
+        Self.expectConflict(parent)
+        #expect(Self.stored(container)?.isArchived == true)
+        #expect(Self.stored(container)?.text == Self.note.text)
+    }
+
     // MARK: Bug 2: the parent saved again, on another context's save, before the child pushes
 
     @Test func childReadThroughSavedDraftThenParentSavesOthersVersion() throws {
