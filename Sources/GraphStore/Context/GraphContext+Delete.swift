@@ -65,7 +65,15 @@ extension GraphContext {
             // whole-table path; what remains are deletions based on an older version than the
             // marker's (they still conflict as they would have).
             var count = table.count
-            let remaining = state.pending.entities[entity].filter { key, change in
+            let entries = state.pending.entities[entity]
+            if recordsForChildren(&state) {
+                // A change of an object gone from the store (an insert of a new id, a deletion
+                // of one already gone) goes with nothing in its place: a child that read the id
+                // through it keeps its base, as after a rollback of it.
+                let gone = entries.lazy.filter { table[$0.key] == nil }
+                state.childBases[entity].settleRolledBack(gone, continuing: true, table: table)
+            }
+            let remaining = entries.filter { key, change in
                 guard let stored = table[key] else {
                     // Inserted by this context only, or gone from the store: nothing to delete.
                     if change.upserted != nil { count += 1 }

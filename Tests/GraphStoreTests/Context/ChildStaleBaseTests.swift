@@ -321,6 +321,31 @@ import Testing
         #expect(Self.stored(container)?.text == Self.note.text)
     }
 
+    /// A child that read a new object through its parent's pending insert, which the parent's
+    /// `delete(model:)` then dropped (the object was never stored: nothing to delete), saved or
+    /// rolled back: once another context creates the id, the child's copy is a conflict at the
+    /// parent's save, not written over it. Found by a second reading.
+    @Test(arguments: [false, true])
+    func childsReadThroughAnInsertADeleteAllDroppedKeepsItsBase(saves: Bool) throws {
+        let container = try GraphContainer(for: [Post.self, Note.self, Tag.self], store: .inMemory)
+        let parent = container.newBackgroundContext()
+        let child = parent.newChildContext()
+        parent.insert(Self.note)
+        var copy = try #require(child.model(Note.self, id: Self.note.id))
+        try parent.delete(model: Note.self)
+        if saves { try parent.save() } else { parent.rollback() }
+        let other = container.newBackgroundContext()
+        var theirs = Self.note
+        theirs.text = "other's"
+        other.insert(theirs)
+        try other.save()
+        copy.text = "from child"
+        child.insert(copy)
+        try child.save()
+        #expect(throws: GraphStoreError.self) { try parent.save() }
+        #expect(Self.stored(container)?.text == "other's")
+    }
+
     // MARK: Bug 2: the parent saved again, on another context's save, before the child pushes
 
     @Test func childReadThroughSavedDraftThenParentSavesOthersVersion() throws {

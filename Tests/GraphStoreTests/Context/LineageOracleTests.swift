@@ -131,15 +131,21 @@ import Testing
         var everStored = Set(previous.values.flatMap { [$0!.a, $0!.b] })
         /// Per deleted id, the deletions that may be the one stored.
         var storedDeletions: [Int: [Int]] = [:]
-        /// Per context and id, the deletion it holds unsaved (its own or a child's, as far as the
-        /// oracle can tell; one too many only weakens the check).
-        var pendingDeletions = Array(repeating: [Int: Int](), count: tree.contexts.count)
+        /// Per context and id, the deletions it may hold unsaved (its own or a child's, as far as
+        /// the oracle can tell; one too many only weakens the check).
+        var pendingDeletions = Array(repeating: [Int: Set<Int>](), count: tree.contexts.count)
         /// Per top-level context and id, the deletion its pending `delete(model:)` marked: a
         /// change of the id after it is made over that deletion (documented), whatever copy the
         /// user held.
         var marked = Array(repeating: [Int: Int](), count: tree.contexts.count)
         /// Per context: a `delete(model:)` of it is pending (a second one deletes id by id).
         var markerPending = Array(repeating: false, count: tree.contexts.count)
+        /// Per context, the ids its pending marker covers.
+        var covered = Array(repeating: Set<Int>(), count: tree.contexts.count)
+        /// Per context, the ids a save of it deleted (as far as the oracle can tell) and that it
+        /// has not read as an object since: its change of one is made on no object, so under
+        /// `.mergeByProperty` every property of it counts as changed, whatever the user's copy.
+        var savedGone = Array(repeating: Set<Int>(), count: tree.contexts.count)
         for _ in 0..<steps {
             let index = Int.random(in: 0..<tree.contexts.count, using: &random)
             let context = tree.contexts[index]
@@ -147,7 +153,8 @@ import Testing
             switch Int.random(in: 0..<13, using: &random) {
             case 0...2:
                 let item = context.model(Item.self, id: id)
-                if item != nil || marked[index][id] == nil { held[index][id] = read(item, id: id) }
+                if item != nil || !covered[index].contains(id) { held[index][id] = read(item, id: id) }
+                if item != nil { savedGone[index].remove(id) }
                 log.append("c\(index) reads \(id): \(item.map { "\($0.a)/\($0.b)" } ?? "none")")
             case 3:
                 let items = try context.fetch(FetchDescriptor<Item>())
@@ -155,7 +162,8 @@ import Testing
                     // An object the context's pending `delete(model:)` hides is not read: what the
                     // context knew of it stays (documented), and so does what the user holds.
                     let item = items.first { $0.id == id }
-                    if item != nil || marked[index][id] == nil { held[index][id] = read(item, id: id) }
+                    if item != nil || !covered[index].contains(id) { held[index][id] = read(item, id: id) }
+                    if item != nil { savedGone[index].remove(id) }
                 }
                 log.append("c\(index) fetches all")
             case 4...6:
@@ -184,7 +192,7 @@ import Testing
                 tokens.deletions[id, default: []].append(token)
                 context.delete(Item.self, id: id)
                 held[index][id] = .absent(tokens.madeFrom[token]!)
-                pendingDeletions[index][id] = token
+                pendingDeletions[index][id, default: []].insert(token)
                 log.append("c\(index) deletes \(id) (\(a)/\(b)) as \(token)")
             case 10:
                 // Every object the context sees, each deletion based on the version it sees
@@ -207,13 +215,20 @@ import Testing
                     }
                     guard let seen else {
                         // Read as gone, as a fetch of every object would.
-                        if reads { held[index][id] = .absent(tokens.absence(of: id)) }
+                        if reads, !covered[index].contains(id) { held[index][id] = .absent(tokens.absence(of: id)) }
                         continue
                     }
                     let token = tokens.make(by: index, from: tokens.madeFrom[seen.a]!.union(tokens.madeFrom[seen.b]!))
                     tokens.deletions[id, default: []].append(token)
-                    if reads { held[index][id] = .absent(tokens.madeFrom[token]!) } else { marked[index][id] = token }
-                    pendingDeletions[index][id] = token
+                    // An id the pending marker covers is not read again, changed since or not:
+                    // what the context knew of it stays (documented).
+                    if !reads {
+                        marked[index][id] = token
+                        covered[index].insert(id)
+                    } else if !covered[index].contains(id) {
+                        held[index][id] = .absent(tokens.madeFrom[token]!)
+                    }
+                    pendingDeletions[index][id, default: []].insert(token)
                     deleted.append("\(id) (\(seen.a)/\(seen.b)) as \(token)")
                 }
                 try context.delete(model: Item.self)
@@ -225,16 +240,18 @@ import Testing
                     // A deletion of an object already deleted is no conflict: saved to the
                     // store, it may stand for the deletion stored; saved into the parent, it is
                     // the parent's to save.
-                    for (id, token) in pendingDeletions[index] {
+                    savedGone[index].formUnion(pendingDeletions[index].keys)
+                    for (id, deletions) in pendingDeletions[index] {
                         if let parent = tree.parents[index] {
-                            pendingDeletions[parent][id] = token
+                            pendingDeletions[parent][id, default: []].formUnion(deletions)
                         } else if stored(id) == nil, previous[id] ?? nil == nil {
-                            storedDeletions[id, default: []].append(token)
+                            storedDeletions[id, default: []].append(contentsOf: deletions)
                         }
                     }
                     pendingDeletions[index] = [:]
                     marked[index] = [:]
                     markerPending[index] = false
+                    covered[index] = []
                 } catch GraphStoreError.mergeConflict {
                     log.append("c\(index) save conflicts")
                 }
@@ -243,6 +260,7 @@ import Testing
                 pendingDeletions[index] = [:]
                 marked[index] = [:]
                 markerPending[index] = false
+                covered[index] = []
                 log.append("c\(index) rolls back")
             }
             for id in ids {
@@ -260,12 +278,14 @@ import Testing
                 case let (old?, now?):
                     let fresh = [now.a, now.b].filter { !everStored.contains($0) }
                     let passes = allowed(fresh)
-                    let mayOverwrite = fresh.contains { merging[tokens.madeBy[$0]!] }
+                    let makers = fresh.map { tokens.madeBy[$0]! }.filter { $0 >= 0 }
+                    let mayOverwrite = makers.contains { merging[$0] }
+                    let madeOnNoObject = makers.contains { tree.lineage[$0].contains { savedGone[$0].contains(id) } }
                     // What the new values saw, through either property: a value made again
                     // after a deletion carries what the deletion saw of both.
                     let seen = tokens.madeFrom[now.a]!.union(tokens.madeFrom[now.b]!)
                     for (before, after) in [(old.a, now.a), (old.b, now.b)] where before != after {
-                        if mayOverwrite, fresh.contains(after) { continue }
+                        if mayOverwrite, fresh.contains(after) || madeOnNoObject { continue }
                         let lost = tokens.madeFrom[before]!.subtracting(seen).filter { !passes.contains(tokens.madeBy[$0]!) }
                         if !lost.isEmpty { return broken("stored \(after) over \(before), losing \(lost.sorted())") }
                     }
