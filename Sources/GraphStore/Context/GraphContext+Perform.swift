@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 extension GraphContext {
     // MARK: - Serial work
@@ -17,10 +18,10 @@ extension GraphContext {
         // store) is let go before the caller resumes: otherwise the queue's thread may still
         // hold it while the caller releases its container and opens the store again, which a
         // store not yet closing refuses as locked.
-        let held = PerformedBlock(block), me = ObjectIdentifier(self)
+        let held = PerformedBlock(block), holder = queueHolder
         let result: Result<T, Failure> = await withCheckedContinuation { continuation in
             queue.async {
-                continuation.resume(returning: held.run(holding: me))
+                continuation.resume(returning: held.run(holding: holder))
             }
         }
         return try result.get()
@@ -33,57 +34,45 @@ extension GraphContext {
     /// waiting for `a`'s queue, which the outer block holds, would never return.
     ///
     /// - Throws: whatever `block` throws.
-    /// - Complexity: O(1) plus the queue hop, and O(d) for d blocks of contexts nested on the
-    ///   calling thread.
+    /// - Complexity: O(1) plus the queue hop.
     public func performAndWait<T, Failure: Error>(_ block: () throws(Failure) -> T) throws(Failure) -> T {
-        let me = ObjectIdentifier(self)
-        if DispatchQueue.getSpecific(key: Self.queueKey) == me || HeldQueues.isHeld(me) {
+        if DispatchQueue.getSpecific(key: Self.queueKey) == ObjectIdentifier(self) || queueHolder.isCallingThread {
             return try block()
         }
         let result: Result<T, Failure> = queue.sync {
-            HeldQueues.holding(me) { Result { () throws(Failure) -> T in try block() } }
+            queueHolder.holding { Result { () throws(Failure) -> T in try block() } }
         }
         return try result.get()
     }
 }
 
-/// The contexts whose serial queue the calling thread holds, running one of their blocks: a
-/// block nested in another context's `performAndWait` is no longer on the outer queue as far as
-/// `DispatchQueue.getSpecific` can tell, but the outer block still holds it.
-enum HeldQueues {
-    /// The key of each thread's list, made once.
-    private static let key: pthread_key_t = {
-        var key = pthread_key_t()
-        let status = pthread_key_create(&key) { list in
-            if let list { Unmanaged<Box>.fromOpaque(list).release() }
-        }
-        precondition(status == 0, "GraphStore: pthread_key_create failed (\(status))")
-        return key
-    }()
+/// Which thread runs a block of one context's serial queue, if one does: a block nested in
+/// another context's `performAndWait` is no longer on the outer queue as far as
+/// `DispatchQueue.getSpecific` can tell, but the outer block still holds it. Kept by the
+/// context (not per thread), so that nothing is left to free when a thread ends.
+final class QueueHolder: Sendable {
+    /// The holding thread's number, 0 for none. Written only by the thread that runs the
+    /// queue's block, which the serial queue makes one at a time; another thread reading it
+    /// never sees its own number there, whatever order it sees the writes in.
+    private let thread = Atomic<UInt>(0)
 
-    /// One thread's list; only that thread reads or writes it.
-    private final class Box {
-        var held: [ObjectIdentifier] = []
+    /// The calling thread, as a number no other running thread has (a thread that ended may
+    /// have had it: the holder is cleared before the block returns).
+    private static var callingThread: UInt {
+        #if canImport(Darwin)
+        UInt(bitPattern: pthread_self())
+        #else
+        UInt(pthread_self())
+        #endif
     }
 
-    private static var current: Box {
-        if let list = pthread_getspecific(key) { return Unmanaged<Box>.fromOpaque(list).takeUnretainedValue() }
-        let box = Box()
-        pthread_setspecific(key, Unmanaged.passRetained(box).toOpaque())
-        return box
-    }
+    /// Whether the calling thread runs a block of this queue (further out).
+    var isCallingThread: Bool { thread.load(ordering: .relaxed) == Self.callingThread }
 
-    /// Whether the calling thread runs a block of the context `id` (further out).
-    static func isHeld(_ id: ObjectIdentifier) -> Bool {
-        guard let list = pthread_getspecific(key) else { return false }
-        return Unmanaged<Box>.fromOpaque(list).takeUnretainedValue().held.contains(id)
-    }
-
-    /// Runs `body` with the context `id` marked as held by the calling thread.
-    static func holding<T>(_ id: ObjectIdentifier, _ body: () -> T) -> T {
-        let box = current
-        box.held.append(id)
-        defer { box.held.removeLast() }
+    /// Runs `body`, a block of this queue, marked as held by the calling thread.
+    func holding<T>(_ body: () -> T) -> T {
+        let outer = thread.exchange(Self.callingThread, ordering: .relaxed)
+        defer { thread.store(outer, ordering: .relaxed) }
         return body()
     }
 }
@@ -100,10 +89,10 @@ private final class PerformedBlock<T: Sendable, Failure: Error>: @unchecked Send
         self.block = block
     }
 
-    /// Runs the block, marked as holding the context `id`'s queue, and lets it go.
-    func run(holding id: ObjectIdentifier) -> Result<T, Failure> {
+    /// Runs the block, marked as holding the context's queue, and lets it go.
+    func run(holding holder: QueueHolder) -> Result<T, Failure> {
         guard let block else { preconditionFailure("GraphStore: a perform block ran twice") }
         self.block = nil
-        return HeldQueues.holding(id) { Result { () throws(Failure) -> T in try block() } }
+        return holder.holding { Result { () throws(Failure) -> T in try block() } }
     }
 }

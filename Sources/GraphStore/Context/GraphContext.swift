@@ -36,6 +36,8 @@ public final class GraphContext: Sendable {
     /// dispatch queue costs more than the rest of a context.
     private let madeQueue = Guarded<DispatchQueue?>(nil)
     private let queueLabel: String
+    /// The thread running a block of this context's queue, if one is (see ``QueueHolder``).
+    let queueHolder = QueueHolder()
     /// An empty change set for this schema, shared by every reset of `pending`: a save or a
     /// rollback then allocates nothing, and a later change copies only the per-entity array it
     /// touches.
