@@ -298,14 +298,22 @@ import Testing
                     storedDeletions[id] = candidates
                 case let (nil, now?):
                     let candidates = storedDeletions[id] ?? []
-                    let passes = allowed([now.a, now.b].filter { !everStored.contains($0) })
+                    let fresh = [now.a, now.b].filter { !everStored.contains($0) }
+                    let passes = allowed(fresh)
                     // The object made again saw the deletion through its two values together.
                     let seen = tokens.madeFrom[now.a]!.union(tokens.madeFrom[now.b]!)
                     // A context's own deletion, saved, is no conflict for its making the object
                     // again (nor for its children's doing so), whatever the deletion saw.
+                    func covers(_ lineage: Set<Int>, _ deletion: Int) -> Bool {
+                        tokens.madeFrom[deletion]!.subtracting(lineage).allSatisfy { passes.contains(tokens.madeBy[$0]!) }
+                    }
+                    // Under `.mergeByProperty`, a child's changed properties may be written over
+                    // its ancestor's copy made again after the deletion: one made in the saving
+                    // chain that saw the deletion stands for the object made again.
+                    let merged = fresh.contains { merging[tokens.madeBy[$0]!] }
                     if !candidates.contains(where: { deletion in
-                        passes.contains(tokens.madeBy[deletion]!)
-                            || tokens.madeFrom[deletion]!.subtracting(seen).allSatisfy { passes.contains(tokens.madeBy[$0]!) }
+                        passes.contains(tokens.madeBy[deletion]!) || covers(seen, deletion)
+                            || merged && tokens.madeBy.contains { token, maker in passes.contains(maker) && covers(tokens.madeFrom[token]!, deletion) }
                     }) {
                         return broken("made again as \(now.a)/\(now.b) over deletions \(candidates) it never saw")
                     }
