@@ -174,17 +174,12 @@ public final class GraphContext: Sendable {
                 // another context is a conflict, not overwritten.
                 for entity in state.pending.entities.indices where state.pending.hasChanges(entity: entity) {
                     state.pending.fold(entity)
-                    let entries = state.pending.entities[entity]
-                    if let marker = state.pending.cleared[entity] {
-                        // A child that read an object as gone through a `delete(model:)` keeps
-                        // the version it marked (O(n) for the n objects it marked, and only for
-                        // a context that has made children).
-                        let marked = marker.table.lazy.filter { entries[$0.key] == nil }.map { (key: $0.key, value: PendingChange(kind: .delete, base: $0.value, sequence: marker.sequence)) }
-                        state.childBases[entity].settleRolledBack(marked, continuing: true, table: latest.tables[entity])
-                    }
                     // With the ancestor's change a dropped change's base came through, if it
-                    // did: once that ancestor saves it, what it wrote is the base.
-                    state.childBases[entity].settleRolledBack(entries, continuing: true, table: latest.tables[entity])
+                    // did: once that ancestor saves it, what it wrote is the base. A child that
+                    // read an object as gone through a `delete(model:)` keeps the version it
+                    // marked (the marker spelled out: O(n) for the n objects it marked, and only
+                    // for a context that has made children).
+                    state.childBases[entity].settleRolledBack(state.pending.expanded(entity: entity), continuing: true, table: latest.tables[entity])
                 }
             }
             defer {

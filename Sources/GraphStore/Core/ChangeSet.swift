@@ -382,28 +382,28 @@ struct ChangeSet: Sendable {
             change?.madeThrough = nil
             decided.append((entity, key, change, .kept(base: base)))
         }
+        /// The base `change` of `key` stands on now: for one made over an ancestor's pending
+        /// change, what that change left if the ancestor saved it since (when known).
+        func standing(_ change: PendingChange, entity: Int, key: ObjectKey) -> (base: StoredObject?, through: UInt64?) {
+            guard let through = change.inheritedThrough, let rebased = rebasing(entity, key, through) else {
+                return (change.base, change.inheritedThrough)
+            }
+            return (rebased.base, rebased.through)
+        }
         for (entity, changes) in child.entities.enumerated() where !changes.isEmpty {
             fold(entity)
             for (key, change) in changes {
                 var merged = change
                 guard let existing = self.change(entity: entity, key: key) else {
-                    if let through = change.inheritedThrough, let rebased = rebasing(entity, key, through) {
-                        merged.base = rebased.base
-                        merged.inheritedThrough = rebased.through
-                    }
+                    (merged.base, merged.inheritedThrough) = standing(change, entity: entity, key: key)
                     take(entity, key, merged)
                     continue
                 }
-                // The base this set's change stands on now: one made over an ancestor's pending
-                // change (a child's value pushed here before that ancestor saved) stands on what
-                // that change left once the ancestor saved it, not on the base it had before.
-                var existingBase = existing.base
-                merged.inheritedThrough = existing.inheritedThrough
-                if let through = existing.inheritedThrough, let rebased = rebasing(entity, key, through) {
-                    existingBase = rebased.base
-                    merged.inheritedThrough = rebased.through
-                }
-                merged.base = existingBase
+                // This set's change stands on its base too: one made over an ancestor's pending
+                // change (a child's value pushed here before that ancestor saved) on what that
+                // change left once the ancestor saved it, not on the base it had before.
+                (merged.base, merged.inheritedThrough) = standing(existing, entity: entity, key: key)
+                let existingBase = merged.base
                 // Made through this set's change (or on the ancestor's change it is based on
                 // too), or on the same version: this set's base is the child's.
                 if let through = change.inheritedThrough, through == existing.sequence || through == existing.inheritedThrough {
@@ -411,10 +411,7 @@ struct ChangeSet: Sendable {
                     continue
                 }
                 var childBase = change.base
-                if Self.isOlder(childBase, than: existingBase), let through = change.inheritedThrough,
-                   let rebased = rebasing(entity, key, through) {
-                    childBase = rebased.base
-                }
+                if Self.isOlder(childBase, than: existingBase) { childBase = standing(change, entity: entity, key: key).base }
                 guard Self.isOlder(childBase, than: existingBase) else {
                     take(entity, key, merged)
                     continue
