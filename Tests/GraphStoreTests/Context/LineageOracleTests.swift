@@ -72,10 +72,10 @@ import Testing
             return token
         }
 
-        /// The tokens of `old`'s lineage that `now`'s lacks and that no context of `allowed`
-        /// made.
-        func lost(_ old: Int, to now: Int, allowed: Set<Int>) -> Set<Int> {
-            madeFrom[old]!.subtracting(madeFrom[now]!).filter { !allowed.contains(madeBy[$0]!) }
+        /// The tokens of the lineage `old` that the lineage `seen` lacks and that no context of
+        /// `allowed` made.
+        func lost(_ old: Set<Int>, from seen: Set<Int>, allowed: Set<Int>) -> Set<Int> {
+            old.subtracting(seen).filter { !allowed.contains(madeBy[$0]!) }
         }
 
         /// The lineage of a copy made after reading that `id` is gone: every deletion of it so
@@ -274,46 +274,46 @@ import Testing
                 func broken(_ what: String) -> String {
                     "seed \(seed): object \(id) \(what)\n" + log.joined(separator: "\n")
                 }
+                // The values stored now that no save stored before, and the contexts whose tokens
+                // the save that stored them may pass over.
+                let fresh = now.map { [$0.a, $0.b].filter { !everStored.contains($0) } } ?? []
+                let makers = fresh.map { tokens.madeBy[$0]! }.filter { $0 >= 0 }
+                let passes = allowed(fresh)
+                let mayOverwrite = makers.contains { merging[$0] }
+                // What the new values saw, through either property: a value made again after a
+                // deletion carries what the deletion saw of both.
+                let seen = now.map { tokens.madeFrom[$0.a]!.union(tokens.madeFrom[$0.b]!) } ?? []
                 switch (old, now) {
                 case let (old?, now?):
-                    let fresh = [now.a, now.b].filter { !everStored.contains($0) }
-                    let passes = allowed(fresh)
-                    let makers = fresh.map { tokens.madeBy[$0]! }.filter { $0 >= 0 }
-                    let mayOverwrite = makers.contains { merging[$0] }
                     let madeOnNoObject = makers.contains { tree.lineage[$0].contains { savedGone[$0].contains(id) } }
-                    // What the new values saw, through either property: a value made again
-                    // after a deletion carries what the deletion saw of both.
-                    let seen = tokens.madeFrom[now.a]!.union(tokens.madeFrom[now.b]!)
                     for (before, after) in [(old.a, now.a), (old.b, now.b)] where before != after {
                         if mayOverwrite, fresh.contains(after) || madeOnNoObject { continue }
-                        let lost = tokens.madeFrom[before]!.subtracting(seen).filter { !passes.contains(tokens.madeBy[$0]!) }
+                        let lost = tokens.lost(tokens.madeFrom[before]!, from: seen, allowed: passes)
                         if !lost.isEmpty { return broken("stored \(after) over \(before), losing \(lost.sorted())") }
                     }
                 case let (old?, nil):
                     let candidates = (tokens.deletions[id] ?? []).filter { deletion in
                         let maker = tokens.madeBy[deletion]!
-                        return merging[maker] || [old.a, old.b].allSatisfy { tokens.lost($0, to: deletion, allowed: tree.lineage[maker]).isEmpty }
+                        return merging[maker] || [old.a, old.b].allSatisfy {
+                            tokens.lost(tokens.madeFrom[$0]!, from: tokens.madeFrom[deletion]!, allowed: tree.lineage[maker]).isEmpty
+                        }
                     }
                     if candidates.isEmpty { return broken("deleted over \(old.a)/\(old.b) by no deletion that saw it") }
                     storedDeletions[id] = candidates
                 case let (nil, now?):
                     let candidates = storedDeletions[id] ?? []
-                    let fresh = [now.a, now.b].filter { !everStored.contains($0) }
-                    let passes = allowed(fresh)
-                    // The object made again saw the deletion through its two values together.
-                    let seen = tokens.madeFrom[now.a]!.union(tokens.madeFrom[now.b]!)
-                    // A context's own deletion, saved, is no conflict for its making the object
-                    // again (nor for its children's doing so), whatever the deletion saw.
+                    // Whether a value of `lineage` saw `deletion`.
                     func covers(_ lineage: Set<Int>, _ deletion: Int) -> Bool {
-                        tokens.madeFrom[deletion]!.subtracting(lineage).allSatisfy { passes.contains(tokens.madeBy[$0]!) }
+                        tokens.lost(tokens.madeFrom[deletion]!, from: lineage, allowed: passes).isEmpty
                     }
-                    // Under `.mergeByProperty`, a child's changed properties may be written over
-                    // its ancestor's copy made again after the deletion: one made in the saving
-                    // chain that saw the deletion stands for the object made again.
-                    let merged = fresh.contains { merging[tokens.madeBy[$0]!] }
+                    // A context's own deletion, saved, is no conflict for its making the object
+                    // again (nor for its children's doing so), whatever the deletion saw. Under
+                    // `.mergeByProperty`, a child's changed properties may be written over its
+                    // ancestor's copy made again after the deletion: one made in the saving chain
+                    // that saw the deletion stands for the object made again.
                     if !candidates.contains(where: { deletion in
                         passes.contains(tokens.madeBy[deletion]!) || covers(seen, deletion)
-                            || merged && tokens.madeBy.contains { token, maker in passes.contains(maker) && covers(tokens.madeFrom[token]!, deletion) }
+                            || mayOverwrite && tokens.madeBy.contains { token, maker in passes.contains(maker) && covers(tokens.madeFrom[token]!, deletion) }
                     }) {
                         return broken("made again as \(now.a)/\(now.b) over deletions \(candidates) it never saw")
                     }
