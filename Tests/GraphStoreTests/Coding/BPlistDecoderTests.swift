@@ -75,7 +75,7 @@ import Testing
 
     @Test func randomEdgeValuesReadAsFoundationReadsThem() async {
         await propertyCheck(count: 30, input: SnapshotGenerators.edgeValues.array(of: 1...6)) { values in
-            let data = try Self.encode(values)
+            let data = try Self.encode(EdgeValues.withOneNaNPattern(values))
             let ours = try BPlistDecoder.decode([EdgeValues].self, from: data)
             let foundation = try PropertyListDecoder().decode([EdgeValues].self, from: data)
             #expect(ours.count == foundation.count)
@@ -83,6 +83,24 @@ import Testing
                 #expect(mine.differences(from: theirs).isEmpty, "\(mine.differences(from: theirs))")
             }
         }
+    }
+
+    /// What goes to Foundation's encoder holds one NaN pattern per document (see
+    /// `EdgeValues.withOneNaNPattern`), and across documents each of the patterns it held.
+    @Test func foundationGetsOneNaNPatternPerDocument() {
+        let extremes = EdgeValues.extremes
+        let held = Set(extremes.nested.values.filter(\.isNaN).map(\.bitPattern))
+        #expect(held.count == 3)
+        var picked = Set<UInt64>()
+        for count in 1...6 {
+            let documents = EdgeValues.withOneNaNPattern(Array(repeating: extremes, count: count))
+            let nans = Set(documents.flatMap { $0.doubles + $0.nested.values }.filter(\.isNaN).map(\.bitPattern))
+            #expect(nans.count == 1 && nans.isSubset(of: held))
+            picked.formUnion(nans)
+            // Everything but the NaNs' bits is as it was (`differences` lets any NaN match any NaN).
+            #expect(documents.allSatisfy { extremes.differences(from: $0).isEmpty })
+        }
+        #expect(picked == held)
     }
 
     @Test func errorsHaveFoundationsCaseAndPath() throws {

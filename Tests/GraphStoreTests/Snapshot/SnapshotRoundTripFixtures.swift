@@ -243,6 +243,36 @@ struct EdgeValues: Entity, CustomStringConvertible {
         return (name, value)
     }
 
+    /// `values` with every `Double` NaN given one bit pattern, for Foundation's binary
+    /// `PropertyListEncoder`: it traps ("Duplicate elements of type 'Reference' were found in a
+    /// Set") on some documents holding NaNs of two bit patterns, depending on the process's
+    /// hash seed. The pattern is one of those the document holds, picked by its numbers of
+    /// values and doubles, so every NaN kind still goes through Foundation across random documents. Our
+    /// own encoder and readers get all the patterns. (`Float` NaN, of which the values hold one
+    /// pattern, never made it trap.)
+    ///
+    /// - Complexity: O(number of doubles).
+    static func withOneNaNPattern(_ values: [EdgeValues]) -> [EdgeValues] {
+        let doubles = values.flatMap { value in
+            value.doubles + value.nested.values + ([value.date] + value.dates).map(\.timeIntervalSinceReferenceDate)
+        }
+        var patterns: [UInt64] = []
+        for double in doubles where double.isNaN && !patterns.contains(double.bitPattern) {
+            patterns.append(double.bitPattern)
+        }
+        guard patterns.count > 1 else { return values }
+        let nan = Double(bitPattern: patterns[(doubles.count + values.count) % patterns.count])
+        func one(_ double: Double) -> Double { double.isNaN ? nan : double }
+        return values.map { value in
+            var value = value
+            value.doubles = value.doubles.map(one)
+            value.nested.values = value.nested.values.map(one)
+            value.date = Date(timeIntervalSinceReferenceDate: one(value.date.timeIntervalSinceReferenceDate))
+            value.dates = value.dates.map { Date(timeIntervalSinceReferenceDate: one($0.timeIntervalSinceReferenceDate)) }
+            return value
+        }
+    }
+
     var description: String { "EdgeValues(\(id.debugDescription))" }
 
     /// What differs between `self` and `other`, compared to the bit: doubles and dates by bit
