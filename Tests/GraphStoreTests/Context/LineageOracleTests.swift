@@ -20,8 +20,10 @@ import Testing
 /// made from every deletion of it so far, again weaker, never wrong.
 ///
 /// Each context's merge policy is drawn per trial: ``MergePolicy/error`` (a conflict throws),
-/// ``MergePolicy/storeWins`` (a conflicting change is dropped) or ``MergePolicy/mergeByProperty``.
-/// Under the first two no save may overwrite silently. Where a context that made the new values,
+/// ``MergePolicy/storeWins`` (a conflicting change is dropped), ``MergePolicy/mergeByProperty``
+/// or ``MergePolicy/contextWins``. Under the first two no save may overwrite silently. Values
+/// a context made under `.contextWins` (or under an ancestor of that policy) may overwrite,
+/// delete or make again anything; every save over them is checked as any other. Where a context that made the new values,
 /// or one of its ancestors, merges by property, a property the saved copy changed (a token
 /// never stored before) may overwrite the stored one, and its deletion may delete an object
 /// updated elsewhere; a property it did not change may still never go back to an older value.
@@ -115,6 +117,8 @@ import Testing
         }
         /// Per context: it or an ancestor merges by property.
         let merging = tree.lineage.map { $0.contains { policies[$0] == .mergeByProperty } }
+        /// Per context: it or an ancestor lets the context's values win.
+        let winning = tree.lineage.map { $0.contains { policies[$0] == .contextWins } }
         /// The contexts whose tokens a save made by the makers of `fresh` may pass over.
         func allowed(_ fresh: [Int]) -> Set<Int> {
             fresh.reduce(into: Set<Int>()) { set, token in
@@ -280,6 +284,10 @@ import Testing
                 let makers = fresh.map { tokens.madeBy[$0]! }.filter { $0 >= 0 }
                 let passes = allowed(fresh)
                 let mayOverwrite = makers.contains { merging[$0] }
+                // Values a `.contextWins` chain made may overwrite anything, and delete or make
+                // the object again over anything. What later saves store over them is checked
+                // as any other value.
+                if makers.contains(where: { winning[$0] }) { continue }
                 // What the new values saw, through either property: a value made again after a
                 // deletion carries what the deletion saw of both.
                 let seen = now.map { tokens.madeFrom[$0.a]!.union(tokens.madeFrom[$0.b]!) } ?? []
@@ -294,7 +302,7 @@ import Testing
                 case let (old?, nil):
                     let candidates = (tokens.deletions[id] ?? []).filter { deletion in
                         let maker = tokens.madeBy[deletion]!
-                        return merging[maker] || [old.a, old.b].allSatisfy {
+                        return merging[maker] || winning[maker] || [old.a, old.b].allSatisfy {
                             tokens.lost(tokens.madeFrom[$0]!, from: tokens.madeFrom[deletion]!, allowed: tree.lineage[maker]).isEmpty
                         }
                     }
@@ -350,12 +358,12 @@ import Testing
         return nil
     }
 
-    /// Under the strict policies only, and with `.mergeByProperty` drawn too (which makes many
-    /// trials' checks lenient, so the strict run finds more of the strict rule's breaks).
-    @Test(arguments: [false, true])
-    func noSaveOverwritesWhatItsCopyNeverSaw(merging: Bool) throws {
+    /// Under the strict policies only, and with `.mergeByProperty` or `.contextWins` drawn too
+    /// (each makes many trials' checks lenient, so the strict run finds more of the strict
+    /// rule's breaks).
+    @Test(arguments: [[MergePolicy.error, .storeWins], [.error, .storeWins, .mergeByProperty], [.error, .storeWins, .contextWins]])
+    func noSaveOverwritesWhatItsCopyNeverSaw(policies: [MergePolicy]) throws {
         let trials = ProcessInfo.processInfo.environment["GRAPHSTORE_LINEAGE_TRIALS"].flatMap(Int.init) ?? 2_000
-        let policies: [MergePolicy] = merging ? [.error, .storeWins, .mergeByProperty] : [.error, .storeWins]
         for seed in 0..<UInt64(trials) {
             if let broken = try Self.trial(seed: seed, steps: 60, policies: policies) {
                 Issue.record(Comment(rawValue: broken))
