@@ -10,6 +10,8 @@ struct TableLayout: Sendable {
     /// Column name → kind, for the row encoder.
     private(set) var kindByName: [String: ColumnKind] = [:]
     private var indexByName: [String: Int] = [:]
+    /// Column name folded as SQLite folds identifiers → column name.
+    private var columnByFoldedName: [String: String] = [:]
 
     init(name: String) {
         self.name = name
@@ -22,9 +24,31 @@ struct TableLayout: Sendable {
         indexByName[column]
     }
 
-    /// Adds a column at the end.
+    /// The column SQLite would take `column` for, when it is spelled otherwise: SQLite
+    /// compares identifiers ignoring the case of ASCII letters, so `url` and `URL` cannot both
+    /// be columns of one table.
+    ///
+    /// - Complexity: O(length of `column`).
+    func column(clashingWith column: String) -> String? {
+        columnByFoldedName[Self.folded(column)].flatMap { $0 == column ? nil : $0 }
+    }
+
+    /// `name` as SQLite compares identifiers: ASCII letters in lower case, every other
+    /// character as it is.
+    static func folded(_ name: String) -> String {
+        String(decoding: name.utf8.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
+    }
+
+    /// Why an entity whose fields `first` and `second` differ only in case cannot be stored.
+    static func caseClash(_ first: String, _ second: String) -> String {
+        "its fields \"\(first)\" and \"\(second)\" differ only in case, and SQLite column names do not; give one of them another coding key"
+    }
+
+    /// Adds a column at the end. The caller checks ``column(clashingWith:)`` first.
     mutating func append(_ column: String, kind: ColumnKind) {
         precondition(indexByName[column] == nil, "GraphStoreSQLite: column \(column) added twice")
+        precondition(self.column(clashingWith: column) == nil, "GraphStoreSQLite: column \(column) clashes with another in case")
+        columnByFoldedName[Self.folded(column)] = column
         indexByName[column] = columns.count
         kindByName[column] = kind
         columns.append(column)

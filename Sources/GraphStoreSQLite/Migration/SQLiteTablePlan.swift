@@ -13,8 +13,8 @@ struct SQLiteTablePlan {
     /// table with the first object of its entity).
     ///
     /// - Throws: ``GraphStore/GraphStoreError/codingFailed(path:entity:id:reason:)`` for an
-    ///   entity name SQLite's or GraphStore's own tables use, two names that differ only in case,
-    ///   an object that is not an object or has no `id`.
+    ///   entity name SQLite's or GraphStore's own tables use, two entity names or two field names
+    ///   of one entity that differ only in case, an object that is not an object or has no `id`.
     /// - Complexity: O(objects × top-level keys).
     static func plans(for snapshot: GenericSnapshot, path: String) throws -> [SQLiteTablePlan] {
         var plans: [SQLiteTablePlan] = []
@@ -49,7 +49,9 @@ struct SQLiteTablePlan {
             var table = TableLayout(name: entity.name)
             let names = inferences.keys.sorted { ($0 == SQLiteFormatV1.idColumn ? 0 : 1, $0) < ($1 == SQLiteFormatV1.idColumn ? 0 : 1, $1) }
             for name in names {
-                if let kind = inferences[name]!.kind(hint: hints[name]) { table.append(name, kind: kind) }
+                guard let kind = inferences[name]!.kind(hint: hints[name]) else { continue }
+                if let other = table.column(clashingWith: name) { throw refuse(TableLayout.caseClash(other, name)) }
+                table.append(name, kind: kind)
             }
             plans.append(SQLiteTablePlan(entityIndex: entityIndex, table: table))
         }

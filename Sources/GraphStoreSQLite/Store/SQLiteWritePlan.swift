@@ -303,10 +303,15 @@ struct SQLiteWritePlan {
     /// `false` when a field's kind is not its column's (the table is then left as it was).
     private static func register(_ fields: [EncodedField], in table: inout TableLayout) throws -> Bool {
         var hasID = false
+        var newColumns: [String: String] = [:]
         for field in fields {
             guard let kind = field.value.kind else { continue }
             if field.name == SQLiteFormatV1.idColumn { hasID = true }
-            if let current = table.kindByName[field.name], current != kind { return false }
+            if let current = table.kindByName[field.name] {
+                if current != kind { return false }
+            } else if let other = table.column(clashingWith: field.name) ?? newColumns.updateValue(field.name, forKey: TableLayout.folded(field.name)) {
+                throw EncodingError.invalidValue(field.name, EncodingError.Context(codingPath: [], debugDescription: TableLayout.caseClash(other, field.name)))
+            }
         }
         for field in fields {
             guard let kind = field.value.kind, table.kindByName[field.name] == nil else { continue }
@@ -358,7 +363,11 @@ struct SQLiteWritePlan {
         var table = TableLayout(name: existing.name)
         for name in order {
             let kind = kinds[name] ?? written[name] ?? existing.kindByName[name]
-            if let kind { table.append(name, kind: kind) }
+            guard let kind else { continue }
+            if let other = table.column(clashingWith: name) {
+                throw GraphStoreError.codingFailed(path: path, entity: entity.name, id: nil, reason: TableLayout.caseClash(other, name))
+            }
+            table.append(name, kind: kind)
         }
         var rows: [[EncodedField]] = []
         rows.reserveCapacity(objects.count)

@@ -202,7 +202,7 @@ final class SQLiteWriter: Sendable {
         if let failure {
             if case .codingFailed = failure {
                 journal?.refuseAppends(failure)
-                logger.critical("SQLite write failed because a value no longer fits its column; saves now throw this error until the store is reopened with a migrated model", metadata: [
+                logger.critical("SQLite write failed because an object no longer fits its table (see the error); saves now throw this error until the store is reopened with a model that fits", metadata: [
                     "path": "\(path)", "error": "\(failure)",
                 ])
             } else {
