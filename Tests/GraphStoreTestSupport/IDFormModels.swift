@@ -13,7 +13,21 @@ public enum IDFormModels {
         var note: String { get }
     }
 
+    /// A compound id holding a date: nested, so the date is a value inside an object.
+    public struct SlotKey: Codable, Hashable, Sendable {
+        public var day: Date
+        public var user: Int
+        public init(day: Date, user: Int) { (self.day, self.user) = (day, user) }
+    }
+
     public enum V1 {
+        public struct Slot: Keyed {
+            public var id: SlotKey
+            public var note: String
+            public static var entityName: String { "Slot" }
+            public init(id: SlotKey, note: String) { (self.id, self.note) = (id, note) }
+        }
+
         public struct Day: Keyed {
             public var id: Date
             public var note: String
@@ -30,6 +44,14 @@ public enum IDFormModels {
     }
 
     public enum V2 {
+        public struct Slot: Keyed {
+            public var id: SlotKey
+            public var note: String
+            public var booked: Bool
+            public static var entityName: String { "Slot" }
+            public init(id: SlotKey, note: String) { (self.id, self.note, booked) = (id, note, false) }
+        }
+
         public struct Day: Keyed {
             public var id: Date
             public var note: String
@@ -54,6 +76,9 @@ public enum IDFormModels {
 
     /// Midnights, whole seconds since 2001, and one instant with a fraction.
     public static let days = [750_000_000, 750_086_400, 750_172_800.25, 750_259_200, 750_345_600].map(Date.init(timeIntervalSinceReferenceDate:))
+
+    /// One slot per day, each of another user.
+    public static var slots: [SlotKey] { days.enumerated().map { SlotKey(day: $1, user: $0 + 1) } }
 
     /// Expects the changes a test's journaled save made to objects of `ids`: the first
     /// deleted, the second and third edited (notes "1, edited", "2, edited"), the last inserted

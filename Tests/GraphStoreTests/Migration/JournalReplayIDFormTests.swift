@@ -9,7 +9,8 @@ import Testing
 /// A property-list snapshot reads such an id as a date (a double in the conventions migration
 /// steps see), while the journal, JSON, writes a whole number without `.0` and reads it back
 /// as an integer: matched as read, a delete missed its object (which came back) and an edit
-/// added a second object with the same id (and the store no longer opened).
+/// added a second object with the same id (and the store no longer opened). The same holds for
+/// a date inside an id (a struct of a date and a number).
 @Suite struct JournalReplayIDFormTests {
     typealias Keyed = IDFormModels.Keyed
     typealias V1 = IDFormModels.V1
@@ -94,6 +95,18 @@ import Testing
         Self.expectEveryChange(objects, ids: Self.readings)
         let bits = Set(Self.readings.map(\.bitPattern))
         #expect(objects.allSatisfy { bits.contains($0.id.bitPattern) })
+    }
+
+    /// An id that holds a date inside it: a property-list snapshot reads the date as a date,
+    /// the journal as a whole number, so the ids are matched by their values inside too.
+    @Test(arguments: formats)
+    func everyJournaledChangeOfAnEntityKeyedByAStructHoldingADateIsMigrated(format: SnapshotFormat) async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = try await Self.crashedStore(V1.Slot.self, ids: IDFormModels.slots, format: format, in: directory)
+        let objects = try await Self.migrated(
+            V2.Slot.self, at: url, format: format, migrations: Self.migrations(adding: "booked", to: "Slot", default: .bool(false)))
+        Self.expectEveryChange(objects, ids: IDFormModels.slots)
     }
 
     /// A journal that deletes an object and a later record that inserts it again: the object
