@@ -576,12 +576,19 @@ package final class StoreJournal: Sendable {
     /// directory, when a rotation's fsync of it has not succeeded yet: until then a power loss
     /// can bring back the journal the rotation replaced, without the records appended since.
     ///
+    /// The first fsync goes through the group commit, with the file still in place: a
+    /// `.synchronous` save still waiting for its fsync takes that one's outcome, and one that
+    /// failed throws to it. (A save that waited after the file was released would find no file
+    /// to sync, which only a removed journal, one a durable store file covers, may mean.)
+    ///
     /// - Throws: ``GraphStoreError/fileOperationFailed(path:operation:reason:)`` when an fsync
     ///   fails; the file is released all the same.
     package func detach() throws(GraphStoreError) {
-        guard let released = releaseFile() else { return }
+        let mark = state.withLock { Mark(generation: $0.generation, end: $0.end, version: $0.lastVersion) }
+        let groupSync = Result { () throws(GraphStoreError) in try waitUntilDurable(mark) }
+        guard let released = releaseFile() else { return try groupSync.get() }
         // Both are tried: either one that succeeds keeps more of what the journal holds.
-        let fileSync = Result { () throws(SystemCallError) in try released.file.sync() }
+        let fileSync = Result { () throws(SystemCallError) in try released.file.sync(using: fileSystem) }
         // No test reaches a failure here: the journal's directory fsync is a direct system call
         // without a fault-injection seam, so no test can make a rotation's one fail and leave
         // `needsDirectorySync` set.
@@ -593,6 +600,8 @@ package final class StoreJournal: Sendable {
         if case .failure(let error) = directorySync {
             throw Self.failure(path, "fsync the directory of the journal a failed close keeps", error)
         }
+        // The file's fsync succeeding now proves nothing of the records before a failed one.
+        try groupSync.get()
     }
 
     /// Stops appending: takes the open file (if any) away from later appends, and returns it

@@ -43,6 +43,31 @@ import Darwin
         return texts
     }
 
+    /// A close whose last snapshot fails keeps the journal and releases it (`detach`). A
+    /// `.synchronous` save that appended before and still waits for its fsync gets that
+    /// fsync's outcome: it used to find no file to sync, take the journal for removed, and
+    /// return as durable although its record's fsync failed.
+    @Test(arguments: [false, true])
+    func aSaveWaitingWhileAFailedCloseReleasesTheJournalGetsItsFsyncsOutcome(fsyncFails: Bool) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let faults = FaultInjectingFileSystem()
+        let journal = try StoreJournal.start(
+            path: directory.file("store.json.gz.journal").path, durability: .synchronous, interval: .seconds(3600),
+            clock: ManualWriterClock(), lineage: UUID(), openedAt: 0, existing: nil, fileSystem: faults)
+        let mark = try Self.append(1, to: journal)
+        if fsyncFails {
+            faults.inject(.fsync(errno: EIO))
+            #expect(throws: GraphStoreError.self) { try journal.detach() }
+            #expect(throws: GraphStoreError.self) { try journal.waitUntilDurable(mark) }
+            #expect(journal.durableVersion == 0)
+        } else {
+            try journal.detach()
+            try journal.waitUntilDurable(mark)
+            #expect(journal.durableVersion == 1)
+        }
+    }
+
     @Test func aLaterFsyncDoesNotCountForRecordsBeforeAFailedOne() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
