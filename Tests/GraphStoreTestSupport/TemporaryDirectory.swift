@@ -1,4 +1,5 @@
 import Foundation
+@testable import GraphStore
 
 #if canImport(Glibc)
 import Glibc
@@ -37,7 +38,12 @@ public struct TemporaryDirectory: Sendable {
     }
 
     /// Deletes the directory and everything in it, also after a test made it read-only.
+    ///
+    /// A container a test released without `close()` closes in the background, writing its
+    /// last snapshot into the directory: that close is waited for first (a write between the
+    /// removal of the files and of the directory would leave both behind).
     public func remove() {
+        StoreClosings.waitUntilClosed(under: url.standardizedFileURL.path)
         _ = chmod(url.path, 0o700)
         try? FileManager.default.removeItem(at: url)
     }

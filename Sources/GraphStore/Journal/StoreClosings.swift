@@ -22,6 +22,13 @@ package enum StoreClosings {
     package static func waitUntilClosed(_ path: String, timeout: Duration = .seconds(60)) {
         closing.wait(for: path, timeout: timeout)
     }
+
+    /// Waits until no background close of a store inside `directory` (a standardized path) is
+    /// running, at most `timeout`: for removing a directory without a close writing into it.
+    package static func waitUntilClosed(under directory: String, timeout: Duration = .seconds(60)) {
+        let prefix = directory.hasSuffix("/") ? directory : directory + "/"
+        closing.wait(timeout: timeout) { $0.hasPrefix(prefix) }
+    }
 }
 
 private final class ClosingSet: @unchecked Sendable {
@@ -43,10 +50,15 @@ private final class ClosingSet: @unchecked Sendable {
     }
 
     func wait(for path: String, timeout: Duration) {
+        wait(timeout: timeout) { $0 == path }
+    }
+
+    /// Waits until no closing path satisfies `matches`, at most `timeout`.
+    func wait(timeout: Duration, for matches: (String) -> Bool) {
         let (seconds, attoseconds) = timeout.components
         let deadline = Date(timeIntervalSinceNow: Double(seconds) + Double(attoseconds) / 1e18)
         condition.lock()
-        while paths[path] != nil, condition.wait(until: deadline) {}
+        while paths.keys.contains(where: matches), condition.wait(until: deadline) {}
         condition.unlock()
     }
 }
