@@ -185,10 +185,27 @@ struct CommitPlan {
     /// Checks every written object's unique values against the store and the rest of the
     /// change set; under `.error` a collision throws, otherwise the incoming object is merged
     /// into the existing one and references to it are moved.
+    ///
+    /// Moving references can change a constrained value (a post unique by its blog and
+    /// number, whose blog merged into another that has a post of that number): the entities
+    /// whose objects a move changed are checked again, until no move changes a constrained
+    /// entity. Each round merges away at least one object, so the rounds are at most the
+    /// objects written.
     mutating func enforceUniqueConstraints() throws {
-        // Most commits write no constrained entity: they allocate nothing here.
+        var entities = schema.entities.indices.filter { !schema.entities[$0].constraints.isEmpty && !upserts[$0].isEmpty }
+        while !entities.isEmpty {
+            // Most commits write no constrained entity: they allocate nothing here.
+            guard let moved = try enforceUniqueConstraints(of: entities) else { return }
+            let rewritten = try moveReferences(moved)
+            entities = rewritten.sorted().filter { !schema.entities[$0].constraints.isEmpty }
+        }
+    }
+
+    /// One round of ``enforceUniqueConstraints()`` over `entities`: the ids merged into
+    /// others, per entity, or `nil` when nothing merged.
+    private mutating func enforceUniqueConstraints(of entities: [Int]) throws -> [[ObjectKey: ObjectKey]]? {
         var moved: [[ObjectKey: ObjectKey]] = []
-        for index in schema.entities.indices where !schema.entities[index].constraints.isEmpty && !upserts[index].isEmpty {
+        for index in entities where !upserts[index].isEmpty {
             let entity = schema.entities[index]
             if moved.isEmpty { moved = Array(repeating: [:], count: schema.entities.count) }
             let incoming = upserts[entity.index]
@@ -244,7 +261,7 @@ struct CommitPlan {
             if !mergedFrom.isEmpty { try checkMergedValues(kept, mergedFrom: mergedFrom, entity: entity) }
             upserts[entity.index] = kept
         }
-        if !moved.isEmpty { try moveReferences(moved) }
+        return moved.contains { !$0.isEmpty } ? moved : nil
     }
 
     /// Throws when a unique value is held twice by what the save leaves of `entity`: the
@@ -299,8 +316,10 @@ struct CommitPlan {
     }
 
     /// Rewrites references to merged ids, in the change set and, for merged stored objects,
-    /// in the store (found through the inverse index).
-    private mutating func moveReferences(_ moved: [[ObjectKey: ObjectKey]]) throws {
+    /// in the store (found through the inverse index). Returns the entities whose objects it
+    /// changed.
+    private mutating func moveReferences(_ moved: [[ObjectKey: ObjectKey]]) throws -> Set<Int> {
+        var rewritten = Set<Int>()
         for (target, direct) in moved.enumerated() where !direct.isEmpty {
             // An object merged into one that itself merged into a third: references go to the
             // last, the one that stays.
@@ -327,10 +346,14 @@ struct CommitPlan {
                         value = relationship.replacing(value, old, new)
                         changed = true
                     }
-                    if changed { upserts[relationship.source][source] = value }
+                    if changed {
+                        upserts[relationship.source][source] = value
+                        rewritten.insert(relationship.source)
+                    }
                 }
             }
         }
+        return rewritten
     }
 
     // MARK: - Delete rules
