@@ -77,7 +77,7 @@ final class SnapshotFileBackend: StoreBackend {
             // decompressed and decoded here (a migration rewrites the journal: then it is
             // read again).
             let prefetch = JournalPrefetch.start(path: journalPath, schema: schema)
-            let (replayed, snapshotNumber) = try openFolding(journalPath: journalPath, prefetch: prefetch, schema: schema)
+            let (replayed, snapshotNumber, snapshotIsEmpty) = try openFolding(journalPath: journalPath, prefetch: prefetch, schema: schema)
                 ?? openReplaying(journalPath: journalPath, prefetch: prefetch, schema: schema)
             var journal: StoreJournal?
             // A store opened without its lock gets a journal under every durability: the
@@ -105,6 +105,9 @@ final class SnapshotFileBackend: StoreBackend {
             writer.reset(
                 to: replayed.version ?? GraphVersion(schema: schema),
                 snapshotVersion: readOnly ? replayed.version?.number ?? snapshotNumber : snapshotNumber,
+                // An empty snapshot of version 0 is the first snapshot written for a journal
+                // (by this run or one that ended before its first write): not a previous one.
+                snapshotIsFirst: snapshotNumber == 0 && snapshotIsEmpty,
                 lineage: replayed.lineage, journal: journal)
             return replayed.version
         } catch {
@@ -182,7 +185,8 @@ final class SnapshotFileBackend: StoreBackend {
     /// is the one met without a journal. Nothing is changed then, except that a damaged journal
     /// set aside under recovery is set aside again by the replay (a second copy).
     ///
-    /// - Returns: what opening gives, and the store version of the snapshot.
+    /// - Returns: what opening gives, the store version of the snapshot, and whether it holds
+    ///   no object.
     /// - Throws: the errors of ``readObjects(_:schema:limit:modelVersion:)`` and of
     ///   ``JournalReplay/pending(journalAt:storedNumber:storedLineage:storePath:schema:recover:prefetched:)``;
     ///   ``GraphStoreError/damagedFile(path:offset:reason:)`` naming the journal when its
@@ -191,7 +195,7 @@ final class SnapshotFileBackend: StoreBackend {
     /// - Complexity: O(file size + journal size), the graph built once.
     private func openFolding(
         journalPath: String, prefetch: JournalPrefetch?, schema: Schema
-    ) throws -> (opened: JournalReplay.Opened, snapshotNumber: UInt64)? {
+    ) throws -> (opened: JournalReplay.Opened, snapshotNumber: UInt64, snapshotIsEmpty: Bool)? {
         let url = target.url
         let limit = options.maxDecompressedBytes
         var read: (header: SnapshotHeaderV1, objects: [[any Entity]])?
@@ -222,6 +226,7 @@ final class SnapshotFileBackend: StoreBackend {
         }
         // The only reference to the snapshot's objects, so that the fold changes them in place.
         var objects = read?.objects ?? schema.entities.map { _ in [] }
+        let snapshotIsEmpty = objects.allSatisfy(\.isEmpty)
         read = nil
         // Nil for a file holding an id the records change twice: replayed record by record.
         guard let (lastRecord, ids, leftovers) = JournalFold.fold(&pending, into: &objects, schema: schema) else { return nil }
@@ -242,19 +247,20 @@ final class SnapshotFileBackend: StoreBackend {
                 reason: "the journal's records, replayed onto \(url.path), leave objects that do not form a graph: \(error.description)")
         }
         let opened = header == nil && !pending.holdsRecords ? nil : version
-        return (JournalReplay.Opened(version: opened, lineage: pending.lineage, journal: pending.journal), storedNumber ?? 0)
+        return (JournalReplay.Opened(version: opened, lineage: pending.lineage, journal: pending.journal), storedNumber ?? 0, snapshotIsEmpty)
     }
 
     /// Opening by building the snapshot's graph and replaying the journal's records onto it,
     /// one by one: for a snapshot that is migrated, recovered from, or damaged.
     ///
-    /// - Returns: what opening gives, and the store version of the snapshot.
+    /// - Returns: what opening gives, the store version of the snapshot, and whether it holds
+    ///   no object.
     /// - Throws: the errors of ``readMigrating(schema:migrated:)`` and of
     ///   ``JournalReplay/open(journalAt:stored:storedLineage:storePath:schema:recover:reportingChanges:prefetched:)``.
     /// - Complexity: O(file size + journal size + changed objects × log n).
     private func openReplaying(
         journalPath: String, prefetch: JournalPrefetch?, schema: Schema
-    ) throws -> (opened: JournalReplay.Opened, snapshotNumber: UInt64) {
+    ) throws -> (opened: JournalReplay.Opened, snapshotNumber: UInt64, snapshotIsEmpty: Bool) {
         var snapshot: (header: SnapshotHeaderV1, version: GraphVersion)?
         var migrated = false
         var recovery: PreviousSnapshotRecovery?
@@ -276,7 +282,7 @@ final class SnapshotFileBackend: StoreBackend {
         // Only once the journal replayed onto the previous snapshot is it put back in place of
         // the damaged file: a recovery that fails leaves every file as it was.
         try recovery?.complete()
-        return (replayed, snapshot?.version.number ?? 0)
+        return (replayed, snapshot?.version.number ?? 0, snapshot?.version.tables.allSatisfy(\.isEmpty) ?? true)
     }
 
     // MARK: - Reading

@@ -48,11 +48,14 @@ final class SnapshotWriter: Sendable {
     }
 
     /// Sets the version the store opened with (before any commit), the version its snapshot
-    /// file holds (older when a journal was replayed), the store's lineage and its journal.
-    func reset(to opened: GraphVersion, snapshotVersion: UInt64, lineage: UUID, journal: StoreJournal?) {
+    /// file holds (older when a journal was replayed), whether that file is the first snapshot
+    /// written for a journal (empty, version 0; the next write does not keep it as previous,
+    /// see ``writeFirstSnapshot()``), the store's lineage and its journal.
+    func reset(to opened: GraphVersion, snapshotVersion: UInt64, snapshotIsFirst: Bool, lineage: UUID, journal: StoreJournal?) {
         state.withLock { state in
             state.newest = opened
             state.status.durableVersion = snapshotVersion
+            state.own.holdsFirstSnapshot = snapshotIsFirst
             state.own.lineage = lineage
             state.own.journal = journal
         }

@@ -405,6 +405,32 @@ import Testing
         #expect(error.description.contains("It was not recovered from the previous snapshot \(url.path).previous: there is none"), "\(error)")
     }
 
+    /// A new store's first snapshot (empty, written for the journal's first record) is never
+    /// kept as the previous one, also when the process ended before the first coalesced write
+    /// replaced it: the next run's first write used to keep it, and recovery from a damaged
+    /// file then opened an empty store.
+    @Test func theEmptyFirstSnapshotIsNotKeptAsPreviousAfterAKill() async throws {
+        let live = try TemporaryDirectory()
+        defer { live.remove() }
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let first = try GraphContainer(for: exampleModel, store: .file(live.file("store.json.gz"), coalescingInterval: .seconds(3600)))
+        first.mainContext.insert(Note(text: "saved", createdAt: Fixtures.epoch))
+        try first.mainContext.save()
+        // What a kill leaves: the empty first snapshot and the journal holding the save.
+        let url = try JournalStoreTests.crashCopy(of: live.file("store.json.gz"), into: directory)
+        #expect(FileManager.default.fileExists(atPath: url.path + ".journal"))
+        try await first.close()
+
+        let reopened = try GraphContainer(for: exampleModel, store: .file(url))
+        #expect(try JournalStoreTests.noteTexts(reopened) == ["saved"])
+        try await reopened.close()
+        #expect(!FileManager.default.fileExists(atPath: url.path + ".previous"))
+
+        let damaged = DamagedSnapshotFactory.truncations(of: try Data(contentsOf: url))[20]
+        try await expectRefused(damaged, at: url, options: SnapshotOptions(recoverFromPreviousSnapshot: true))
+    }
+
     /// A previous snapshot damaged too: refused, saying so, and no file changes.
     @Test func recoveryFromADamagedPreviousSnapshotRefusesSayingSo() async throws {
         let directory = try TemporaryDirectory()
