@@ -134,7 +134,7 @@ struct EntityReads: Sendable {
     }
 
     /// Whether anything tells what the context's saves left.
-    private var hasSavedRecords: Bool { run != nil || !byID.isEmpty }
+    private var hasSavedRecords: Bool { run != nil || !byID.isEmpty || emptiedAt > 0 }
 
     /// Whether the context read anything of the entity or recorded what its saves left: a
     /// change is based on these records rather than on the stored object.
@@ -145,7 +145,9 @@ struct EntityReads: Sendable {
     ///
     /// - Complexity: O(1) hashing, plus O(log n) in `whole` or the run's table.
     func record(for key: ObjectKey) -> Record? {
-        let recorded = byID[key] ?? whole.map { .stored($0[key]) }
+        // Past every record: a save of this context that dropped the whole table left no
+        // object at any id (``forgetSaved(emptiedAt:)``).
+        let recorded = byID[key] ?? whole.map { .stored($0[key]) } ?? (emptiedAt > 0 ? .settled(nil, number: emptiedAt) : nil)
         // What the run wrote, unless a later save recorded the id since (or the context read
         // it since: a read ends the run).
         guard let written = run?.object(for: key) else { return recorded }
@@ -214,13 +216,20 @@ struct EntityReads: Sendable {
         add(objects.lazy.map { ($0, .settled($1, number: number)) }, number: nil, table: table)
     }
 
-    /// After a save of this context dropped the whole table of an entity it has not read:
-    /// what its earlier saves left is gone with it.
-    mutating func forgetSaved() {
+    /// After a save of this context, committed as store version `number`, dropped the whole
+    /// table of an entity it has not read: what its earlier saves left is gone with it, and it
+    /// knows that the save left no object at any id. A change of an id another context makes
+    /// again afterwards is then based on no object, and conflicts with that object (it used to
+    /// be based on the object as stored when the context changed it: written over it, unseen).
+    ///
+    /// - Complexity: O(1).
+    mutating func forgetSaved(emptiedAt number: UInt64) {
         run = nil
         byID = [:]
         unreadChildValues = [:]
         pruneAbove = 0
+        emptiedAt = max(emptiedAt, number)
+        latestSettled = max(latestSettled, number)
     }
 
     /// Records a read of every object of `table`, the table of store version `number`;

@@ -23,10 +23,11 @@ import Testing
 /// ``MergePolicy/storeWins`` (a conflicting change is dropped), ``MergePolicy/mergeByProperty``
 /// or ``MergePolicy/contextWins``. Under the first two no save may overwrite silently. Values
 /// a context made under `.contextWins` (or under an ancestor of that policy) may overwrite,
-/// delete or make again anything; every save over them is checked as any other. Where a context that made the new values,
-/// or one of its ancestors, merges by property, a property the saved copy changed (a token
-/// never stored before) may overwrite the stored one, and its deletion may delete an object
-/// updated elsewhere; a property it did not change may still never go back to an older value.
+/// delete or make again anything; every save over them is checked as any other. Where a
+/// context that made the new values, or one of its ancestors, merges by property, a property
+/// the saved copy changed (a token never stored before) may overwrite the stored one, and its
+/// deletion may delete an object updated elsewhere; a property it did not change may still
+/// never go back to an older value.
 ///
 /// A second check keeps the test from passing by conflicting always: after each trial, every
 /// context, rolled back, reads the object afresh, changes it (or makes it again) and saves up

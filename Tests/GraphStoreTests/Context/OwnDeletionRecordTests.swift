@@ -193,3 +193,65 @@ import Testing
         withExtendedLifetime(child) {}
     }
 }
+
+/// A context that saved `delete(model:)` of an entity it never read dropped the whole table:
+/// it knows every id gone as of that save. A change it makes of an id another context made
+/// again since is based on no object, and conflicts with it (it was based on the object as
+/// stored when the context changed it, and written over it unseen).
+@Suite struct OwnDeleteAllRecordTests {
+    struct Item: Entity, Equatable {
+        var id: Int
+        var text: String
+    }
+
+    enum After: String, CaseIterable, Sendable {
+        /// Nothing more before the change.
+        case nothing
+        /// Another `delete(model:)`, pending when the id is changed.
+        case anotherDeleteAll
+        /// An insert of another id, then another `delete(model:)`.
+        case insertThenDeleteAll
+    }
+
+    @Test(arguments: After.allCases, [MergePolicy.error, .storeWins])
+    func anIDMadeAgainElsewhereAfterTheContextsDeleteAllConflicts(after: After, policy: MergePolicy) throws {
+        let container = try GraphContainer(for: [Item.self], store: .inMemory)
+        let seeder = container.newBackgroundContext()
+        seeder.insert(Item(id: 2, text: "first"))
+        try seeder.save()
+        let cleaner = container.newBackgroundContext(), other = container.newBackgroundContext()
+        cleaner.mergePolicy = policy
+        try cleaner.delete(model: Item.self)
+        try cleaner.save()
+        switch after {
+        case .nothing: break
+        case .anotherDeleteAll: try cleaner.delete(model: Item.self)
+        case .insertThenDeleteAll:
+            cleaner.insert(Item(id: 9, text: "gone again"))
+            try cleaner.delete(model: Item.self)
+        }
+        other.insert(Item(id: 2, text: "made again"))
+        try other.save()
+
+        cleaner.insert(Item(id: 2, text: "never saw it made again"))
+        if policy == .error {
+            #expect(throws: GraphStoreError.self) { try cleaner.save() }
+        } else {
+            try cleaner.save()
+        }
+        #expect(container.newBackgroundContext().model(Item.self, id: 2)?.text == "made again")
+    }
+
+    /// With no other commit in between, its changes after the drop are no conflict.
+    @Test func itsOwnChangesAfterItsDeleteAllSave() throws {
+        let container = try GraphContainer(for: [Item.self], store: .inMemory)
+        let context = container.newBackgroundContext()
+        context.insert(Item(id: 2, text: "first"))
+        try context.save()
+        try context.delete(model: Item.self)
+        try context.save()
+        context.insert(Item(id: 2, text: "again"))
+        try context.save()
+        #expect(container.newBackgroundContext().model(Item.self, id: 2)?.text == "again")
+    }
+}
