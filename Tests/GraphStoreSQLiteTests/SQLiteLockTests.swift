@@ -55,6 +55,61 @@ import Testing
         #expect(afterClose.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "1")
     }
 
+    /// Telling the kind of a store this process has open reads none of its file: closing a
+    /// descriptor of it would drop every lock the process holds on it, the container's too.
+    @Test func detectingTheKindOfAnOpenStoreKeepsItsLock() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.sqlite")
+        let container = try SQLiteTestKit.open(url)
+        container.mainContext.insert(ExampleModel.Tag(name: "swift"))
+        try container.mainContext.save()
+        try await container.flush()
+        #expect(try StoreKind.detect(at: url) == .graphStoreSQLite)
+        #expect(SQLiteTestKit.storeError { _ = try Migration.readStore(from: url) } == .storeLocked(path: url.path))
+        try await SQLiteTestKit.expectLockedAgainstOtherProcesses(url, table: "Tag")
+        try await container.close()
+    }
+
+    /// Another process holds the store as an open GraphStore store does (exclusive locking,
+    /// write-ahead log, nothing written since it opened, so the `-wal` is empty): reading it
+    /// is refused, not done without a lock (an immutable connection takes none).
+    @Test func readingAStoreAnotherProcessHoldsIsRefusedAlsoWithAnEmptyLog() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.sqlite")
+        let container = try SQLiteTestKit.open(url)
+        container.mainContext.insert(ExampleModel.Tag(name: "swift"))
+        try container.mainContext.save()
+        try await container.close()
+
+        let script = """
+            import sqlite3, sys
+            db = sqlite3.connect(sys.argv[1], isolation_level=None)
+            db.execute("PRAGMA locking_mode = EXCLUSIVE")
+            db.execute("BEGIN EXCLUSIVE")
+            db.execute("ROLLBACK")
+            db.execute("SELECT count(*) FROM Tag").fetchone()
+            print("locked", flush=True)
+            sys.stdin.read()
+            """
+        let (holder, locked) = try await offCooperativePool {
+            let holder = try ChildProcess(
+                URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", script, url.path],
+                standardInput: .pipe, standardError: .inherit)
+            return (holder, holder.waitForLine("locked"))
+        }
+        #expect(locked)
+        #expect((try? Data(contentsOf: URL(fileURLWithPath: url.path + "-wal")).isEmpty) ?? true)
+        #expect(SQLiteTestKit.storeError { _ = try Migration.readStore(from: url) } == .storeLocked(path: url.path))
+        #expect(SQLiteTestKit.storeError { _ = try SQLiteStoreInfo.inspect(url) } == .storeLocked(path: url.path))
+
+        holder.closeStandardInput()
+        _ = try await offCooperativePool { try holder.waitUntilExit() }
+        let read = try Migration.readStore(from: url)
+        #expect(read.snapshot.objects(of: "Tag").count == 1)
+    }
+
     @Test func aStoreLockedByAnotherProcessIsRefused() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

@@ -54,6 +54,9 @@ public enum StoreKind: String, Sendable, Hashable, CaseIterable {
     ///   kind GraphStore reads. The file is never changed.
     /// - Complexity: reads at most 512 bytes, plus the schema of a SQLite database.
     public static func detect(at url: URL) throws -> StoreKind {
+        // A store a container of this process has open is one, and its file must not be
+        // opened here: closing any descriptor of it would drop the container's lock.
+        if OpenSQLiteStores.isOpen(StorePath.canonical(url).path) { return .graphStoreSQLite }
         let path = url.standardizedFileURL.path
         let start = try firstBytes(path)
         if start.starts(with: SQLiteFileHeader.magic) {

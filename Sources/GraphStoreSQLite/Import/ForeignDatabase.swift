@@ -2,6 +2,12 @@ import Foundation
 import GRDB
 import GraphStore
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A SQLite database that GraphStore did not write, opened read-only for an import.
 ///
 /// Opening checks the file before SQLite sees it (missing, empty, not SQLite, truncated) and
@@ -11,7 +17,9 @@ import GraphStore
 ///
 /// A database in write-ahead-log mode whose `-wal` file is missing or empty (every commit is in
 /// the database file) is opened `immutable`, so SQLite does not create the `-wal` and `-shm`
-/// files a read-only reader otherwise leaves beside it. One with a non-empty `-wal` is read
+/// files a read-only reader otherwise leaves beside it. An immutable connection takes no lock,
+/// so the database's locks are looked at first: one another process holds (a GraphStore
+/// store's exclusive lock, while its app runs) is refused as SQLite would refuse it. One with a non-empty `-wal` is read
 /// with it, and SQLite may then create or update its `-shm` index.
 struct ForeignDatabase {
     let path: String
@@ -36,6 +44,7 @@ struct ForeignDatabase {
         try SQLiteFileHeader.check(path: path)
         do {
             if isWAL(header), !SQLiteFileHeader.hasContent(path + "-wal") {
+                if isSharedRangeLockedElsewhere(path) { throw GraphStoreError.storeLocked(path: path) }
                 do {
                     return ForeignDatabase(path: path, queue: try connect(immutableURI(path)))
                 } catch let error as DatabaseError where error.resultCode == .SQLITE_CANTOPEN {
@@ -217,4 +226,19 @@ extension DatabaseValue {
         case .blob(let data): data.map { String(format: "%02x", $0) }.joined()
         }
     }
+}
+
+/// Whether another process holds a lock on SQLite's shared range of the database at `path`
+/// that a reader's shared lock conflicts with (`F_GETLK`: nothing is locked here).
+private func isSharedRangeLockedElsewhere(_ path: String) -> Bool {
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else { return false }
+    defer { close(descriptor) }
+    var range = flock()
+    range.l_type = Int16(F_RDLCK)
+    range.l_whence = Int16(SEEK_SET)
+    // SQLite's SHARED_FIRST and SHARED_SIZE.
+    range.l_start = off_t(0x4000_0002)
+    range.l_len = 510
+    return fcntl(descriptor, F_GETLK, &range) == 0 && range.l_type != Int16(F_UNLCK)
 }
