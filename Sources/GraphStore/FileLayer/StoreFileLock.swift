@@ -183,6 +183,26 @@ package final class StoreFileLock: Sendable {
 }
 
 extension StoreFileLock {
+    /// Throws when a container (in any process, this one included) has the snapshot store at
+    /// `url` open, for a tool that only reads it: its file may be older than what the app was
+    /// told is saved (under ``Durability/coalesced`` nothing else tells). Takes no lock and
+    /// creates nothing: without a lock file, no container holds the store.
+    ///
+    /// - Throws: ``GraphStoreError/storeLocked(path:)``.
+    /// - Complexity: A few system calls; never blocks.
+    package static func checkNotHeld(storeAt url: URL) throws(GraphStoreError) {
+        let storeURL = (try? StorePath.resolve(url)) ?? url
+        let descriptor = open(lockFileURL(forStoreAt: storeURL).path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+        guard descriptor >= 0 else { return }
+        defer { _ = close(descriptor) }
+        guard (try? PosixFileSystem().status(descriptor))?.isRegular == true else { return }
+        if flock(descriptor, LOCK_SH | LOCK_NB) == 0 {
+            _ = flock(descriptor, LOCK_UN)
+        } else if errno == EWOULDBLOCK {
+            throw .storeLocked(path: url.path)
+        }
+    }
+
     /// Locks the snapshot store at `url` as an open container does, for a tool that replaces
     /// its file: while the returned lock is held no container opens the store, and a store a
     /// container has open is refused.

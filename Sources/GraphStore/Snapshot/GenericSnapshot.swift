@@ -57,9 +57,12 @@ public struct GenericSnapshot: Sendable {
     ///   ``GraphStoreError/unsupportedFormatVersion(path:found:supported:)``,
     ///   ``GraphStoreError/decompressedSizeLimitExceeded(path:limit:)``,
     ///   ``GraphStoreError/fileOperationFailed(path:operation:reason:)`` (including a missing file,
-    ///   and a journal beside the file that holds newer saves: see ``UnreplayedSaves``).
+    ///   and a journal beside the file that holds newer saves: see ``UnreplayedSaves``),
+    ///   ``GraphStoreError/storeLocked(path:)`` while a container (in any process) has the store
+    ///   open: its file may lack saves the app was told are saved.
     /// - Complexity: O(file size + journal size).
     public static func read(from url: URL, maxDecompressedBytes: Int = 4 << 30) throws -> GenericSnapshot {
+        try StoreFileLock.checkNotHeld(storeAt: url)
         let raw: Data?
         do { raw = try FileReader.readFile(at: url) } catch { throw GraphStoreError(error, path: url.path) }
         guard let raw else {

@@ -196,12 +196,13 @@ final class SQLiteWriter: Sendable {
         }
         // Before the flushes resume: a journal whose fsync failed counts on this transaction.
         if let dropThrough { journal?.storeIsDurable(through: dropThrough) }
+        // Before the event: once it is seen, saves throw an error no write can get past.
+        if let failure, case .codingFailed = failure { journal?.refuseAppends(failure) }
         // Announce before resuming the flushes this write covers: once `flush()` returns, the
         // event is in every stream.
         broadcaster.broadcast(event)
         if let failure {
             if case .codingFailed = failure {
-                journal?.refuseAppends(failure)
                 logger.critical("SQLite write failed because an object no longer fits its table (see the error); saves now throw this error until the store is reopened with a model that fits", metadata: [
                     "path": "\(path)", "error": "\(failure)",
                 ])
