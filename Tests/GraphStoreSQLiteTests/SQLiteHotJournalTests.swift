@@ -59,4 +59,45 @@ import Testing
         try reopened.checkInvariants()
         try await reopened.close()
     }
+
+    /// A plain SQLite database whose writer was killed mid-transaction leaves a hot rollback
+    /// journal, which a read-only reader cannot roll back: reading it for a migration says so,
+    /// naming the journal, and changes nothing (SQLite's own message was "attempt to write a
+    /// readonly database").
+    @Test func aSourceWithAHotRollbackJournalIsRefusedSayingWhy() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("legacy.db")
+        let script = """
+            import os, signal, sqlite3, sys
+            path = sys.argv[1]
+            db = sqlite3.connect(path, isolation_level=None)
+            db.execute("PRAGMA journal_mode=DELETE")
+            db.execute("CREATE TABLE item(id INTEGER PRIMARY KEY, name TEXT)")
+            db.execute("INSERT INTO item VALUES (1, 'kept')")
+            db.close()
+            pid = os.fork()
+            if pid == 0:
+                db = sqlite3.connect(path, isolation_level=None)
+                db.execute("PRAGMA cache_size=2")
+                db.execute("BEGIN")
+                for i in range(2, 400):
+                    db.execute("INSERT INTO item VALUES (?, ?)", (i, "x" * 500))
+                os.kill(os.getpid(), signal.SIGKILL)
+            os.waitpid(pid, 0)
+            assert os.path.getsize(path + "-journal") > 0
+            """
+        let result = try await runPython(script, [url.path])
+        try #require(result.status == 0, "python3 failed: \(result.standardError)")
+        let before = [try Data(contentsOf: url), try Data(contentsOf: URL(fileURLWithPath: url.path + "-journal"))]
+
+        let error = SQLiteTestKit.storeError { _ = try Migration.readStore(from: url) }
+        guard case .fileOperationFailed(_, _, let reason)? = error else {
+            Issue.record("expected fileOperationFailed, got \(String(describing: error))")
+            return
+        }
+        #expect(reason.contains(url.path + "-journal"), "\(reason)")
+        #expect(reason.contains("stopped in the middle"), "\(reason)")
+        #expect([try Data(contentsOf: url), try Data(contentsOf: URL(fileURLWithPath: url.path + "-journal"))] == before)
+    }
 }

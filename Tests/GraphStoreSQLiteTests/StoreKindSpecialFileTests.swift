@@ -15,6 +15,22 @@ import Darwin
 /// refused at once, naming it: reading it would block until some writer came, and a SQLite
 /// store's container would have SQLite write its pages into it and block reading them back.
 @Suite(.timeLimit(.minutes(1))) struct StoreKindSpecialFileTests {
+    /// A Core Data model given as a pipe (`--model`) is refused too, not read.
+    @Test func aModelThatIsAPipeIsRefusedWithoutBeingRead() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (pipe, link) = try SQLiteTestKit.pipeAndLink(in: directory)
+        for url in [pipe, link] {
+            let error = SQLiteTestKit.storeError { _ = try CoreDataModelDescription.read(from: url) }
+            guard case .fileOperationFailed(let path, _, let reason)? = error else {
+                Issue.record("expected fileOperationFailed for \(url.lastPathComponent), got \(String(describing: error))")
+                continue
+            }
+            #expect(path == url.path)
+            #expect(reason.contains("pipe"), "\(reason)")
+        }
+    }
+
     @Test func aPipeIsRefusedWithoutBeingRead() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

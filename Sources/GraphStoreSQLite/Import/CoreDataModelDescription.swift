@@ -113,11 +113,16 @@ public struct CoreDataModelDescription: Sendable, Hashable {
     /// `.xccurrentversion`, or its only version), an `.xcdatamodel` folder, or a `contents` file.
     ///
     /// - Throws: ``GraphStore/GraphStoreError/fileOperationFailed(path:operation:reason:)`` for a
-    ///   missing file or version; ``GraphStore/GraphStoreError/damagedFile(path:offset:reason:)``
-    ///   for XML that does not parse or is no Core Data model, naming the line.
+    ///   missing file or version, or one that is no regular file (a pipe, a device);
+    ///   ``GraphStore/GraphStoreError/damagedFile(path:offset:reason:)`` for XML that does not
+    ///   parse or is no Core Data model, naming the line.
     /// - Complexity: O(size of the file).
     public static func read(from url: URL) throws -> CoreDataModelDescription {
         let contents = try contentsFile(of: url.standardizedFileURL)
+        // A pipe would block the read until a writer came, a device might never end.
+        if let irregularity = try FileStatus.found(atPath: contents.path, operation: "Reading the model").irregularity {
+            throw GraphStoreError.fileOperationFailed(path: contents.path, operation: "Reading the model", reason: irregularity)
+        }
         let data: Data
         do {
             data = try Data(contentsOf: contents)

@@ -29,6 +29,12 @@ extension GraphStoreError {
             return .damagedFile(path: path, offset: nil, reason: "SQLite reports it malformed (\(message))")
         case .SQLITE_FULL:
             return .fileOperationFailed(path: path, operation: operation, reason: "the disk or the database is full (\(message))")
+        case .SQLITE_READONLY where error.extendedResultCode == .SQLITE_READONLY_ROLLBACK:
+            // A hot rollback journal: a writer was stopped mid-transaction, and a read-only
+            // connection cannot roll it back.
+            return .fileOperationFailed(
+                path: path, operation: operation,
+                reason: "\(path)-journal holds a transaction a program was stopped in the middle of, which a read-only reader cannot roll back; open the database once with its app (or any SQLite program that may write it) and try again (SQLite code \(error.extendedResultCode.rawValue))")
         case .SQLITE_CANTOPEN:
             let why = cannotOpenReason(path).map { ": \($0)" } ?? ""
             return .fileOperationFailed(path: path, operation: operation, reason: "\(message) (SQLite code \(error.extendedResultCode.rawValue))\(why)")
