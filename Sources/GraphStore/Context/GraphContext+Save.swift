@@ -67,8 +67,14 @@ extension GraphContext {
                 if parent != nil {
                     // What this child pushed it now sees through its parent's change: a later
                     // change of it is based as the parent's is, or, once the parent saved, on
-                    // what that save wrote.
+                    // what that save wrote. So is a change of it made while this save ran.
                     markPushed(changes, pushed: pushed, state: &state)
+                    if rebasing {
+                        state.pending.rebasePushed(changes, taken: pushed.compactMap { entity, key, outcome in
+                            guard case .taken(let sequence, _) = outcome else { return nil }
+                            return (entity, key, sequence)
+                        })
+                    }
                 } else if let committed {
                     // A save that changed nothing (it only deleted what was gone) settles those ids.
                     let settledBy = committed.change ?? GraphChange(version: core.currentNumber, contextName: name, inserted: [:], updated: [:], deleted: [:])

@@ -525,6 +525,28 @@ struct ChangeSet: Sendable {
         }
     }
 
+    /// For a child context: makes the entries of `pushed`, the changes its save just pushed
+    /// into its parent, that were changed again while the save ran (on the same copy: the
+    /// pushed change's base and ancestor change, and not a child's value made elsewhere) made
+    /// through the parent's change that took the pushed one (`taken`: by entity and id, its
+    /// sequence), as a change made just after the save is (see `GraphContext.knownBase`): the
+    /// parent's save of the pushed value is then no conflict for them. An id whose change the
+    /// parent kept or merged into its own keeps its base.
+    ///
+    /// - Complexity: O(pushed changes).
+    mutating func rebasePushed(_ pushed: ChangeSet, taken: [(entity: Int, key: ObjectKey, sequence: UInt64)]) {
+        guard !taken.isEmpty else { return }
+        foldAll()
+        let pushed = pushed.folded()
+        for (entity, key, sequence) in taken {
+            guard let entry = entities[entity][key], let saved = pushed.entities[entity][key], entry.sequence != saved.sequence,
+                  entry.base?.version == saved.base?.version, entry.inheritedThrough == saved.inheritedThrough,
+                  !(entry.holdsChildValue && entry.madeThrough != saved.sequence), !(saved.holdsChildValue && !entry.holdsChildValue)
+            else { continue }
+            entities[entity][key]?.inheritedThrough = sequence
+        }
+    }
+
     /// Bases the entries of `committed` that were changed again while it was being saved on
     /// what that save left (only those made on it: on the saved change's base, and not a
     /// child's value made elsewhere, nor this context's change of a copy from before a child's
