@@ -134,7 +134,13 @@ struct EntityReads: Sendable {
     }
 
     /// Whether anything tells what the context's saves left.
-    private var hasSavedRecords: Bool { run != nil || !byID.isEmpty || emptiedAt > 0 }
+    private var hasSavedRecords: Bool { run != nil || !byID.isEmpty || dropped != nil }
+
+    /// The objects a save of this context dropped whole, and the store version it committed
+    /// as, while the context had not read the entity (see ``forgetSaved(dropped:number:)``).
+    /// Kept (O(1), a persistent table: the dropped objects stay in memory) until the context
+    /// reads the whole entity, whose table then tells of every id.
+    private var dropped: (table: TreeDictionary<ObjectKey, StoredObject>, number: UInt64)?
 
     /// Whether the context read anything of the entity or recorded what its saves left: a
     /// change is based on these records rather than on the stored object.
@@ -145,9 +151,10 @@ struct EntityReads: Sendable {
     ///
     /// - Complexity: O(1) hashing, plus O(log n) in `whole` or the run's table.
     func record(for key: ObjectKey) -> Record? {
-        // Past every record: a save of this context that dropped the whole table left no
-        // object at any id (``forgetSaved(emptiedAt:)``).
-        let recorded = byID[key] ?? whole.map { .stored($0[key]) } ?? (emptiedAt > 0 ? .settled(nil, number: emptiedAt) : nil)
+        // Past every record: an object a save of this context dropped with the whole table is
+        // gone as of that save (``forgetSaved(dropped:number:)``).
+        let recorded = byID[key] ?? whole.map { .stored($0[key]) }
+            ?? dropped.flatMap { $0.table[key] == nil ? nil : .settled(nil, number: $0.number) }
         // What the run wrote, unless a later save recorded the id since (or the context read
         // it since: a read ends the run).
         guard let written = run?.object(for: key) else { return recorded }
@@ -216,18 +223,20 @@ struct EntityReads: Sendable {
         add(objects.lazy.map { ($0, .settled($1, number: number)) }, number: nil, table: table)
     }
 
-    /// After a save of this context, committed as store version `number`, dropped the whole
-    /// table of an entity it has not read: what its earlier saves left is gone with it, and it
-    /// knows that the save left no object at any id. A change of an id another context makes
-    /// again afterwards is then based on no object, and conflicts with that object (it used to
-    /// be based on the object as stored when the context changed it: written over it, unseen).
+    /// After a save of this context, committed as store version `number`, dropped `table`,
+    /// the whole table of an entity it has not read: what its earlier saves left is gone with
+    /// it, and it knows each object of `table` deleted by that save. A change of one of those
+    /// ids, made again by another context since, is then based on no object and conflicts with
+    /// it (it was based on the object as stored when the context changed it: written over it,
+    /// unseen). Ids the table did not hold are ids the context neither read nor saved.
     ///
     /// - Complexity: O(1).
-    mutating func forgetSaved(emptiedAt number: UInt64) {
+    mutating func forgetSaved(dropped table: TreeDictionary<ObjectKey, StoredObject>, number: UInt64) {
         run = nil
         byID = [:]
         unreadChildValues = [:]
         pruneAbove = 0
+        dropped = (table, number)
         emptiedAt = max(emptiedAt, number)
         latestSettled = max(latestSettled, number)
     }
@@ -265,6 +274,8 @@ struct EntityReads: Sendable {
         // Only what the run wrote before any fetch now in flight read its table (see above).
         run = nil
         whole = table
+        // Read after the drop, the table tells of every id: the dropped objects may go.
+        dropped = nil
         if latestSettled > number || (othersInFlight && latestSettled > 0) {
             byID = byID.filter { key, record in
                 guard case .settled(let left, let settled) = record else { return false }
@@ -345,6 +356,7 @@ struct EntityReads: Sendable {
     ///   table the context last read whole (at most what that fetch returned).
     mutating func settleEmptied(number: UInt64, table: TreeDictionary<ObjectKey, StoredObject>) {
         run = nil
+        dropped = nil
         hasRead = true
         unreadChildValues = [:]
         byID = byID.filter { table[$0.key] == nil }

@@ -192,7 +192,7 @@ extension GraphContext {
         for entity in entities {
             let isRead = fetching || state.reads[entity].hasRead
             if let droppedObjects = settled.droppedObjects(entity: entity) {
-                if isRead { state.reads[entity].settleEmptied(number: written.version, table: droppedObjects) } else { state.reads[entity].forgetSaved(emptiedAt: written.version) }
+                if isRead { state.reads[entity].settleEmptied(number: written.version, table: droppedObjects) } else { state.reads[entity].forgetSaved(dropped: droppedObjects, number: written.version) }
                 if settlesAll {
                     state.childBases[entity].settleDropped(through: committed.cleared[entity]?.sequence ?? 0, table: droppedObjects)
                 }
