@@ -55,6 +55,35 @@ import Testing
         #expect(afterClose.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "1")
     }
 
+    /// A closed store in `directory` holding one tag.
+    static func storeWithOneTag(in directory: TemporaryDirectory) async throws -> URL {
+        let url = directory.file("store.sqlite")
+        let container = try SQLiteTestKit.open(url)
+        container.mainContext.insert(ExampleModel.Tag(name: "swift"))
+        try container.mainContext.save()
+        try await container.close()
+        return url
+    }
+
+    /// A Python process that connects to the database at `url`, runs `python` (statements on
+    /// `db`) to take its lock, and keeps it until its input closes; and whether it got there.
+    /// Starting it, reading from it and waiting for it happen off the cooperative pool.
+    static func holdLock(of url: URL, python: String) async throws -> (ChildProcess, Bool) {
+        let script = """
+            import sqlite3, sys
+            db = sqlite3.connect(sys.argv[1], isolation_level=None)
+            \(python)
+            print("locked", flush=True)
+            sys.stdin.read()
+            """
+        return try await offCooperativePool {
+            let holder = try ChildProcess(
+                URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", script, url.path],
+                standardInput: .pipe, standardError: .inherit)
+            return (holder, holder.waitForLine("locked"))
+        }
+    }
+
     /// Telling the kind of a store this process has open reads none of its file: closing a
     /// descriptor of it would drop every lock the process holds on it, the container's too.
     @Test func detectingTheKindOfAnOpenStoreKeepsItsLock() async throws {
@@ -77,28 +106,13 @@ import Testing
     @Test func readingAStoreAnotherProcessHoldsIsRefusedAlsoWithAnEmptyLog() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let url = directory.file("store.sqlite")
-        let container = try SQLiteTestKit.open(url)
-        container.mainContext.insert(ExampleModel.Tag(name: "swift"))
-        try container.mainContext.save()
-        try await container.close()
-
-        let script = """
-            import sqlite3, sys
-            db = sqlite3.connect(sys.argv[1], isolation_level=None)
+        let url = try await Self.storeWithOneTag(in: directory)
+        let (holder, locked) = try await Self.holdLock(of: url, python: """
             db.execute("PRAGMA locking_mode = EXCLUSIVE")
             db.execute("BEGIN EXCLUSIVE")
             db.execute("ROLLBACK")
             db.execute("SELECT count(*) FROM Tag").fetchone()
-            print("locked", flush=True)
-            sys.stdin.read()
-            """
-        let (holder, locked) = try await offCooperativePool {
-            let holder = try ChildProcess(
-                URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", script, url.path],
-                standardInput: .pipe, standardError: .inherit)
-            return (holder, holder.waitForLine("locked"))
-        }
+            """)
         #expect(locked)
         #expect((try? Data(contentsOf: URL(fileURLWithPath: url.path + "-wal")).isEmpty) ?? true)
         #expect(SQLiteTestKit.storeError { _ = try Migration.readStore(from: url) } == .storeLocked(path: url.path))
@@ -113,28 +127,8 @@ import Testing
     @Test func aStoreLockedByAnotherProcessIsRefused() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let url = directory.file("store.sqlite")
-        let container = try SQLiteTestKit.open(url)
-        container.mainContext.insert(ExampleModel.Tag(name: "swift"))
-        try container.mainContext.save()
-        try await container.close()
-
-        // A process that takes an exclusive lock and keeps it until its input closes.
-        let script = """
-            import sqlite3, sys
-            db = sqlite3.connect(sys.argv[1], isolation_level=None)
-            db.execute("BEGIN EXCLUSIVE")
-            print("locked", flush=True)
-            sys.stdin.read()
-            db.execute("ROLLBACK")
-            """
-        // Starting it, reading from it and waiting for it happen off the cooperative pool.
-        let (holder, locked) = try await offCooperativePool {
-            let holder = try ChildProcess(
-                URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", script, url.path],
-                standardInput: .pipe, standardError: .inherit)
-            return (holder, holder.waitForLine("locked"))
-        }
+        let url = try await Self.storeWithOneTag(in: directory)
+        let (holder, locked) = try await Self.holdLock(of: url, python: #"db.execute("BEGIN EXCLUSIVE")"#)
         #expect(locked)
 
         let error = SQLiteTestKit.storeError { _ = try SQLiteTestKit.open(url) }
