@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 internal import GraphStoreCoding
 
 #if canImport(Glibc)
@@ -52,6 +53,9 @@ struct SnapshotTarget: Sendable {
         } catch let error as FileLayerError {
             throw GraphStoreError(error, path: url.path)
         }
+        // The store's first file: a previous snapshot there is a gone store's (its file was
+        // removed), and recovery must never put it back in this one's place.
+        if !FileManager.default.fileExists(atPath: url.path) { setAsideOrphanedPrevious() }
         if keepsPrevious { keepPrevious() }
         do {
             try AtomicFile.write(bytes, to: url, fileSystem: fileSystem)
@@ -78,6 +82,26 @@ struct SnapshotTarget: Sendable {
     }
 
     private var stagingPath: String { url.path + ".previous-staging" }
+
+    /// Renames a previous snapshot left by a store whose file was removed to
+    /// `<file>.previous.orphaned-<unix time>` (`-2`, `-3`… when taken): kept, for whoever wants
+    /// the gone store back, but no longer this store's previous snapshot. Best effort; the
+    /// directory is fsynced so that the name does not come back after a power loss.
+    private func setAsideOrphanedPrevious() {
+        let previous = previousURL.path
+        guard FileManager.default.fileExists(atPath: previous) else { return }
+        let stamp = previous + ".orphaned-\(Int(Date().timeIntervalSince1970))"
+        var aside = stamp
+        var attempt = 1
+        while FileManager.default.fileExists(atPath: aside) {
+            attempt += 1
+            aside = stamp + "-\(attempt)"
+        }
+        guard rename(previous, aside) == 0 else { return }
+        try? fileSystem.syncDirectory(url.deletingLastPathComponent().path)
+        Logger(label: "GraphStore.SnapshotTarget").warning(
+            "A previous snapshot of a store whose file was removed was set aside", metadata: ["path": "\(aside)"])
+    }
 
     /// Hard-links the current snapshot as the previous one; best effort (a missing current
     /// file, or a file system without hard links, leaves the previous copy as it was).

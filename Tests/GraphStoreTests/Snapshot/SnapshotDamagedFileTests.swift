@@ -431,6 +431,39 @@ import Testing
         try await expectRefused(damaged, at: url, options: SnapshotOptions(recoverFromPreviousSnapshot: true))
     }
 
+    /// A store whose file was removed ("reset" by hand) leaves its previous snapshot; the new
+    /// store at that name sets it aside at its first write (kept, renamed) instead of taking it
+    /// for its own, so recovery from a damaged file never brings the removed store back.
+    @Test func aRemovedStoresPreviousSnapshotIsSetAsideNotRecovered() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.json.gz")
+        let previous = url.path + ".previous"
+        // Under `.coalesced` each flush writes a snapshot: the second keeps the first as previous.
+        let old = try GraphContainer(for: exampleModel, store: .file(url, durability: .coalesced))
+        for text in ["old one", "old two"] {
+            old.mainContext.insert(Note(text: text, createdAt: Fixtures.epoch))
+            try old.mainContext.save()
+            try await old.flush()
+        }
+        try await old.close()
+        #expect(FileManager.default.fileExists(atPath: previous))
+        let oldPrevious = try Data(contentsOf: URL(fileURLWithPath: previous))
+        try FileManager.default.removeItem(at: url)
+
+        let new = try GraphContainer(for: exampleModel, store: .file(url))
+        new.mainContext.insert(Note(text: "new", createdAt: Fixtures.epoch))
+        try new.mainContext.save()
+        try await new.close()
+        let orphans = try directory.entries().filter { $0.hasPrefix("store.json.gz.previous.orphaned-") }
+        #expect(orphans.count == 1)
+        if let orphan = orphans.first { #expect(try Data(contentsOf: directory.file(orphan)) == oldPrevious) }
+        #expect(!FileManager.default.fileExists(atPath: previous))
+
+        let damaged = DamagedSnapshotFactory.truncations(of: try Data(contentsOf: url))[20]
+        try await expectRefused(damaged, at: url, options: SnapshotOptions(recoverFromPreviousSnapshot: true))
+    }
+
     /// A previous snapshot damaged too: refused, saying so, and no file changes.
     @Test func recoveryFromADamagedPreviousSnapshotRefusesSayingSo() async throws {
         let directory = try TemporaryDirectory()
