@@ -142,6 +142,14 @@ struct EntityReads: Sendable {
     /// reads the whole entity, whose table then tells of every id.
     private var dropped: (table: TreeDictionary<ObjectKey, StoredObject>, number: UInt64)?
 
+    /// Lets go of ``dropped``, freeing a large table off the calling thread (which holds the
+    /// context's lock).
+    private mutating func releaseDropped() {
+        guard let table = dropped?.table else { return }
+        dropped = nil
+        if table.count >= BackgroundRelease.objectCount { BackgroundRelease.drop(table) }
+    }
+
     /// Whether the context read anything of the entity or recorded what its saves left: a
     /// change is based on these records rather than on the stored object.
     var hasRecords: Bool { hasRead || hasSavedRecords }
@@ -236,6 +244,7 @@ struct EntityReads: Sendable {
         byID = [:]
         unreadChildValues = [:]
         pruneAbove = 0
+        releaseDropped()
         dropped = (table, number)
         emptiedAt = max(emptiedAt, number)
         latestSettled = max(latestSettled, number)
@@ -274,8 +283,9 @@ struct EntityReads: Sendable {
         // Only what the run wrote before any fetch now in flight read its table (see above).
         run = nil
         whole = table
-        // Read after the drop, the table tells of every id: the dropped objects may go.
-        dropped = nil
+        // Read after the drop, the table tells of every id: the dropped objects may go (freed
+        // off this thread, which holds the context's lock).
+        releaseDropped()
         if latestSettled > number || (othersInFlight && latestSettled > 0) {
             byID = byID.filter { key, record in
                 guard case .settled(let left, let settled) = record else { return false }
@@ -356,7 +366,7 @@ struct EntityReads: Sendable {
     ///   table the context last read whole (at most what that fetch returned).
     mutating func settleEmptied(number: UInt64, table: TreeDictionary<ObjectKey, StoredObject>) {
         run = nil
-        dropped = nil
+        releaseDropped()
         hasRead = true
         unreadChildValues = [:]
         byID = byID.filter { table[$0.key] == nil }

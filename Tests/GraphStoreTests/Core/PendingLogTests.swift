@@ -364,11 +364,12 @@ import Testing
             if dropsTable {
                 // Having read the entity, the context knows the dropped objects gone (recorded
                 // above) and the rest of the table empty, and keeps what it read of other ids;
-                // else it forgets what its saves left, gone with the table.
+                // else it knows the dropped objects gone and forgets what its earlier saves
+                // left at other ids, gone with the table.
                 if hasRead {
                     if whole == nil { whole = [:] }
                 } else {
-                    byID = [:]
+                    byID = byID.filter { pending[$0.key] != nil }
                 }
                 unreadPrior = [:]
             }

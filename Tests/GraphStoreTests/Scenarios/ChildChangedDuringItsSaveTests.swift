@@ -16,7 +16,7 @@ import Testing
 
     @Test(arguments: [MergePolicy.error, .storeWins])
     func aChangeMadeDuringTheChildsSaveReachesTheStore(policy: MergePolicy) async throws {
-        let rounds = 300
+        let rounds = 100
         let container = try GraphContainer(for: [Item.self], store: .inMemory)
         for round in 0..<rounds {
             let seeder = container.newBackgroundContext()
