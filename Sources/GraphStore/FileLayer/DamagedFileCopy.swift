@@ -8,6 +8,19 @@ import Darwin
 
 /// Keeps a damaged file for inspection before recovery goes on without it.
 enum DamagedFileCopy {
+    /// `<prefix>-<unix time>`, with `-2`, `-3`… when a file of that name exists: a name for a
+    /// file set aside.
+    static func freeName(_ prefix: String) -> String {
+        let stamp = prefix + "-\(Int(Date().timeIntervalSince1970))"
+        var name = stamp
+        var attempt = 1
+        while FileManager.default.fileExists(atPath: name) {
+            attempt += 1
+            name = stamp + "-\(attempt)"
+        }
+        return name
+    }
+
     /// Copies the file at `path` to `<path>.damaged-<unix time>`, with `-2`, `-3`… when an
     /// earlier recovery took that name, and makes the copy durable (the file, then its
     /// directory entry) before returning its path: recovery goes on to cut or replace the
@@ -19,13 +32,7 @@ enum DamagedFileCopy {
     ///   when it cannot be synced (the copy is then removed).
     /// - Complexity: O(file size), plus two fsyncs.
     static func keep(_ path: String, fileSystem: any FileSystem = PosixFileSystem()) throws -> String {
-        let stamp = path + ".damaged-\(Int(Date().timeIntervalSince1970))"
-        var aside = stamp
-        var attempt = 1
-        while FileManager.default.fileExists(atPath: aside) {
-            attempt += 1
-            aside = stamp + "-\(attempt)"
-        }
+        let aside = freeName(path + ".damaged")
         try FileManager.default.copyItem(atPath: path, toPath: aside)
         do throws(SystemCallError) {
             let descriptor = try fileSystem.open(aside, flags: O_RDONLY | O_CLOEXEC, permissions: 0)

@@ -90,13 +90,7 @@ struct SnapshotTarget: Sendable {
     private func setAsideOrphanedPrevious() {
         let previous = previousURL.path
         guard FileManager.default.fileExists(atPath: previous) else { return }
-        let stamp = previous + ".orphaned-\(Int(Date().timeIntervalSince1970))"
-        var aside = stamp
-        var attempt = 1
-        while FileManager.default.fileExists(atPath: aside) {
-            attempt += 1
-            aside = stamp + "-\(attempt)"
-        }
+        let aside = DamagedFileCopy.freeName(previous + ".orphaned")
         guard rename(previous, aside) == 0 else { return }
         try? fileSystem.syncDirectory(url.deletingLastPathComponent().path)
         Logger(label: "GraphStore.SnapshotTarget").warning(
