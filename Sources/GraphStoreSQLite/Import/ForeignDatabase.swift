@@ -19,8 +19,8 @@ import Darwin
 /// the database file) is opened `immutable`, so SQLite does not create the `-wal` and `-shm`
 /// files a read-only reader otherwise leaves beside it. An immutable connection takes no lock,
 /// so the database's locks are looked at first: one another process holds (a GraphStore
-/// store's exclusive lock, while its app runs) is refused as SQLite would refuse it. One with a non-empty `-wal` is read
-/// with it, and SQLite may then create or update its `-shm` index.
+/// store's exclusive lock, while its app runs) is refused as SQLite would refuse it. One with
+/// a non-empty `-wal` is read with it, and SQLite may then create or update its `-shm` index.
 struct ForeignDatabase {
     let path: String
     private let queue: DatabaseQueue
