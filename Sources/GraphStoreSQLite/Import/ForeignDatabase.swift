@@ -44,7 +44,7 @@ struct ForeignDatabase {
         try SQLiteFileHeader.check(path: path)
         do {
             if isWAL(header), !SQLiteFileHeader.hasContent(path + "-wal") {
-                if isSharedRangeLockedElsewhere(path) { throw GraphStoreError.storeLocked(path: path) }
+                if SQLiteSharedLockRange.isWriteLockedElsewhere(path) { throw GraphStoreError.storeLocked(path: path) }
                 do {
                     return ForeignDatabase(path: path, queue: try connect(immutableURI(path)))
                 } catch let error as DatabaseError where error.resultCode == .SQLITE_CANTOPEN {
@@ -226,19 +226,4 @@ extension DatabaseValue {
         case .blob(let data): data.map { String(format: "%02x", $0) }.joined()
         }
     }
-}
-
-/// Whether another process holds a lock on SQLite's shared range of the database at `path`
-/// that a reader's shared lock conflicts with (`F_GETLK`: nothing is locked here).
-private func isSharedRangeLockedElsewhere(_ path: String) -> Bool {
-    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-    guard descriptor >= 0 else { return false }
-    defer { close(descriptor) }
-    var range = flock()
-    range.l_type = Int16(F_RDLCK)
-    range.l_whence = Int16(SEEK_SET)
-    // SQLite's SHARED_FIRST and SHARED_SIZE.
-    range.l_start = off_t(0x4000_0002)
-    range.l_len = 510
-    return fcntl(descriptor, F_GETLK, &range) == 0 && range.l_type != Int16(F_UNLCK)
 }

@@ -359,9 +359,6 @@ final class DestinationLock {
     /// Whether a file was at the destination when it was locked.
     let destinationExisted: Bool
 
-    /// The first byte and the length of SQLite's shared lock range (`SHARED_FIRST`, `SHARED_SIZE`).
-    private static let sharedRange: (start: Int, length: Int) = (0x4000_0002, 510)
-
     /// Locks the store at `url`; `snapshotStore` takes its lock file even where there is no
     /// store yet (the migration writes a snapshot store there).
     ///
@@ -398,11 +395,7 @@ final class DestinationLock {
     private static func lockSharedRange(_ path: String) throws -> Int32 {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw MigrationFile.failure(path: path, operation: "open the destination to lock it") }
-        var range = flock()
-        range.l_type = Int16(F_RDLCK)
-        range.l_whence = Int16(SEEK_SET)
-        range.l_start = off_t(sharedRange.start)
-        range.l_len = off_t(sharedRange.length)
+        var range = SQLiteSharedLockRange.readLockRequest()
         guard fcntl(descriptor, F_SETLK, &range) == 0 else {
             let code = errno
             close(descriptor)
