@@ -21,6 +21,20 @@ public enum IDFormModels {
     }
 
     public enum V1 {
+        public struct Name: Keyed {
+            public var id: String
+            public var note: String
+            public static var entityName: String { "Name" }
+            public init(id: String, note: String) { (self.id, self.note) = (id, note) }
+        }
+
+        public struct Item: Keyed {
+            public var id: UUID
+            public var note: String
+            public static var entityName: String { "Item" }
+            public init(id: UUID, note: String) { (self.id, self.note) = (id, note) }
+        }
+
         public struct Slot: Keyed {
             public var id: SlotKey
             public var note: String
@@ -44,6 +58,22 @@ public enum IDFormModels {
     }
 
     public enum V2 {
+        public struct Name: Keyed {
+            public var id: String
+            public var note: String
+            public var rank: Int
+            public static var entityName: String { "Name" }
+            public init(id: String, note: String) { (self.id, self.note, rank) = (id, note, 0) }
+        }
+
+        public struct Item: Keyed {
+            public var id: UUID
+            public var note: String
+            public var done: Bool
+            public static var entityName: String { "Item" }
+            public init(id: UUID, note: String) { (self.id, self.note, done) = (id, note, false) }
+        }
+
         public struct Slot: Keyed {
             public var id: SlotKey
             public var note: String

@@ -33,8 +33,12 @@ import Testing
     /// A version-1 store of `T` whose snapshot holds an object for each of `ids` but the
     /// last, and whose journal alone holds one save: the first deleted, the second and third
     /// edited, the last inserted. Returns the copy a crash right after that save leaves.
+    ///
+    /// `rewrite`, if given, changes the snapshot's objects (as another program writing the
+    /// file would) before the journaled save.
     static func crashedStore<T: Keyed>(
-        _ type: T.Type, ids: [T.ID], format: SnapshotFormat, in directory: TemporaryDirectory
+        _ type: T.Type, ids: [T.ID], format: SnapshotFormat, in directory: TemporaryDirectory,
+        rewrite: ((SnapshotValue) -> SnapshotValue)? = nil
     ) async throws -> URL {
         let live = try TemporaryDirectory()
         defer { live.remove() }
@@ -43,6 +47,11 @@ import Testing
         for (index, id) in ids.dropLast().enumerated() { first.mainContext.insert(T(id: id, note: "\(index)")) }
         try first.mainContext.save()
         try await first.close()
+        if let rewrite {
+            var snapshot = try GenericSnapshot.read(from: url)
+            snapshot.entities = snapshot.entities.map { (name: $0.name, objects: $0.objects.map(rewrite)) }
+            try snapshot.write(to: url, format: format, compression: .none)
+        }
 
         let again = try GraphContainer(for: [T.self], store: configuration(url, format))
         again.mainContext.delete(T.self, id: ids[0])
@@ -107,6 +116,40 @@ import Testing
         let objects = try await Self.migrated(
             V2.Slot.self, at: url, format: format, migrations: Self.migrations(adding: "booked", to: "Slot", default: .bool(false)))
         Self.expectEveryChange(objects, ids: IDFormModels.slots)
+    }
+
+    /// A snapshot another program wrote with its UUID ids in small letters, which the typed
+    /// model reads as the same ids, while the journal writes them in capitals (as Foundation
+    /// does): each journaled change still meets its object.
+    @Test(arguments: formats)
+    func everyJournaledChangeOfAUUIDKeyedEntityWrittenInSmallLettersIsMigrated(format: SnapshotFormat) async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let ids = (0..<5).map { _ in UUID() }
+        var lowered = 0
+        let url = try await Self.crashedStore(V1.Item.self, ids: ids, format: format, in: directory) { object in
+            guard case .object(var fields) = object, case .string(let id)? = fields["id"] else { return object }
+            fields["id"] = .string(id.lowercased())
+            lowered += id == id.lowercased() ? 0 : 1
+            return .object(fields)
+        }
+        #expect(lowered == ids.count - 1)
+        let objects = try await Self.migrated(
+            V2.Item.self, at: url, format: format, migrations: Self.migrations(adding: "done", to: "Item", default: .bool(false)))
+        Self.expectEveryChange(objects, ids: ids)
+    }
+
+    /// String ids that differ only in letter case are different objects, also when they are
+    /// UUIDs' text: a journaled change meets the object of its exact spelling.
+    @Test func stringIDsDifferingInCaseStayApartInMigration() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let uuid = UUID().uuidString
+        let ids = ["first", uuid, uuid.lowercased(), "fourth", "last"]
+        let url = try await Self.crashedStore(V1.Name.self, ids: ids, format: .json, in: directory)
+        let objects = try await Self.migrated(
+            V2.Name.self, at: url, format: .json, migrations: Self.migrations(adding: "rank", to: "Name", default: .integer(0)))
+        Self.expectEveryChange(objects, ids: ids)
     }
 
     /// A journal that deletes an object and a later record that inserts it again: the object
