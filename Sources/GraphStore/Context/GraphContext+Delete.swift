@@ -9,6 +9,10 @@ extension GraphContext {
     /// The objects marked are those the context sees now, read as it marks them: each deletion
     /// is based on the object's current version, so one changed by another context before the
     /// save is a merge conflict. Objects another context inserts later are not deleted.
+    /// Objects this context inserted and has not saved go at once; at save their delete rules
+    /// still run on the references this context's other changes hold to them (a new note's
+    /// reference to a new tag is nullified), as for ``delete(_:id:)``, unless another context
+    /// has saved an object of the same id meanwhile, which stays.
     ///
     /// - Throws: ``GraphStoreError/predicateFailed(entity:id:reason:)``.
     /// - Complexity: O(n) predicate evaluations. Without a predicate, on a top-level context,
@@ -73,6 +77,7 @@ extension GraphContext {
                 let gone = entries.lazy.filter { table[$0.key] == nil }
                 state.childBases[entity].settleRolledBack(gone, continuing: true, table: table)
             }
+            state.pending.cleared[entity]?.deletedIfNew = entries.keys.filter { table[$0] == nil }
             let remaining = entries.filter { key, change in
                 guard let stored = table[key] else {
                     // Inserted by this context only, or gone from the store: nothing to delete.

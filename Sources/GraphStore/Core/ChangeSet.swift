@@ -65,6 +65,14 @@ struct ClearMarker: Sendable {
     /// same, deleting the marked objects is deleting the whole table, without any conflict.
     var stamp: UInt64
     var sequence: UInt64
+    /// Ids the context had changed but the table did not hold when it was marked: objects
+    /// only this context inserted, and deletions of objects already gone. Their entries go
+    /// with the marker (the context sees no such object), but at save each is deleted while
+    /// the store still holds no object of its id, so that its delete rules run for the
+    /// references the saved objects hold to it, as for ``GraphContext/delete(_:id:)``. An object
+    /// another context saved under the id since is not touched: the marker deletes only what
+    /// the context saw.
+    var deletedIfNew: [ObjectKey] = []
 
     /// The pending deletion the marker stands for at `key`, if it covers `key`.
     func change(for key: ObjectKey) -> PendingChange? {

@@ -102,6 +102,13 @@ struct CommitPlan {
             // Otherwise the log is folded and a marker spelled out as one deletion per object
             // it covers.
             let entityChanges = changes.expanded(entity: entity)
+            if let marker = changes.cleared[entity] {
+                // What the context inserted before it marked the table goes while no object of
+                // its id is stored, for its delete rules (see ``ClearMarker/deletedIfNew``).
+                for key in marker.deletedIfNew where entityChanges[key] == nil && base.tables[entity][key] == nil {
+                    deletes[entity].append(key)
+                }
+            }
             // The common case, only upserts and no conflicts, reuses the change set's keys
             // instead of hashing every key again.
             var isPlain = true

@@ -235,6 +235,64 @@ private struct Comment: Entity, Hashable {
         }
     }
 
+    // MARK: Deleting a whole model
+
+    /// `delete(model:)` of objects only this context inserted drops their inserts and still runs
+    /// their delete rules on its other pending objects at save, as `delete(_:id:)` does: a new
+    /// note naming a new tag loses the reference (nullify), a new article's new comment goes with
+    /// it (cascade). Before, the save threw `danglingReference`.
+    @Test(arguments: StoreKind.allCases)
+    func deletingAModelRunsTheRulesOfObjectsOnlyThisContextInserted(store: StoreKind) async throws {
+        try await withContainer(store, for: Self.blogTypes + exampleModel) { container in
+            try Self.seed(container)
+            let main = container.mainContext
+            let fresh = Tag(name: "fresh")
+            let note = Note(text: "tagged", createdAt: Fixtures.epoch, tagIDs: [fresh.id, Self.tags[0].id])
+            main.insert(fresh)
+            main.insert(note)
+            let blog = Blog(name: "new")
+            let article = Article(title: "new", blogID: blog.id)
+            let comment = Comment(text: "on new", articleID: article.id)
+            let kept = Comment(text: "on a stored article", articleID: Self.articles[0].id)
+            main.insert(blog)
+            main.insert(article)
+            main.insert(comment)
+            main.insert(kept)
+            #expect(try main.delete(model: ExampleModel.Tag.self) == Self.tags.count + 1)
+            #expect(try main.delete(model: Blog.self) == Self.blogs.count + 1)
+            try main.save()
+            try container.checkInvariants()
+            #expect(main.model(Note.self, id: note.id)?.tagIDs == [])
+            #expect(container.count(of: ExampleModel.Tag.self) == 0)
+            // Every blog went, so every article and comment cascaded, the new ones too.
+            #expect(container.count(of: Blog.self) == 0)
+            #expect(container.count(of: Article.self) == 0)
+            #expect(container.count(of: Comment.self) == 0)
+        }
+    }
+
+    /// The deletion of an object only this context inserted, made by `delete(model:)`, does not
+    /// touch an object of the same id another context saves before this context's save: the
+    /// marker deletes only what this context saw. The save succeeds under `.error`.
+    @Test(arguments: StoreKind.allCases)
+    func deletingAModelLeavesAnObjectAnotherContextSavedUnderANewID(store: StoreKind) async throws {
+        try await withContainer(store, for: Self.blogTypes + exampleModel) { container in
+            try Self.seed(container)
+            let main = container.mainContext
+            let mine = Tag(name: "mine")
+            main.insert(mine)
+            try main.delete(model: ExampleModel.Tag.self)
+            let other = container.newBackgroundContext()
+            let theirs = Tag(id: mine.id, name: "theirs")
+            other.insert(theirs)
+            other.insert(Note(text: "theirs", createdAt: Fixtures.epoch, tagIDs: [theirs.id]))
+            try other.save()
+            try main.save()
+            try container.checkInvariants()
+            #expect(try main.fetch(FetchDescriptor<ExampleModel.Tag>()).map(\.name) == ["theirs"])
+        }
+    }
+
     // MARK: Deny
 
     @Test(arguments: StoreKind.allCases)
