@@ -181,6 +181,16 @@ enum JournalFormatV1 {
                         reason: "the journal record at byte \(offset) claims \(length) bytes, past the end of the file, but the intact record of store version \(expected + 1) follows at byte \(next): its length is damaged",
                         intact: scan)
                 }
+                // Nor is it torn if the record is all there: its version and checksum match
+                // the bytes up to a shorter end (a torn append leaves its payload short, not
+                // its length wrong), with nothing after it but the start of the next version's
+                // record, itself torn. Cutting it off would drop a save that returned.
+                if let payloadEnd = wholePayloadEnd(at: offset, version: expected, in: bytes) {
+                    throw Damage(
+                        offset: offset,
+                        reason: "the journal record at byte \(offset) claims \(length) bytes, past the end of the file, but its store version \(expected) and checksum match the \(payloadEnd - offset - recordHeaderSize) bytes up to byte \(payloadEnd): its length is damaged",
+                        intact: scan)
+                }
                 return scan
             }
             let payload = UnsafeRawBufferPointer(rebasing: bytes[(offset + recordHeaderSize)..<end])
@@ -230,6 +240,46 @@ extension JournalFormatV1 {
             if CRC32.checksum(payload) == bytes.loadLittleEndian(UInt32.self, at: candidate + 4) { return candidate }
         }
         return nil
+    }
+}
+
+extension JournalFormatV1 {
+    /// Where the record at `offset`, of store `version`, ends if its checksum holds for a
+    /// payload shorter than what follows it: the record is whole and only its length field is
+    /// wrong. What follows that end must be nothing, or the start of a record of the next
+    /// version (its version's bytes, when enough of it is there to hold them).
+    ///
+    /// `nil` when the record does not start with `version`, or no such end exists (a torn
+    /// append, whose payload is short).
+    ///
+    /// - Complexity: O(bytes after `offset`): the checksum of every prefix, one pass.
+    static func wholePayloadEnd(at offset: Int, version: UInt64, in bytes: UnsafeRawBufferPointer) -> Int? {
+        let size = bytes.count
+        let payloadStart = offset + recordHeaderSize
+        guard size - payloadStart >= minimumPayloadSize,
+              bytes.loadLittleEndian(UInt64.self, at: payloadStart) == version
+        else { return nil }
+        let stored = bytes.loadLittleEndian(UInt32.self, at: offset + 4)
+        let table = crcTable
+        var crc: UInt32 = 0xFFFF_FFFF
+        for position in payloadStart..<size {
+            crc = table[Int((crc ^ UInt32(bytes[position])) & 0xFF)] ^ (crc >> 8)
+            let end = position + 1
+            guard end - payloadStart >= minimumPayloadSize, ~crc == stored else { continue }
+            let after = size - end
+            if after < recordHeaderSize + minimumPayloadSize || bytes.loadLittleEndian(UInt64.self, at: end + recordHeaderSize) == version + 1 {
+                return end
+            }
+        }
+        return nil
+    }
+
+    /// The CRC-32 (zlib's, reflected polynomial 0xEDB88320) of each byte value, for checksums
+    /// taken a byte at a time.
+    private static let crcTable: [UInt32] = (0..<256).map { value in
+        var crc = UInt32(value)
+        for _ in 0..<8 { crc = crc & 1 == 1 ? 0xEDB8_8320 ^ (crc >> 1) : crc >> 1 }
+        return crc
     }
 }
 

@@ -122,11 +122,41 @@ import Testing
                 #expect(damage.intact.records.map(\.version) == Array(records.prefix(victim).map(\.version)))
             }
         }
-        // The last record's length past the end is still a torn append.
-        var bytes = whole
-        bytes[records[3].start + 2] ^= 0x80
-        let scan = try Self.scan(bytes)
-        #expect(scan.records.count == 3 && scan.hasTornTail)
+    }
+
+    /// The last whole record's length pointing past the end, with nothing after it or only the
+    /// torn start of the next record (a crash during the next save), is damage too: a torn
+    /// append leaves a payload short, never whole under a wrong length, and cutting it off
+    /// would drop a save that returned. Before, it was cut off silently.
+    @Test(arguments: [0, 5, 8, 16, 17, 40])
+    func theLastWholeRecordsLengthPointingPastTheEndIsDamage(tornBytesAfter: Int) throws {
+        let whole = Self.journal(records: 4)
+        let records = try Self.scan(whole).records
+        let next = JournalFormatV1.frameRecord(version: 12, document: Array("{\"Note\":{\"delete\":[\"next\"]}}".utf8))
+        for bit in [UInt8(0x80), 0x08, 0x01] {
+            var bytes = Array(whole[..<records[3].end]) + next.prefix(tornBytesAfter)
+            let start = records[3].start
+            let length = Int(bytes.withUnsafeBytes { $0.loadLittleEndian(UInt32.self, at: start) })
+            // Bit 0 only where it lengthens the record past the end.
+            guard bit != 0x01 || (length & 1 == 0 && start + 8 + length + 1 > bytes.count) else { continue }
+            bytes[start + (bit == 0x01 ? 0 : 2)] ^= bit
+            let damage = try Self.damage(bytes)
+            #expect(damage.offset == start, "bit \(bit)")
+            #expect(damage.reason.contains("length is damaged") && damage.reason.contains("byte \(records[3].end)"), "\(damage.reason)")
+            #expect(damage.intact.records.map(\.version) == [8, 9, 10])
+        }
+    }
+
+    /// A record whose length and version are whole but whose payload a crash left short is a
+    /// torn append at every cut, even when its version's bytes are there: no shorter payload
+    /// matches its checksum.
+    @Test func aTornLastRecordWithItsVersionIsStillCutOff() throws {
+        let whole = Self.journal(records: 3) + JournalFormatV1.frameRecord(version: 11, document: Array(String(repeating: "{\"z\":1}", count: 300).utf8))
+        let last = try Self.scan(whole).records[3]
+        for cut in stride(from: last.start + 16, to: whole.count, by: 7) {
+            let scan = try Self.scan(Array(whole[..<cut]))
+            #expect(scan.records.count == 3 && scan.hasTornTail, "cut at \(cut)")
+        }
     }
 
     @Test func aFlippedHeaderByteIsDamage() throws {
