@@ -63,6 +63,7 @@ package final class FaultInjectingFileSystem: FileSystem {
         var bytesSinceInjection = 0
         var interruptNext = true
         var statistics = Statistics()
+        var beforeFsync: (@Sendable () -> Void)?
     }
 
     private let base: any FileSystem
@@ -90,6 +91,14 @@ package final class FaultInjectingFileSystem: FileSystem {
     /// - Complexity: O(1).
     package func clearFaults() {
         state.withLock { $0.faults.removeAll() }
+    }
+
+    /// Runs `body` at the start of every later `fsync` of a file, before any injected fault
+    /// (`nil`: stops): for a test that makes something happen while an fsync is under way.
+    ///
+    /// - Complexity: O(1).
+    package func beforeEachFsync(_ body: (@Sendable () -> Void)?) {
+        state.withLock { $0.beforeFsync = body }
     }
 
     /// A snapshot of the counters.
@@ -154,6 +163,7 @@ package final class FaultInjectingFileSystem: FileSystem {
     }
 
     package func fsync(_ descriptor: Int32) throws(SystemCallError) {
+        state.withLock { $0.beforeFsync }?()
         try failIfInjected { state in
             state.interruption() ?? state.faults.lazy.compactMap {
                 if case .fsync(let code) = $0 { code } else { nil }

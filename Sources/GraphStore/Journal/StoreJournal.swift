@@ -392,9 +392,15 @@ package final class StoreJournal: Sendable {
     ///
     /// - Throws: as ``flush()``, or what `writeStore` throws.
     package func flush(orWritingTheStore writeStore: () async throws -> Void) async throws {
+        let mark = state.withLock { Mark(generation: $0.generation, end: $0.end, version: $0.lastVersion) }
         do {
             try await flush()
-        } catch where hasFailedSync {
+        } catch {
+            // A store write that holds the records (a coalesced snapshot retried in the
+            // background) may have cleared the failure after the fsync reported it: the records
+            // are durable, and the flush is done.
+            if gate.isSynced(mark) { return }
+            guard hasFailedSync else { throw error }
             try await writeStore()
         }
     }
@@ -756,7 +762,11 @@ private final class SyncGate: @unchecked Sendable {
                 condition.unlock()
                 return
             case .failure(let error):
+                // The store's own file may have come to hold the mark's records while the
+                // fsync ran (a snapshot written meanwhile): then they are durable all the same.
+                let isCovered = covers(mark)
                 condition.unlock()
+                if isCovered { return }
                 throw error
             }
         }

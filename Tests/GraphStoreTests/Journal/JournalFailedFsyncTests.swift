@@ -106,6 +106,32 @@ import Darwin
         #expect(journal.durableVersion == 3)
     }
 
+    /// A store write that holds the records, finished while the journal's fsync fails (a
+    /// coalesced snapshot retried in the background): the flush, and a synchronous save waiting
+    /// for the same fsync, return, for their records are durable. Both threw the fsync's error.
+    @Test(arguments: [false, true])
+    func aFsyncFailingWhileTheStoreMadeTheRecordsDurableIsNoFailure(synchronousSave: Bool) async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let faults = FaultInjectingFileSystem()
+        let journal = try StoreJournal.start(
+            path: directory.file("store.json.gz.journal").path, durability: synchronousSave ? .synchronous : .journaled,
+            interval: .seconds(3600), clock: ManualWriterClock(), lineage: UUID(), openedAt: 0, existing: nil, fileSystem: faults)
+        defer { faults.beforeEachFsync(nil) }
+        _ = try Self.append(1, to: journal)
+        try await journal.flush()
+        let mark = try Self.append(2, to: journal)
+        faults.inject(.fsync(errno: EIO))
+        faults.beforeEachFsync { journal.storeIsDurable(through: 2) }
+        if synchronousSave {
+            try journal.waitUntilDurable(mark)
+        } else {
+            try await journal.flush(orWritingTheStore: { Issue.record("the store was written although it holds the records") })
+        }
+        #expect(journal.durableVersion == 2)
+        #expect(!journal.hasFailedSync)
+    }
+
     @Test func aSynchronousSaveAfterAFailedFsyncThrowsUntilASnapshotHoldsTheSaves() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
