@@ -18,6 +18,7 @@ extension GraphContext {
         // Pending changes first, then the version (as `scanSource`).
         let overlay = overlay(entity: entity)
         let (table, tree, number) = core.latestIndex(entity: entity, index: plan.index)
+        guard plan.answers(in: tree) else { return nil }
         source = FetchSource(entity: entity, overlay: overlay, table: table, number: number)
         let bound = descriptor.windowEnd
         let stopsAt = plan.isOrdered ? bound : nil
@@ -61,6 +62,7 @@ extension GraphContext {
         guard descriptor.predicate == nil || plan != nil else { return nil }
         let overlay = overlay(entity: entity)
         let (table, tree) = plan.map { core.latestIndex(entity: entity, index: $0.index) }.map { ($0.table, $0.tree) } ?? (core.latestTable(entity: entity).table, IndexTree())
+        if let plan, !plan.answers(in: tree) { return nil }
         var count: Int
         if let plan {
             let range = plan.range(in: tree)

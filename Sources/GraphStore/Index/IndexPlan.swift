@@ -20,6 +20,11 @@ struct IndexPlan {
     let isReversed: Bool
     /// The range holds exactly the objects matching the predicate: no evaluation needed.
     let isExact: Bool
+    /// For an inclusive range (`<=`, `>=`) on a `Date` property: the key of a date of a NaN
+    /// interval with the equality prefix. `Date` defines only `<` and `==`, so `d <= x` is
+    /// `!(x < d)`, true for such a date at every bound, and no range of the index (which
+    /// sorts it first) holds it; an index holding one cannot answer (see ``answers(in:)``).
+    private let nanProbe: [IndexValue]?
 
     /// The best plan for `descriptor` over `entity`'s indexes, or `nil` when none helps.
     ///
@@ -42,6 +47,15 @@ struct IndexPlan {
         return best?.plan
     }
 
+    /// Whether walking `tree` gives what a scan gives: not when the plan's inclusive date
+    /// range meets dates of a NaN interval, which match it in a scan (see `nanProbe`).
+    ///
+    /// - Complexity: O(log n).
+    func answers(in tree: IndexTree) -> Bool {
+        guard let nanProbe else { return true }
+        return tree.rank(of: nanProbe, orEqual: true) == tree.rank(of: nanProbe, orEqual: false)
+    }
+
     /// The ranks of the entries to walk in `tree`.
     ///
     /// - Complexity: O(log n) expected.
@@ -55,7 +69,7 @@ struct IndexPlan {
 
     private init(
         index: Int, lower: (prefix: [IndexValue], orEqual: Bool), upper: (prefix: [IndexValue], orEqual: Bool),
-        isOrdered: Bool, isReversed: Bool, isExact: Bool
+        isOrdered: Bool, isReversed: Bool, isExact: Bool, nanProbe: [IndexValue]?
     ) {
         self.index = index
         self.lower = lower
@@ -63,6 +77,7 @@ struct IndexPlan {
         self.isOrdered = isOrdered
         self.isReversed = isReversed
         self.isExact = isExact
+        self.nanProbe = nanProbe
     }
 
     /// A sort descriptor as the planner sees it: its key path (`nil`: not usable) and direction.
@@ -86,6 +101,7 @@ struct IndexPlan {
         var lower = (prefix: prefix, orEqual: false)
         var upper = (prefix: prefix, orEqual: true)
         var hasRange = false
+        var nanProbe: [IndexValue]?
         if prefix.count < keyPaths.count {
             let keyPath = keyPaths[prefix.count]
             var low: (value: IndexValue, inclusive: Bool)?
@@ -118,11 +134,14 @@ struct IndexPlan {
                 hasRange = true
             } else if let high {
                 // Below a bound, but never nil (or NaN), which `<` does not match.
-                lower = (prefix + [high.value.isDouble ? .double(.nan) : .null], true)
+                lower = (prefix + [high.value.nanOfItsType ?? .null], true)
             }
             if let high {
                 upper = (prefix + [high.value], high.inclusive)
                 hasRange = true
+            }
+            if let bound = low ?? high, case .date = bound.value, low?.inclusive == true || high?.inclusive == true {
+                nanProbe = prefix + [.date(Date(timeIntervalSinceReferenceDate: .nan))]
             }
         }
         // The sort, after the properties equality fixes.
@@ -142,14 +161,7 @@ struct IndexPlan {
         let isExact = !terms.hasResidual && used.allSatisfy { $0 }
         var score = prefix.count * 10 + (hasRange ? 5 : 0)
         if isOrdered && !sort.isEmpty { score += 100 }
-        let plan = IndexPlan(index: index, lower: lower, upper: upper, isOrdered: isOrdered, isReversed: isReversed, isExact: isExact)
+        let plan = IndexPlan(index: index, lower: lower, upper: upper, isOrdered: isOrdered, isReversed: isReversed, isExact: isExact, nanProbe: nanProbe)
         return (score, plan)
-    }
-}
-
-extension IndexValue {
-    var isDouble: Bool {
-        if case .double = self { return true }
-        return false
     }
 }

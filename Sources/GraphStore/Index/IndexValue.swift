@@ -72,9 +72,35 @@ enum IndexValue: Sendable, CustomStringConvertible {
     }
 
     var isNaN: Bool {
-        if case .double(let value) = self { return value.isNaN }
-        return false
+        switch self {
+        case .double(let value): value.isNaN
+        case .date(let value): value.timeIntervalSinceReferenceDate.isNaN
+        case .other(let value): !Self.isEqualToItself(value.value)
+        default: false
+        }
     }
+
+    /// The NaN of this value's type, if it has one: what sorts below every number (and above
+    /// `nil`) in an index of such values.
+    var nanOfItsType: IndexValue? {
+        switch self {
+        case .double: return .double(.nan)
+        case .date: return .date(Date(timeIntervalSinceReferenceDate: .nan))
+        case .other(let value):
+            return Self.nan(like: value.value).map { .other(OtherIndexValue($0)) }
+        default: return nil
+        }
+    }
+
+    /// The NaN of `value`'s type, when it is a floating-point type.
+    private static func nan<T: Comparable & Sendable>(like value: T) -> T? {
+        guard let floating = value as? any FloatingPoint else { return nil }
+        return nanAsAny(floating) as? T
+    }
+
+    private static func nanAsAny<F: FloatingPoint>(_: F) -> Any { F.nan }
+
+    private static func isEqualToItself<T: Comparable>(_ value: T) -> Bool { value == value }
 
     var description: String {
         switch self {
@@ -97,14 +123,12 @@ enum IndexValue: Sendable, CustomStringConvertible {
         case .int(let x):
             if case .int(let y) = b { return x < y ? -1 : (x == y ? 0 : 1) }
         case .date(let x):
-            if case .date(let y) = b { return x < y ? -1 : (x == y ? 0 : 1) }
+            // A date of a NaN interval sorts as a NaN double: first, and equal to itself.
+            if case .date(let y) = b { return compare(x.timeIntervalSinceReferenceDate, y.timeIntervalSinceReferenceDate) }
         case .string(let x):
             if case .string(let y) = b { return x == y ? 0 : (x < y ? -1 : 1) }
         case .double(let x):
-            if case .double(let y) = b {
-                if x.isNaN || y.isNaN { return x.isNaN == y.isNaN ? 0 : (x.isNaN ? -1 : 1) }
-                return x < y ? -1 : (x == y ? 0 : 1)
-            }
+            if case .double(let y) = b { return compare(x, y) }
         case .other(let x):
             if case .other(let y) = b { return compareOpened(x.value, y.value) }
         case .null:
@@ -115,8 +139,21 @@ enum IndexValue: Sendable, CustomStringConvertible {
         preconditionFailure("GraphStore: index values of different types: \(a), \(b)")
     }
 
+    /// NaN first, equal to itself, then `<`.
+    @inline(__always)
+    private static func compare(_ x: Double, _ y: Double) -> Int {
+        if x.isNaN || y.isNaN { return x.isNaN == y.isNaN ? 0 : (x.isNaN ? -1 : 1) }
+        return x < y ? -1 : (x == y ? 0 : 1)
+    }
+
+    /// A value not equal to itself (the NaN of `Float16`, `CGFloat`, `Float80` or any other
+    /// type that has one) sorts first and equal to itself, as NaN does among doubles: under
+    /// `<` alone it compares greater both ways, and an index holding it can neither find
+    /// nor order its entry.
     private static func compareOpened<T: Comparable>(_ x: T, _ y: any Comparable) -> Int {
         guard let y = y as? T else { preconditionFailure("GraphStore: index values of different types: \(x), \(y)") }
+        let xIsOrdered = x == x, yIsOrdered = y == y
+        if !xIsOrdered || !yIsOrdered { return xIsOrdered == yIsOrdered ? 0 : (xIsOrdered ? 1 : -1) }
         return x < y ? -1 : (x == y ? 0 : 1)
     }
 }

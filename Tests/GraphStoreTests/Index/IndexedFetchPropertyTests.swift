@@ -18,9 +18,16 @@ import GraphStoreTestSupport
         var rank: Int?
         /// NaN sometimes: only filtered on, never sorted by (NaN has no place in `<`'s order).
         var ratio: Double
+        /// A date of a NaN interval sometimes: only filtered on, as `ratio`.
+        var due = Date(timeIntervalSinceReferenceDate: 0)
+        /// A floating-point type the index boxes (not `Double` or `Float`), NaN sometimes.
+        var level: CGFloat = 0
 
         static var indexes: [EntityIndex<Item>] {
-            [EntityIndex(\.date), EntityIndex(\.group, \.date), EntityIndex(\.score), EntityIndex(\.rank), EntityIndex(\.name, \.group), EntityIndex(\.ratio)]
+            [
+                EntityIndex(\.date), EntityIndex(\.group, \.date), EntityIndex(\.score), EntityIndex(\.rank), EntityIndex(\.name, \.group),
+                EntityIndex(\.ratio), EntityIndex(\.due), EntityIndex(\.level),
+            ]
         }
     }
 
@@ -32,7 +39,9 @@ import GraphStoreTestSupport
             date: Date(timeIntervalSinceReferenceDate: Double(Int.random(in: 0..<30, using: &random)) * 60),
             name: ["a", "b", "bb", "c", "é", "e\u{301}"][Int.random(in: 0..<6, using: &random)],
             rank: Int.random(in: 0..<4, using: &random) == 0 ? nil : Int.random(in: 0..<10, using: &random),
-            ratio: [0, -0.0, 1.5, .nan, -1, .infinity][Int.random(in: 0..<6, using: &random)])
+            ratio: [0, -0.0, 1.5, .nan, -1, .infinity][Int.random(in: 0..<6, using: &random)],
+            due: Date(timeIntervalSinceReferenceDate: [0, 60, .nan, -60, 120][Int.random(in: 0..<5, using: &random)]),
+            level: [0, 1.5, .nan, -1, 2][Int.random(in: 0..<5, using: &random)])
     }
 
     static func randomPredicate(_ random: inout SplitMix64) -> (String, Predicate<Item>?) {
@@ -43,7 +52,14 @@ import GraphStoreTestSupport
         let s = [0, 1.5, 2, -1, 4][Int.random(in: 0..<5, using: &random)]
         let n = ["a", "b", "bb", "c", "é", "z"][Int.random(in: 0..<6, using: &random)]
         let r = Int.random(in: 0..<10, using: &random)
-        switch Int.random(in: 0..<19, using: &random) {
+        let u = Date(timeIntervalSinceReferenceDate: [0, 60, -60, 90][Int.random(in: 0..<4, using: &random)])
+        let l = CGFloat([0, 1.5, -1, 2, 3][Int.random(in: 0..<5, using: &random)])
+        switch Int.random(in: 0..<24, using: &random) {
+        case 19: return ("due < \(u)", #Predicate { $0.due < u })
+        case 20: return ("due >= \(u)", #Predicate { $0.due >= u })
+        case 21: return ("level <= \(l)", #Predicate { $0.level <= l })
+        case 22: return ("level > \(l)", #Predicate { $0.level > l })
+        case 23: return ("level == \(l)", #Predicate { $0.level == l })
         case 16: return ("ratio < \(s)", #Predicate { $0.ratio < s })
         case 17: return ("ratio >= \(s)", #Predicate { $0.ratio >= s })
         case 18: return ("ratio == \(s)", #Predicate { $0.ratio == s })
