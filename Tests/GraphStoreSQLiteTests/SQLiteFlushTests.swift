@@ -120,6 +120,45 @@ import Testing
         try await reopened.close()
     }
 
+    /// A close whose flush waits for a write that then fails gives the commits after that
+    /// write an attempt of their own: under `.coalesced` nothing else holds them. Before, close
+    /// threw the held write's error and both saves were gone.
+    @Test func closeGivesTheLastCommitsAWriteOfTheirOwn() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.sqlite")
+        let gate = WriterGate()
+        let attempts = Guarded(0)
+        var options = SQLiteStoreOptions(durability: .coalesced)
+        options.clock = ManualWriterClock()
+        // The first write is held at the gate, then fails.
+        options.beforeTransaction = { _ in
+            let attempt = attempts.withLock { attempts in
+                attempts += 1
+                return attempts
+            }
+            gate.pass()
+            if attempt == 1 { throw GraphStoreError.fileOperationFailed(path: "test", operation: "write", reason: "injected") }
+        }
+        let container = try SQLiteTestKit.open(url, options: options)
+        gate.close()
+        container.mainContext.insert(ExampleModel.Tag(name: "first"))
+        try container.mainContext.save()
+        await gate.waitUntilReached()
+        container.mainContext.insert(ExampleModel.Tag(name: "second"))
+        try container.mainContext.save()
+        let closing = Task { try await container.close() }
+        // Let the close reach its flush, which waits for the held write.
+        for _ in 0..<1_000 { await Task.yield() }
+        gate.open()
+        try await closing.value
+        #expect(attempts.value == 2)
+
+        let reopened = try SQLiteTestKit.open(url)
+        #expect(try reopened.mainContext.fetch(FetchDescriptor<ExampleModel.Tag>()).map(\.name).sorted() == ["first", "second"])
+        try await reopened.close()
+    }
+
     @Test func flushRetriesAtOnceInsteadOfWaitingForTheTimer() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

@@ -91,16 +91,23 @@ package func awaitFlush(_ decide: (CheckedContinuation<Void, any Error>) -> Flus
 /// concurrent flush already saw as durable), and only then end the event streams, so that no
 /// stream ends before the last write's event is in it.
 ///
+/// A flush that fails is made once more before the writer stops: one that arrived while a
+/// write ran took that write's failure, and the commits after it had no attempt of their own
+/// (under ``Durability/coalesced`` nothing else holds them once the container is gone).
+///
 /// - Returns: the flush's outcome, for the writer to throw after its own last steps.
 package func closeStoreWriter(
     flush: () async throws -> Void, stop: () -> Void, queue: DispatchQueue, events: Broadcaster<StoreEvent>
 ) async -> Result<Void, any Error> {
-    let flushed: Result<Void, any Error>
-    do {
-        try await flush()
-        flushed = .success(())
-    } catch {
-        flushed = .failure(error)
+    var flushed: Result<Void, any Error> = .success(())
+    for _ in 0..<2 {
+        do {
+            try await flush()
+            flushed = .success(())
+            break
+        } catch {
+            flushed = .failure(error)
+        }
     }
     stop()
     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
