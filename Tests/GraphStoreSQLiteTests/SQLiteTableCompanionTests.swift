@@ -87,6 +87,55 @@ import Testing
         try await reopened.close()
     }
 
+    /// A trigger or unique index another program added that refuses a save's rows: writing
+    /// them again cannot succeed, so the writer does not retry without end while saves go on
+    /// returning; the next save throws, with SQLite's message (and the table, where SQLite names
+    /// it). The save that returned stays in the journal and comes back once the refusal is gone.
+    @Test(arguments: [
+        ("CREATE TRIGGER report_no_empty_name BEFORE INSERT ON Setting WHEN new.name = '' BEGIN SELECT RAISE(ABORT, 'empty name'); END",
+         "DROP TRIGGER report_no_empty_name", "empty name", "the changed rows"),
+        ("CREATE UNIQUE INDEX report_unique_name ON Setting (name)", "DROP INDEX report_unique_name", "UNIQUE constraint failed", "Setting"),
+    ])
+    func rowsTheDatabaseRefusesStopTheWriterAndSavesThrow(made: String, dropped: String, message: String, table: String) async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.sqlite")
+        let first = try SQLiteTestKit.open(url, model: [Setting.self])
+        first.mainContext.insert(Setting(id: 1, name: "volume", value: .number(3)))
+        try first.mainContext.save()
+        try await first.close()
+        try Self.execute([made], in: url)
+
+        var options = SQLiteStoreOptions()
+        options.clock = ManualWriterClock()
+        let container = try SQLiteTestKit.open(url, options: options, model: [Setting.self])
+        var events = container.storeEvents.makeAsyncIterator()
+        // An empty name, and a second "volume": the trigger refuses the one, the index the other.
+        container.mainContext.insert(Setting(id: 2, name: "", value: .number(0)))
+        container.mainContext.insert(Setting(id: 4, name: "volume", value: .number(0)))
+        try container.mainContext.save()
+        guard case .writeFailed(let failure, _)? = await events.next() else {
+            Issue.record("expected a failed write")
+            return
+        }
+        guard case .codingFailed(let path, let entity, _, let reason) = failure else {
+            Issue.record("expected codingFailed, got \(failure)")
+            return
+        }
+        #expect(path == url.path)
+        #expect(entity == table)
+        #expect(reason.contains(message), "\(reason)")
+        container.mainContext.insert(Setting(id: 3, name: "theme", value: .text("dark")))
+        #expect(throws: GraphStoreError.self) { try container.mainContext.save() }
+        await #expect(throws: GraphStoreError.self) { try await container.close() }
+
+        // The journal keeps the save that returned; without the refusal it is written.
+        try Self.execute([dropped], in: url)
+        let reopened = try SQLiteTestKit.open(url, model: [Setting.self])
+        #expect(try SQLiteTestKit.fetchAll(Setting.self, from: reopened) { $0.id }.map(\.id) == [1, 2, 4])
+        try await reopened.close()
+    }
+
     /// A migration writes every table again: an index or trigger on a table and columns the new
     /// model keeps is made again; one on a renamed table is left out (the copy of the old file
     /// keeps it), and the migration still succeeds.

@@ -17,7 +17,8 @@ import Logging
 /// an object no longer fits its table (``GraphStoreError/codingFailed(path:entity:id:reason:)``:
 /// a field's type changed) cannot succeed by retrying: the timer does not retry it, the
 /// journal refuses further appends so that saves throw the error, and `flush()` and `close()`
-/// try once more and throw it.
+/// try once more and throw it. So is a write a constraint or trigger another program added to
+/// the database refuses (``refusedRows(_:path:)``).
 final class SQLiteWriter: Sendable {
     private let database: DatabaseQueue
     private let path: String
@@ -246,8 +247,27 @@ final class SQLiteWriter: Sendable {
             layout.withLock { $0 = next }
             written.withLock { $0 = batch.version }
             return plan.byteCount
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+            throw Self.refusedRows(error, path: path)
         } catch {
             throw GraphStoreError.sqlite(error, path: path, operation: "write changed rows")
         }
+    }
+
+    /// The error of a write a constraint or trigger of the database refused (one another
+    /// program added: a unique index, a `CHECK`, a trigger that raises): writing the same rows
+    /// again meets it again, so it is ``GraphStoreError/codingFailed(path:entity:id:reason:)``,
+    /// which the writer does not retry and saves then throw. The entity is the table SQLite
+    /// names, if it names one.
+    static func refusedRows(_ error: DatabaseError, path: String) -> GraphStoreError {
+        let message = error.message ?? "a constraint failed"
+        var table = "the changed rows"
+        if let named = message.range(of: "failed: ") {
+            let rest = message[named.upperBound...]
+            table = String(rest.prefix { $0 != "." && $0 != "," && $0 != " " })
+        }
+        return .codingFailed(
+            path: path, entity: table, id: nil,
+            reason: "SQLite refused the rows of a save: \(message) (SQLite code \(error.extendedResultCode.rawValue)); a constraint or trigger of the database, which GraphStore did not make, refuses them, and writing them again cannot succeed. The saves that returned are in the journal; remove the constraint or trigger and open the store again")
     }
 }
