@@ -18,6 +18,11 @@ struct CommitPlan {
     /// References from objects that stay to an object deleted under `.deny`, checked once
     /// every delete of the commit is known (``checkDeniedDeletes()``).
     private var denied: [(entity: Int, key: ObjectKey, relationship: Int, source: ObjectKey)] = []
+    /// Ids a context's clear marker dropped its own inserts of, which the store still does not
+    /// hold (``ClearMarker/deletedIfNew``): their delete rules run for the references the
+    /// change set holds to them. Kept out of `deletes`, which lists objects the store holds, so
+    /// that a table the save deletes whole is still dropped whole.
+    private var deletedIfAbsent: [(entity: Int, key: ObjectKey)] = []
     /// Entities whose every stored object is deleted (a context's clear marker on a table
     /// nobody changed since): dropped whole, without listing the ids in `deletes`.
     private(set) var cleared: Set<Int> = []
@@ -106,7 +111,7 @@ struct CommitPlan {
                 // What the context inserted before it marked the table goes while no object of
                 // its id is stored, for its delete rules (see ``ClearMarker/deletedIfNew``).
                 for key in marker.deletedIfNew where entityChanges[key] == nil && base.tables[entity][key] == nil {
-                    deletes[entity].append(key)
+                    deletedIfAbsent.append((entity, key))
                 }
             }
             // The common case, only upserts and no conflicts, reuses the change set's keys
@@ -378,7 +383,7 @@ struct CommitPlan {
     ///
     /// - Complexity: O(deleted objects + the references to them), through the inverse indexes.
     mutating func applyDeleteRules(cascadesOnly: Bool) {
-        var queue: [(entity: Int, key: ObjectKey)] = []
+        var queue = deletedIfAbsent
         for (entity, keys) in deletes.enumerated() { queue.append(contentsOf: keys.map { (entity, $0) }) }
         guard !queue.isEmpty else { return }
         var pendingReferences: [Int: [ObjectKey: [ObjectKey]]] = [:]

@@ -75,7 +75,7 @@ enum IndexValue: Sendable, CustomStringConvertible {
         switch self {
         case .double(let value): value.isNaN
         case .date(let value): value.timeIntervalSinceReferenceDate.isNaN
-        case .other(let value): !Self.isEqualToItself(value.value)
+        case .other(let value): !value.isEqualToItself
         default: false
         }
     }
@@ -100,7 +100,6 @@ enum IndexValue: Sendable, CustomStringConvertible {
 
     private static func nanAsAny<F: FloatingPoint>(_: F) -> Any { F.nan }
 
-    private static func isEqualToItself<T: Comparable>(_ value: T) -> Bool { value == value }
 
     var description: String {
         switch self {
@@ -130,7 +129,15 @@ enum IndexValue: Sendable, CustomStringConvertible {
         case .double(let x):
             if case .double(let y) = b { return compare(x, y) }
         case .other(let x):
-            if case .other(let y) = b { return compareOpened(x.value, y.value) }
+            if case .other(let y) = b {
+                // A value not equal to itself (a NaN of `Float16`, `CGFloat`, `Float80`…) sorts
+                // first and equal to itself, as NaN does among doubles: under `<` alone it
+                // compares greater both ways, and an index could neither find nor order it.
+                if !x.isEqualToItself || !y.isEqualToItself {
+                    return x.isEqualToItself == y.isEqualToItself ? 0 : (x.isEqualToItself ? 1 : -1)
+                }
+                return compareOpened(x.value, y.value)
+            }
         case .null:
             if case .null = b { return 0 }
             return -1
@@ -146,14 +153,8 @@ enum IndexValue: Sendable, CustomStringConvertible {
         return x < y ? -1 : (x == y ? 0 : 1)
     }
 
-    /// A value not equal to itself (the NaN of `Float16`, `CGFloat`, `Float80` or any other
-    /// type that has one) sorts first and equal to itself, as NaN does among doubles: under
-    /// `<` alone it compares greater both ways, and an index holding it can neither find
-    /// nor order its entry.
     private static func compareOpened<T: Comparable>(_ x: T, _ y: any Comparable) -> Int {
         guard let y = y as? T else { preconditionFailure("GraphStore: index values of different types: \(x), \(y)") }
-        let xIsOrdered = x == x, yIsOrdered = y == y
-        if !xIsOrdered || !yIsOrdered { return xIsOrdered == yIsOrdered ? 0 : (xIsOrdered ? 1 : -1) }
         return x < y ? -1 : (x == y ? 0 : 1)
     }
 }
@@ -161,10 +162,16 @@ enum IndexValue: Sendable, CustomStringConvertible {
 /// A `Comparable` index value of a type ``IndexValue`` does not hold unboxed.
 final class OtherIndexValue: Sendable {
     let value: any Comparable & Sendable
+    /// `value == value`: false for a NaN, which the index orders by its own rule (see
+    /// ``IndexValue/compare(_:_:)``). Found once, as the box is made.
+    let isEqualToItself: Bool
 
     init(_ value: any Comparable & Sendable) {
         self.value = value
+        isEqualToItself = Self.isEqualToItself(value)
     }
+
+    private static func isEqualToItself<T: Comparable>(_ value: T) -> Bool { value == value }
 }
 
 /// Lets `IndexValue(any:)` look through optionals of any wrapped type.

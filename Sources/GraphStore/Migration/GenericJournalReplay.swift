@@ -80,7 +80,7 @@ enum GenericJournalReplay {
                 if case .array(let ids)? = part["delete"] {
                     for read in ids {
                         let id = idIsString ? read.withNonFiniteNameRestored() : read
-                        let key = Self.key(of: id, in: objects)
+                        let key = Self.key(of: id, in: objects, matchingCase: idIsString)
                         objects[key] = nil
                         numbers.remove(entity: name, id: key)
                     }
@@ -92,7 +92,7 @@ enum GenericJournalReplay {
                         }
                         let fields = SnapshotValue.restoringNonFiniteStrings(read, at: strings) ?? read
                         let id = fields["id"] ?? readID
-                        let key = Self.key(of: id, in: objects)
+                        let key = Self.key(of: id, in: objects, matchingCase: idIsString)
                         // The object takes the record's id; numbers kept under the stored
                         // spelling of the same UUID (see `key(of:in:)`) go with the old object.
                         if key != id.idMatchingKey { numbers.remove(entity: name, id: key) }
@@ -117,12 +117,16 @@ enum GenericJournalReplay {
     /// another program wrote may hold the same UUIDs in small letters, which the typed model
     /// reads as the same ids. Matched as written, a journaled delete of such an object missed it
     /// (the object came back after the migration) and an edit added a second object with the
-    /// same id. An exact match always wins, so string ids that differ only in case stay apart.
+    /// same id. An exact match always wins; `matchingCase` (the snapshot's type hints declare
+    /// the id a `String`, whose ids differing only in case are different objects) turns the
+    /// other spelling off.
     ///
     /// - Complexity: O(1) expected; a few hash lookups more for a UUID not found as written.
-    static func key(of id: SnapshotValue, in objects: OrderedDictionary<SnapshotValue, [String: SnapshotValue]>) -> SnapshotValue {
+    static func key(
+        of id: SnapshotValue, in objects: OrderedDictionary<SnapshotValue, [String: SnapshotValue]>, matchingCase: Bool
+    ) -> SnapshotValue {
         let key = id.idMatchingKey
-        guard objects[key] == nil, case .string(let text) = key, text.utf8.count == 36, UUID(uuidString: text) != nil else {
+        guard !matchingCase, objects[key] == nil, case .string(let text) = key, text.utf8.count == 36, UUID(uuidString: text) != nil else {
             return key
         }
         for spelling in [text.uppercased(), text.lowercased()] where spelling != text {

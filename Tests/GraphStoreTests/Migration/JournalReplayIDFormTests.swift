@@ -140,12 +140,15 @@ import Testing
     }
 
     /// String ids that differ only in letter case are different objects, also when they are
-    /// UUIDs' text: a journaled change meets the object of its exact spelling.
-    @Test func stringIDsDifferingInCaseStayApartInMigration() async throws {
+    /// UUIDs' text: a journaled change meets the object of its exact spelling, and one inserted
+    /// in capitals beside a stored one in small letters is a second object (the snapshot's type
+    /// hints declare the id a `String`).
+    @Test(arguments: [false, true])
+    func stringIDsDifferingInCaseStayApartInMigration(insertsTheOtherSpelling: Bool) async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let uuid = UUID().uuidString
-        let ids = ["first", uuid, uuid.lowercased(), "fourth", "last"]
+        let ids = insertsTheOtherSpelling ? ["first", "second", uuid.lowercased(), "fourth", uuid] : ["first", uuid, uuid.lowercased(), "fourth", "last"]
         let url = try await Self.crashedStore(V1.Name.self, ids: ids, format: .json, in: directory)
         let objects = try await Self.migrated(
             V2.Name.self, at: url, format: .json, migrations: Self.migrations(adding: "rank", to: "Name", default: .integer(0)))
