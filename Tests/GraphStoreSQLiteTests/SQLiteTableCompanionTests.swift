@@ -136,6 +136,42 @@ import Testing
         try await reopened.close()
     }
 
+    /// A table written again (its column turns to JSON) whose other program's `UNIQUE` index
+    /// the new values break: the write is refused with the index named, and not retried, as
+    /// the same rows meet the same refusal.
+    @Test func anIndexThatCannotBeMadeAgainStopsTheWriter() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let url = directory.file("store.sqlite")
+        let first = try SQLiteTestKit.open(url, model: [Setting.self])
+        first.mainContext.insert(Setting(id: 1, name: "volume", value: .number(3)))
+        try first.mainContext.save()
+        try await first.close()
+        // One row per storage class: holds while the column stores integers and text apart.
+        try Self.execute(["CREATE UNIQUE INDEX report_one_per_kind ON Setting (typeof(value))"], in: url)
+
+        var options = SQLiteStoreOptions()
+        options.clock = ManualWriterClock()
+        let container = try SQLiteTestKit.open(url, options: options, model: [Setting.self])
+        var events = container.storeEvents.makeAsyncIterator()
+        // A text value turns the column to JSON: every value is then text, twice one kind.
+        container.mainContext.insert(Setting(id: 2, name: "theme", value: .text("dark")))
+        try container.mainContext.save()
+        guard case .writeFailed(let failure, let retryIn)? = await events.next() else {
+            Issue.record("expected a failed write")
+            return
+        }
+        guard case .codingFailed(_, "Setting", _, let reason) = failure else {
+            Issue.record("expected codingFailed naming Setting, got \(failure)")
+            return
+        }
+        #expect(reason.contains("report_one_per_kind"), "\(reason)")
+        #expect(retryIn == .zero)
+        container.mainContext.insert(Setting(id: 3, name: "size", value: .number(1)))
+        #expect(throws: GraphStoreError.self) { try container.mainContext.save() }
+        await #expect(throws: GraphStoreError.self) { try await container.close() }
+    }
+
     /// A migration writes every table again: an index or trigger on a table and columns the new
     /// model keeps is made again; one on a renamed table is left out (the copy of the old file
     /// keeps it), and the migration still succeeds.

@@ -44,18 +44,19 @@ struct TableCompanions {
     /// Makes every index and trigger again, on the table made again under the same name with
     /// the same columns.
     ///
-    /// - Throws: ``GraphStoreError/fileOperationFailed(path:operation:reason:)`` naming the
-    ///   index or trigger that SQLite refused, and SQLite's reason; SQLite's other errors (a
-    ///   full disk) as they are. The caller's transaction then rolls back, leaving the table
-    ///   and its companions as they were.
+    /// - Throws: ``GraphStoreError/codingFailed(path:entity:id:reason:)`` naming the table, the
+    ///   index or trigger that SQLite refused, and SQLite's reason: writing the same rows again
+    ///   meets the same refusal, so the writer does not retry it (see `SQLiteWriter`); SQLite's
+    ///   other errors (a full disk) as they are. The caller's transaction then rolls back,
+    ///   leaving the table and its companions as they were.
     func makeAgain(in db: Database, path: String) throws {
         for item in items {
             do {
                 try db.execute(sql: item.sql)
             } catch let error as DatabaseError where Self.isRefusal(error) {
-                throw GraphStoreError.fileOperationFailed(
-                    path: path, operation: "write table \(table) again",
-                    reason: "its \(item.type) \(item.name), made by another program, cannot be made again (\(error.message ?? "\(error)")); nothing was written")
+                throw GraphStoreError.codingFailed(
+                    path: path, entity: table, id: nil,
+                    reason: "writing table \(table) again, its \(item.type) \(item.name), made by another program, cannot be made again (\(error.message ?? "\(error)")); nothing was written, and writing the same rows again cannot succeed: remove the \(item.type) and open the store again")
             }
         }
     }

@@ -248,7 +248,11 @@ final class SQLiteWriter: Sendable {
             written.withLock { $0 = batch.version }
             return plan.byteCount
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
-            throw Self.refusedRows(error, path: path)
+            throw Self.refusedRows(error, path: path) { index in
+                try? database.read { db in
+                    try String.fetchOne(db, sql: "SELECT tbl_name FROM sqlite_master WHERE type = 'index' AND name = ?", arguments: [index])
+                }
+            }
         } catch {
             throw GraphStoreError.sqlite(error, path: path, operation: "write changed rows")
         }
@@ -258,13 +262,18 @@ final class SQLiteWriter: Sendable {
     /// program added: a unique index, a `CHECK`, a trigger that raises): writing the same rows
     /// again meets it again, so it is ``GraphStoreError/codingFailed(path:entity:id:reason:)``,
     /// which the writer does not retry and saves then throw. The entity is the table SQLite
-    /// names, if it names one.
-    static func refusedRows(_ error: DatabaseError, path: String) -> GraphStoreError {
+    /// names (`UNIQUE constraint failed: Tag.name`), or the table of the index it names
+    /// (`index 'name'`, looked up through `tableOfIndex`); otherwise "the changed rows".
+    static func refusedRows(_ error: DatabaseError, path: String, tableOfIndex: (String) -> String?) -> GraphStoreError {
         let message = error.message ?? "a constraint failed"
         var table = "the changed rows"
-        if let named = message.range(of: "failed: ") {
+        if let named = message.range(of: "constraint failed: ") {
             let rest = message[named.upperBound...]
-            table = String(rest.prefix { $0 != "." && $0 != "," && $0 != " " })
+            if rest.hasPrefix("index '"), let index = rest.dropFirst(7).split(separator: "'").first, let owner = tableOfIndex(String(index)) {
+                table = owner
+            } else if let column = rest.split(separator: ",").first, column.split(separator: ".").count == 2, !column.contains(" ") {
+                table = String(column.split(separator: ".")[0])
+            }
         }
         return .codingFailed(
             path: path, entity: table, id: nil,
