@@ -11,6 +11,23 @@ import Testing
 /// error; failed writes are reported, kept and retried. With a journal, `flush()` waits for the
 /// journal's fsync instead (see `SQLiteJournalTests`).
 @Suite struct SQLiteFlushTests {
+    /// `.coalesced` options on a manual clock whose first `count` writes fail (each after
+    /// `before` runs on the writer's thread), and the count of writes attempted.
+    static func failingWrites(_ count: Int, before: @escaping @Sendable () -> Void = {}) -> (SQLiteStoreOptions, Guarded<Int>) {
+        let attempts = Guarded(0)
+        var options = SQLiteStoreOptions(durability: .coalesced)
+        options.clock = ManualWriterClock()
+        options.beforeTransaction = { _ in
+            let attempt = attempts.withLock { attempts in
+                attempts += 1
+                return attempts
+            }
+            before()
+            if attempt <= count { throw GraphStoreError.fileOperationFailed(path: "test", operation: "write", reason: "injected \(attempt)") }
+        }
+        return (options, attempts)
+    }
+
     @Test func saveReturnsBeforeTheWriteAndFlushWaitsForIt() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
@@ -128,18 +145,8 @@ import Testing
         defer { directory.remove() }
         let url = directory.file("store.sqlite")
         let gate = WriterGate()
-        let attempts = Guarded(0)
-        var options = SQLiteStoreOptions(durability: .coalesced)
-        options.clock = ManualWriterClock()
         // The first write is held at the gate, then fails.
-        options.beforeTransaction = { _ in
-            let attempt = attempts.withLock { attempts in
-                attempts += 1
-                return attempts
-            }
-            gate.pass()
-            if attempt == 1 { throw GraphStoreError.fileOperationFailed(path: "test", operation: "write", reason: "injected") }
-        }
+        let (options, attempts) = Self.failingWrites(1, before: { gate.pass() })
         let container = try SQLiteTestKit.open(url, options: options)
         gate.close()
         container.mainContext.insert(ExampleModel.Tag(name: "first"))
@@ -162,17 +169,8 @@ import Testing
     @Test func flushRetriesAtOnceInsteadOfWaitingForTheTimer() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let attempts = Guarded(0)
-        var options = SQLiteStoreOptions(durability: .coalesced)
-        options.clock = ManualWriterClock()
         // The first two writes fail.
-        options.beforeTransaction = { _ in
-            let attempt = attempts.withLock { attempts in
-                attempts += 1
-                return attempts
-            }
-            if attempt <= 2 { throw GraphStoreError.fileOperationFailed(path: "test", operation: "write", reason: "injected \(attempt)") }
-        }
+        let (options, attempts) = Self.failingWrites(2)
         let container = try SQLiteTestKit.open(directory.file("store.sqlite"), options: options)
         var events = container.storeEvents.makeAsyncIterator()
         container.mainContext.insert(ExampleModel.Tag(name: "swift"))

@@ -43,6 +43,18 @@ import Testing
         }
     }
 
+    /// A closed store in `directory` holding one setting ("volume", 3), on which another
+    /// program then ran `statement`.
+    static func storeOfOneSetting(in directory: TemporaryDirectory, then statement: String) async throws -> URL {
+        let url = directory.file("store.sqlite")
+        let first = try SQLiteTestKit.open(url, model: [Setting.self])
+        first.mainContext.insert(Setting(id: 1, name: "volume", value: .number(3)))
+        try first.mainContext.save()
+        try await first.close()
+        try execute([statement], in: url)
+        return url
+    }
+
     @Test func aTableWrittenAgainForAFieldOfTwoKindsKeepsOtherProgramsIndexesAndTriggers() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
@@ -99,12 +111,7 @@ import Testing
     func rowsTheDatabaseRefusesStopTheWriterAndSavesThrow(made: String, dropped: String, message: String, table: String) async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let url = directory.file("store.sqlite")
-        let first = try SQLiteTestKit.open(url, model: [Setting.self])
-        first.mainContext.insert(Setting(id: 1, name: "volume", value: .number(3)))
-        try first.mainContext.save()
-        try await first.close()
-        try Self.execute([made], in: url)
+        let url = try await Self.storeOfOneSetting(in: directory, then: made)
 
         var options = SQLiteStoreOptions()
         options.clock = ManualWriterClock()
@@ -142,13 +149,8 @@ import Testing
     @Test func anIndexThatCannotBeMadeAgainStopsTheWriter() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let url = directory.file("store.sqlite")
-        let first = try SQLiteTestKit.open(url, model: [Setting.self])
-        first.mainContext.insert(Setting(id: 1, name: "volume", value: .number(3)))
-        try first.mainContext.save()
-        try await first.close()
         // One row per storage class: holds while the column stores integers and text apart.
-        try Self.execute(["CREATE UNIQUE INDEX report_one_per_kind ON Setting (typeof(value))"], in: url)
+        let url = try await Self.storeOfOneSetting(in: directory, then: "CREATE UNIQUE INDEX report_one_per_kind ON Setting (typeof(value))")
 
         var options = SQLiteStoreOptions()
         options.clock = ManualWriterClock()
