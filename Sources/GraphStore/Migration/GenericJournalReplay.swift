@@ -28,7 +28,7 @@ enum GenericJournalReplay {
     /// has the record's numbers, one it deletes (or whose table it clears) none.
     static func replay(
         journalAt path: String, onto store: inout MigratingStore, numbers: inout ExactNumbers, storeVersion: UInt64, lineage: UUID?,
-        storePath: String, fieldTypes: [String: [String: String]]? = nil
+        storePath: String, fieldTypes: [String: [String: String]]? = nil, uuidKeyed: Set<String> = []
     ) throws -> Replayed {
         let contents: JournalContents?
         do {
@@ -80,7 +80,7 @@ enum GenericJournalReplay {
                 if case .array(let ids)? = part["delete"] {
                     for read in ids {
                         let id = idIsString ? read.withNonFiniteNameRestored() : read
-                        let key = Self.key(of: id, in: objects, matchingCase: idIsString)
+                        let key = Self.key(of: id, in: objects, matchingCase: !uuidKeyed.contains(name))
                         objects[key] = nil
                         numbers.remove(entity: name, id: key)
                     }
@@ -92,7 +92,7 @@ enum GenericJournalReplay {
                         }
                         let fields = SnapshotValue.restoringNonFiniteStrings(read, at: strings) ?? read
                         let id = fields["id"] ?? readID
-                        let key = Self.key(of: id, in: objects, matchingCase: idIsString)
+                        let key = Self.key(of: id, in: objects, matchingCase: !uuidKeyed.contains(name))
                         // The object takes the record's id; numbers kept under the stored
                         // spelling of the same UUID (see `key(of:in:)`) go with the old object.
                         if key != id.idMatchingKey { numbers.remove(entity: name, id: key) }
@@ -117,9 +117,9 @@ enum GenericJournalReplay {
     /// another program wrote may hold the same UUIDs in small letters, which the typed model
     /// reads as the same ids. Matched as written, a journaled delete of such an object missed it
     /// (the object came back after the migration) and an edit added a second object with the
-    /// same id. An exact match always wins; `matchingCase` (the snapshot's type hints declare
-    /// the id a `String`, whose ids differing only in case are different objects) turns the
-    /// other spelling off.
+    /// same id. An exact match always wins; `matchingCase` turns the other spelling off for an
+    /// entity the app does not key by `UUID` (a `String` id: ids differing only in case are
+    /// different objects, and a journaled insert of one spelling must not replace the other).
     ///
     /// - Complexity: O(1) expected; a few hash lookups more for a UUID not found as written.
     static func key(

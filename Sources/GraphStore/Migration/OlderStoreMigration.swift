@@ -48,9 +48,12 @@ package enum OlderStoreMigration {
         do { chain = try schema.model.chain(from: stored, to: target) } catch { throw error.error(path: path) }
         var store = store
         var numbers = numbers
+        // The entities the app keys by `UUID`: a journal record's id of one meets a stored id
+        // written in the other letter case (see ``GenericJournalReplay/key(of:in:matchingCase:)``).
+        let uuidKeyed = Set(schema.entities.filter { $0.type.isKeyedByUUID }.map(\.name))
         let replayed = try GenericJournalReplay.replay(
             journalAt: JournalReplay.path(forStoreAt: path), onto: &store, numbers: &numbers, storeVersion: storeVersion, lineage: lineage,
-            storePath: path, fieldTypes: fieldTypes)
+            storePath: path, fieldTypes: fieldTypes, uuidKeyed: uuidKeyed)
         do { try ModelMigrator.run(chain, on: &store) } catch { throw error.error(path: path) }
         let version = try decode(
             store, numbers: numbers, storeVersion: replayed.storeVersion, schema: schema, path: path, from: stored, to: target)
@@ -236,4 +239,9 @@ extension MigratingStore {
 extension JournalContents {
     /// The journal's bytes as read.
     package var bytes: Data { data }
+}
+
+extension Entity {
+    /// Whether the entity's id is a `UUID`.
+    static var isKeyedByUUID: Bool { ID.self == UUID.self }
 }

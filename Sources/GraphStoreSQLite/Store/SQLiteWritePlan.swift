@@ -212,7 +212,7 @@ struct SQLiteWritePlan {
     /// made again after the rows it held, before this write's own changes (so a trigger fires
     /// for the changes, as for any write, and not for rows that only moved).
     ///
-    /// - Throws: SQLite's errors; ``GraphStoreError/fileOperationFailed(path:operation:reason:)``
+    /// - Throws: SQLite's errors; ``GraphStoreError/codingFailed(path:entity:id:reason:)``
     ///   naming an index or trigger that cannot be made again on a table written again.
     func execute(in db: Database) throws {
         for write in writes {

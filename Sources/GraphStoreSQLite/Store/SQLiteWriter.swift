@@ -18,7 +18,7 @@ import Logging
 /// a field's type changed) cannot succeed by retrying: the timer does not retry it, the
 /// journal refuses further appends so that saves throw the error, and `flush()` and `close()`
 /// try once more and throw it. So is a write a constraint or trigger another program added to
-/// the database refuses (``refusedRows(_:path:)``).
+/// the database refuses (``refusedRows(_:path:tableOfIndex:)``).
 final class SQLiteWriter: Sendable {
     private let database: DatabaseQueue
     private let path: String

@@ -38,7 +38,7 @@ import Testing
     /// file would) before the journaled save.
     static func crashedStore<T: Keyed>(
         _ type: T.Type, ids: [T.ID], format: SnapshotFormat, in directory: TemporaryDirectory,
-        rewrite: ((SnapshotValue) -> SnapshotValue)? = nil
+        rewrite: ((SnapshotValue) -> SnapshotValue)? = nil, hints: [String: [String: String]]? = nil
     ) async throws -> URL {
         let live = try TemporaryDirectory()
         defer { live.remove() }
@@ -50,6 +50,7 @@ import Testing
         if let rewrite {
             var snapshot = try GenericSnapshot.read(from: url)
             snapshot.entities = snapshot.entities.map { (name: $0.name, objects: $0.objects.map(rewrite)) }
+            if let hints { snapshot.header.fieldTypes = hints }
             try snapshot.write(to: url, format: format, compression: .none)
         }
 
@@ -120,19 +121,22 @@ import Testing
 
     /// A snapshot another program wrote with its UUID ids in small letters, which the typed
     /// model reads as the same ids, while the journal writes them in capitals (as Foundation
-    /// does): each journaled change still meets its object.
-    @Test(arguments: formats)
-    func everyJournaledChangeOfAUUIDKeyedEntityWrittenInSmallLettersIsMigrated(format: SnapshotFormat) async throws {
+    /// does): each journaled change still meets its object. Also when the snapshot's type
+    /// hints call the id text (a snapshot converted from a SQLite database hints every text
+    /// column so): the app's model keys the entity by `UUID`, which decides.
+    @Test(arguments: formats, [false, true])
+    func everyJournaledChangeOfAUUIDKeyedEntityWrittenInSmallLettersIsMigrated(format: SnapshotFormat, hintedAsText: Bool) async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let ids = (0..<5).map { _ in UUID() }
         var lowered = 0
-        let url = try await Self.crashedStore(V1.Item.self, ids: ids, format: format, in: directory) { object in
+        let hints = hintedAsText ? ["Item": ["id": "string", "note": "string"]] : nil
+        let url = try await Self.crashedStore(V1.Item.self, ids: ids, format: format, in: directory, rewrite: { object in
             guard case .object(var fields) = object, case .string(let id)? = fields["id"] else { return object }
             fields["id"] = .string(id.lowercased())
             lowered += id == id.lowercased() ? 0 : 1
             return .object(fields)
-        }
+        }, hints: hints)
         #expect(lowered == ids.count - 1)
         let objects = try await Self.migrated(
             V2.Item.self, at: url, format: format, migrations: Self.migrations(adding: "done", to: "Item", default: .bool(false)))
