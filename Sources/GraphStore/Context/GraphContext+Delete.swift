@@ -64,12 +64,13 @@ extension GraphContext {
             guard state.pending.cleared[entity] == nil else { return nil }
             state.generation += 1
             state.pending.fold(entity)
-            state.pending.cleared[entity] = ClearMarker(table: table, stamp: version.tableStamps[entity], sequence: sequence)
+            let entries = state.pending.entities[entity]
+            state.pending.cleared[entity] = ClearMarker(
+                table: table, stamp: version.tableStamps[entity], sequence: sequence, deletedIfNew: entries.keys.filter { table[$0] == nil })
             // Entries the marker stands for exactly are dropped, so the save can take the
             // whole-table path; what remains are deletions based on an older version than the
             // marker's (they still conflict as they would have).
             var count = table.count
-            let entries = state.pending.entities[entity]
             if recordsForChildren(&state) {
                 // A change of an object gone from the store (an insert of a new id, a deletion
                 // of one already gone) goes with nothing in its place: a child that read the id
@@ -77,7 +78,6 @@ extension GraphContext {
                 let gone = entries.lazy.filter { table[$0.key] == nil }
                 state.childBases[entity].settleRolledBack(gone, continuing: true, table: table)
             }
-            state.pending.cleared[entity]?.deletedIfNew = entries.keys.filter { table[$0] == nil }
             let remaining = entries.filter { key, change in
                 guard let stored = table[key] else {
                     // Inserted by this context only, or gone from the store: nothing to delete.

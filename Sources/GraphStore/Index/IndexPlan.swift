@@ -140,8 +140,9 @@ struct IndexPlan {
                 upper = (prefix + [high.value], high.inclusive)
                 hasRange = true
             }
-            if let bound = low ?? high, case .date = bound.value, low?.inclusive == true || high?.inclusive == true {
-                nanProbe = prefix + [.date(Date(timeIntervalSinceReferenceDate: .nan))]
+            if let bound = low ?? high, case .date = bound.value, low?.inclusive == true || high?.inclusive == true,
+               let nan = bound.value.nanOfItsType {
+                nanProbe = prefix + [nan]
             }
         }
         // The sort, after the properties equality fixes.

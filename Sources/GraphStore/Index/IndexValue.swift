@@ -100,7 +100,6 @@ enum IndexValue: Sendable, CustomStringConvertible {
 
     private static func nanAsAny<F: FloatingPoint>(_: F) -> Any { F.nan }
 
-
     var description: String {
         switch self {
         case .null: "nil"
@@ -133,10 +132,7 @@ enum IndexValue: Sendable, CustomStringConvertible {
                 // A value not equal to itself (a NaN of `Float16`, `CGFloat`, `Float80`…) sorts
                 // first and equal to itself, as NaN does among doubles: under `<` alone it
                 // compares greater both ways, and an index could neither find nor order it.
-                if !x.isEqualToItself || !y.isEqualToItself {
-                    return x.isEqualToItself == y.isEqualToItself ? 0 : (x.isEqualToItself ? 1 : -1)
-                }
-                return compareOpened(x.value, y.value)
+                return orderOfNaNs(!x.isEqualToItself, !y.isEqualToItself) ?? compareOpened(x.value, y.value)
             }
         case .null:
             if case .null = b { return 0 }
@@ -149,8 +145,15 @@ enum IndexValue: Sendable, CustomStringConvertible {
     /// NaN first, equal to itself, then `<`.
     @inline(__always)
     private static func compare(_ x: Double, _ y: Double) -> Int {
-        if x.isNaN || y.isNaN { return x.isNaN == y.isNaN ? 0 : (x.isNaN ? -1 : 1) }
-        return x < y ? -1 : (x == y ? 0 : 1)
+        orderOfNaNs(x.isNaN, y.isNaN) ?? (x < y ? -1 : (x == y ? 0 : 1))
+    }
+
+    /// The order of two values of which one or both are NaN (not equal to themselves): NaN
+    /// first, and equal to another NaN; `nil` when neither is.
+    @inline(__always)
+    private static func orderOfNaNs(_ xIsNaN: Bool, _ yIsNaN: Bool) -> Int? {
+        guard xIsNaN || yIsNaN else { return nil }
+        return xIsNaN == yIsNaN ? 0 : (xIsNaN ? -1 : 1)
     }
 
     private static func compareOpened<T: Comparable>(_ x: T, _ y: any Comparable) -> Int {

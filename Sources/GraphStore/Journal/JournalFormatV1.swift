@@ -252,7 +252,9 @@ extension JournalFormatV1 {
     /// `nil` when the record does not start with `version`, or no such end exists (a torn
     /// append, whose payload is short).
     ///
-    /// - Complexity: O(bytes after `offset`): the checksum of every prefix, one pass.
+    /// - Complexity: O(bytes after `offset`): one pass for the candidate ends (the last few
+    ///   bytes, and those followed by the next version's bytes), one checksum of the payload up
+    ///   to the last candidate, taken in pieces between candidates.
     static func wholePayloadEnd(at offset: Int, version: UInt64, in bytes: UnsafeRawBufferPointer) -> Int? {
         let size = bytes.count
         let payloadStart = offset + recordHeaderSize
@@ -260,26 +262,17 @@ extension JournalFormatV1 {
               bytes.loadLittleEndian(UInt64.self, at: payloadStart) == version
         else { return nil }
         let stored = bytes.loadLittleEndian(UInt32.self, at: offset + 4)
-        let table = crcTable
-        var crc: UInt32 = 0xFFFF_FFFF
-        for position in payloadStart..<size {
-            crc = table[Int((crc ^ UInt32(bytes[position])) & 0xFF)] ^ (crc >> 8)
-            let end = position + 1
-            guard end - payloadStart >= minimumPayloadSize, ~crc == stored else { continue }
+        var crc: UInt32 = 0
+        var checked = payloadStart
+        for end in (payloadStart + minimumPayloadSize)...size {
             let after = size - end
-            if after < recordHeaderSize + minimumPayloadSize || bytes.loadLittleEndian(UInt64.self, at: end + recordHeaderSize) == version + 1 {
-                return end
-            }
+            guard after < recordHeaderSize + minimumPayloadSize || bytes.loadLittleEndian(UInt64.self, at: end + recordHeaderSize) == version + 1
+            else { continue }
+            crc = CRC32.checksum(UnsafeRawBufferPointer(rebasing: bytes[checked..<end]), continuing: crc)
+            checked = end
+            if crc == stored { return end }
         }
         return nil
-    }
-
-    /// The CRC-32 (zlib's, reflected polynomial 0xEDB88320) of each byte value, for checksums
-    /// taken a byte at a time.
-    private static let crcTable: [UInt32] = (0..<256).map { value in
-        var crc = UInt32(value)
-        for _ in 0..<8 { crc = crc & 1 == 1 ? 0xEDB8_8320 ^ (crc >> 1) : crc >> 1 }
-        return crc
     }
 }
 

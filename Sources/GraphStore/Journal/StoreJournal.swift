@@ -371,11 +371,16 @@ package final class StoreJournal: Sendable {
         }
     }
 
+    /// Where the records appended so far end.
+    private var appendedMark: Mark {
+        state.withLock { Mark(generation: $0.generation, end: $0.end, version: $0.lastVersion) }
+    }
+
     /// Returns when every record appended before the call is on the device.
     ///
     /// - Throws: as ``waitUntilDurable(_:)``.
     package func flush() async throws {
-        let mark = state.withLock { Mark(generation: $0.generation, end: $0.end, version: $0.lastVersion) }
+        let mark = appendedMark
         guard !gate.isSynced(mark) else { return }
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             DispatchQueue.global(qos: .userInitiated).async {
@@ -392,7 +397,7 @@ package final class StoreJournal: Sendable {
     ///
     /// - Throws: as ``flush()``, or what `writeStore` throws.
     package func flush(orWritingTheStore writeStore: () async throws -> Void) async throws {
-        let mark = state.withLock { Mark(generation: $0.generation, end: $0.end, version: $0.lastVersion) }
+        let mark = appendedMark
         do {
             try await flush()
         } catch {
@@ -590,7 +595,7 @@ package final class StoreJournal: Sendable {
     /// - Throws: ``GraphStoreError/fileOperationFailed(path:operation:reason:)`` when an fsync
     ///   fails; the file is released all the same.
     package func detach() throws(GraphStoreError) {
-        let mark = state.withLock { Mark(generation: $0.generation, end: $0.end, version: $0.lastVersion) }
+        let mark = appendedMark
         let groupSync = Result { () throws(GraphStoreError) in try waitUntilDurable(mark) }
         guard let released = releaseFile() else { return try groupSync.get() }
         // Both are tried: either one that succeeds keeps more of what the journal holds.

@@ -77,10 +77,11 @@ enum GenericJournalReplay {
                 // (the objects are keyed by the snapshot's ids, restored alike).
                 let strings = stringPaths[name] ?? []
                 let idIsString = strings.contains(["id"])
+                let matchingCase = !uuidKeyed.contains(name)
                 if case .array(let ids)? = part["delete"] {
                     for read in ids {
                         let id = idIsString ? read.withNonFiniteNameRestored() : read
-                        let key = Self.key(of: id, in: objects, matchingCase: !uuidKeyed.contains(name))
+                        let key = Self.key(of: id, in: objects, matchingCase: matchingCase)
                         objects[key] = nil
                         numbers.remove(entity: name, id: key)
                     }
@@ -92,9 +93,9 @@ enum GenericJournalReplay {
                         }
                         let fields = SnapshotValue.restoringNonFiniteStrings(read, at: strings) ?? read
                         let id = fields["id"] ?? readID
-                        let key = Self.key(of: id, in: objects, matchingCase: !uuidKeyed.contains(name))
+                        let key = Self.key(of: id, in: objects, matchingCase: matchingCase)
                         // The object takes the record's id; numbers kept under the stored
-                        // spelling of the same UUID (see `key(of:in:)`) go with the old object.
+                        // spelling of the same UUID (see `key(of:in:matchingCase:)`) go with the old object.
                         if key != id.idMatchingKey { numbers.remove(entity: name, id: key) }
                         objects[key] = fields
                         numbers.set(recorded.bag(entity: name, id: readID) ?? ExactNumbers.Bag(), entity: name, id: id)
